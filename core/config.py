@@ -1,0 +1,68 @@
+"""Settings of the whole service, read once at the composition root (DESIGN §2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from core.errors import InvalidInput
+
+DEFAULT_DATABASE_URL = "sqlite://data/hermes-chat.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every key of `.env.example`; built by `Settings.from_env` and passed down."""
+
+    database_url: str = DEFAULT_DATABASE_URL
+    hermes_bridge_url: str | None = None
+    slack_bot_token: str | None = None
+    slack_signing_secret: str | None = None
+    slack_app_token: str | None = None
+    discord_token: str | None = None
+    discord_channels: tuple[str, ...] = ()
+    admin_token: str | None = None
+    admin_host: str = "127.0.0.1"
+    admin_port: int = 8080
+    bridge_host: str = "127.0.0.1"
+    bridge_port: int = 18731
+    hermes_home: str = "data/hermes"
+    max_active_runs: int = 5
+    models_file: str = "models.toml"
+    skills_dir: str = "skills/"
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    hermes_model: str | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    discord_api_url: str = "https://discord.com/api/v10"
+    discord_gateway_url: str | None = None
+    log_format: str = "text"
+    log_level: str = "INFO"
+
+    @property
+    def bridge_url(self) -> str:
+        """Where the runtime finds the Bridge: the configured one or the one we start."""
+        return self.hermes_bridge_url or f"http://{self.bridge_host}:{self.bridge_port}"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Build settings from environment-like keys (upper-case field names); empty means unset."""
+        values: dict[str, object] = {}
+        for field in fields(cls):
+            raw = env.get(field.name.upper(), "").strip()
+            if raw:
+                values[field.name] = _convert(field.name, field.type, raw)
+        return cls(**values)  # type: ignore[arg-type]
+
+
+def _convert(name: str, kind: object, raw: str) -> object:
+    if kind == "int":
+        try:
+            return int(raw)
+        except ValueError:
+            raise InvalidInput(f"{name.upper()} must be an integer, got {raw!r}") from None
+    if kind == "tuple[str, ...]":
+        return tuple(part.strip() for part in raw.split(",") if part.strip())
+    if name == "log_format" and raw not in ("text", "json"):
+        raise InvalidInput(f"LOG_FORMAT must be 'text' or 'json', got {raw!r}")
+    return raw

@@ -1,0 +1,43 @@
+"""The one error hierarchy of core; each edge (admin API, bots) translates it once."""
+
+from __future__ import annotations
+
+
+class HermesChatError(Exception):
+    """Base of every error core raises on purpose; `code` is stable for API clients."""
+
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(HermesChatError):
+    """An id that names nothing (or nothing the caller may reach)."""
+
+    code = "not_found"
+
+
+class InvalidInput(HermesChatError):
+    """A request that can never succeed as sent: wrong kind of message, bad value."""
+
+    code = "invalid_input"
+
+
+class Conflict(HermesChatError):
+    """A request that clashes with current state: already answered, already exists."""
+
+    code = "conflict"
+
+
+class Busy(Conflict):
+    """The session already has a run in flight."""
+
+    code = "busy"
+
+
+class BridgeUnavailable(HermesChatError):
+    """The Hermes Bridge could not be reached or answered garbage; the session stays usable."""
+
+    code = "bridge_unavailable"
