@@ -27,6 +27,8 @@ class Settings:
     bridge_host: str = "127.0.0.1"
     bridge_port: int = 18731
     hermes_home: str = "data/hermes"
+    bridge_toolsets: tuple[str, ...] = ()
+    bridge_shared_memory: bool = False
     max_active_runs: int = 5
     models_file: str = "models.toml"
     skills_dir: str = "skills/"
@@ -61,6 +63,10 @@ def _convert(name: str, kind: object, raw: str) -> object:
             return int(raw)
         except ValueError:
             raise InvalidInput(f"{name.upper()} must be an integer, got {raw!r}") from None
+    if kind == "bool":
+        if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
+            raise InvalidInput(f"{name.upper()} must be true or false, got {raw!r}")
+        return raw.lower() in ("1", "true", "yes")
     if kind == "tuple[str, ...]":
         return tuple(part.strip() for part in raw.split(",") if part.strip())
     if name == "log_format" and raw not in ("text", "json"):

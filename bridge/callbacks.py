@@ -1,0 +1,128 @@
+"""hermes-agent's callbacks of one turn, translated into Bridge events.
+
+They fire on the agent's thread (and its tool worker threads); everything goes through
+the thread-safe RunEmitter.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from bridge.clarify_board import ClarifyBoard, ClarifyTicket
+from bridge.emitter import RunEmitter
+
+RESULT_LIMIT = 500
+PREVIEW_LIMIT = 500
+UNCUT_TOOLS = frozenset({"todo"})
+
+
+class AgentCallbacks:
+    """Installed on the session's agent for one turn."""
+
+    def __init__(self, emitter: RunEmitter, board: ClarifyBoard, run_id: str,
+                 interrupt: Callable[[], None]) -> None:
+        self._emitter = emitter
+        self._board = board
+        self._run_id = run_id
+        self._interrupt = interrupt
+        self._tool_errors: dict[str, bool] = {}
+        self.compressed = False
+        self.clarify_expired = False
+
+    def install(self, agent: Any) -> None:
+        """Point the agent's callback attributes at this turn."""
+        agent.stream_delta_callback = self.stream_delta
+        agent.thinking_callback = self.thinking
+        agent.step_callback = self.step
+        agent.status_callback = self.status
+        agent.tool_start_callback = self.tool_start
+        agent.tool_complete_callback = self.tool_complete
+        agent.tool_progress_callback = self.tool_progress
+        agent.event_callback = self.event
+        agent.clarify_callback = self.clarify
+
+    def stream_delta(self, text: str | None) -> None:
+        if text:  # None only marks the end of a streamed segment
+            self._emitter.text(text)
+
+    def thinking(self, content: str) -> None:
+        if content:  # "" clears hermes' spinner; the next status overwrites anyway
+            self._emitter.emit("thinking_status", {"content": content})
+
+    def step(self, iteration: int, prev_tools: list[Any] | None = None) -> None:
+        names = [t.get("name", "") if isinstance(t, dict) else str(t) for t in prev_tools or []]
+        self._emitter.emit("step", {"iteration": iteration, "prev_tools": names})
+
+    def status(self, category: str, message: str) -> None:
+        self._emitter.emit("status", {"category": str(category), "message": str(message)})
+
+    def tool_start(self, call_id: str, name: str, args: Any) -> None:
+        data = {"tool_call_id": call_id, "tool_name": name, "args": _as_object(args)}
+        self._emitter.emit("tool_start", data)
+
+    def tool_complete(self, call_id: str, name: str, args: Any, result: Any) -> None:
+        text = result if isinstance(result, str) else json.dumps(result, default=str)
+        is_error = self._tool_errors.pop(name, None)
+        if is_error is None:
+            is_error = _looks_like_error(text)
+        cut = text if name in UNCUT_TOOLS else text[:RESULT_LIMIT]
+        data = {"tool_call_id": call_id, "tool_name": name, "result": cut, "is_error": is_error}
+        self._emitter.emit("tool_end", data)
+        if name == "todo":
+            self._emit_todos(text)
+
+    def tool_progress(self, event_name: str, tool_name: str | None = None,
+                      preview: str | None = None, args: Any = None, **extra: Any) -> None:
+        if event_name == "tool.completed" and tool_name and "is_error" in extra:
+            self._tool_errors[tool_name] = bool(extra["is_error"])
+        cut = None if preview is None else str(preview)[:PREVIEW_LIMIT]
+        data = {"event_name": event_name, "tool_name": tool_name, "preview": cut}
+        self._emitter.emit("tool_progress", data)
+
+    def event(self, name: str, payload: dict[str, Any] | None = None) -> None:
+        if name == "session:compress":
+            self.compressed = True  # the summary is read from the turn's messages
+
+    def clarify(self, question: str, choices: list[str] | None) -> str:
+        """Blocks this (the agent's) thread until the answer, cancel or fallback expiry."""
+        ticket = self._board.ask(self._run_id, question, list(choices or []), self._announce)
+        if ticket.state == "expired":
+            self.clarify_expired = True
+            self._interrupt()
+        return ticket.answer or ""
+
+    def _announce(self, ticket: ClarifyTicket) -> None:
+        data = {"clarify_id": ticket.clarify_id, "question": ticket.question,
+                "choices": ticket.choices}
+        self._emitter.emit("clarify_request", data)
+
+    def _emit_todos(self, text: str) -> None:
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return
+        if isinstance(parsed, dict) and isinstance(parsed.get("todos"), list):
+            todos = {"todos": parsed["todos"], "summary": parsed.get("summary") or {}}
+            self._emitter.emit("todo_update", todos)
+
+
+def _as_object(args: Any) -> dict[str, Any]:
+    if isinstance(args, dict):
+        return args
+    if isinstance(args, str):
+        try:
+            parsed = json.loads(args)
+        except ValueError:
+            return {"raw": args}
+        return parsed if isinstance(parsed, dict) else {"value": parsed}
+    return {} if args is None else {"value": args}
+
+
+def _looks_like_error(text: str) -> bool:
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and bool(parsed.get("error"))

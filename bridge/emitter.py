@@ -1,0 +1,57 @@
+"""Hands events from the agent's thread to the run's log on the event loop, coalescing
+streamed text so a fast model does not produce one SSE event per token."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from bridge.run_log import RunLog
+
+TEXT_FLUSH_SECONDS = 0.05  # a delta waits at most this long (plus loop latency) to be sent
+TEXT_FLUSH_CHARS = 2048
+
+
+class RunEmitter:
+    """Thread-safe front of a RunLog. Every call keeps the order in which it was made."""
+
+    def __init__(self, log: RunLog, loop: asyncio.AbstractEventLoop) -> None:
+        self.log = log
+        self._loop = loop
+        self._text: list[str] = []
+        self._size = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def text(self, delta: str) -> None:
+        """A streamed text delta (any thread)."""
+        self._call(self._add_text, delta)
+
+    def emit(self, name: str, data: dict[str, Any]) -> None:
+        """Any other event (any thread); pending text goes out first."""
+        self._call(self.emit_now, name, data)
+
+    def emit_now(self, name: str, data: dict[str, Any]) -> None:
+        """Same as `emit`, on the event loop itself."""
+        self.flush()
+        self.log.append(name, data)
+
+    def flush(self) -> None:
+        """Send the buffered text as one `text` event (event loop only)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._text:
+            text, self._text, self._size = "".join(self._text), [], 0
+            self.log.append("text", {"text": text})
+
+    def _add_text(self, delta: str) -> None:
+        self._text.append(delta)
+        self._size += len(delta)
+        if self._size >= TEXT_FLUSH_CHARS:
+            self.flush()
+        elif self._timer is None:
+            self._timer = self._loop.call_later(TEXT_FLUSH_SECONDS, self.flush)
+
+    def _call(self, fn: Any, *args: Any) -> None:
+        if not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(fn, *args)

@@ -1,0 +1,126 @@
+"""The Bridge's operations, one method per endpoint; routes only translate HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from bridge.agent_factory import choose_model
+from bridge.agent_pool import AgentPool
+from bridge.clarify_board import ClarifyBoard
+from bridge.emitter import RunEmitter
+from bridge.errors import RunFinished
+from bridge.memory_scopes import MemoryScopes
+from bridge.run_log import RunLog
+from bridge.run_registry import RunRegistry
+from bridge.session_history import SessionHistories
+from bridge.settings import BridgeSettings
+from bridge.turn import Turn, TurnPlan
+from bridge.wire import RunRequest
+
+logger = logging.getLogger(__name__)
+
+
+class BridgeService:
+    """Runs, clarifies, sessions and memory (event-loop side)."""
+
+    def __init__(self, settings: BridgeSettings, runs: RunRegistry, pool: AgentPool,
+                 board: ClarifyBoard, scopes: MemoryScopes, secrets: Mapping[str, str]) -> None:
+        self.settings = settings
+        self.runs = runs
+        self.pool = pool
+        self.board = board
+        self.scopes = scopes
+        self._secrets = secrets
+        self._histories = SessionHistories()
+        self._turns: dict[str, Turn] = {}
+        self._memory_edited: set[str] = set()  # sessions whose prompt must be rebuilt
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def start_run(self, request: RunRequest) -> RunLog:
+        """Validate, record and start a run; it goes on whoever listens."""
+        plan = self._plan(request)
+        log = self.runs.create(request.run_id, request.session_id)
+        self._memory_edited.discard(request.session_id)
+        emitter = RunEmitter(log, asyncio.get_running_loop())
+        turn = Turn(plan, emitter, self.pool, self.board, self._histories)
+        self._turns[request.run_id] = turn
+        task = asyncio.create_task(self._guarded(turn, emitter), name=f"run-{request.run_id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return log
+
+    def _plan(self, request: RunRequest) -> TurnPlan:
+        """The model, the conversation the agent sees, and its limits."""
+        model = choose_model(request.model, self.settings, self._secrets)
+        if request.history is not None:  # the caller's branch, exactly
+            history = [{"role": m.role, "content": m.content} for m in request.history]
+        else:
+            history = self._histories.get(request.session_id)
+        refresh = request.session_id in self._memory_edited
+        iterations = request.max_iterations or self.settings.max_iterations
+        return TurnPlan(request, model, history, iterations, refresh)
+
+    async def _guarded(self, turn: Turn, emitter: RunEmitter) -> None:
+        """The error boundary of a run: a bug ends the run with `internal`, never the Bridge."""
+        try:
+            await turn.run()
+        except Exception as exc:
+            logger.exception("run %s failed", turn.plan.request.run_id)
+            emitter.emit_now("error", {"message": f"internal error: {exc}", "code": "internal"})
+        finally:
+            self._turns.pop(turn.plan.request.run_id, None)
+
+    def abort(self, run_id: str) -> dict[str, Any]:
+        log = self.runs.get(run_id)
+        turn = self._turns.get(run_id)
+        if log.finished or turn is None:
+            raise RunFinished(f"run {run_id!r} has already ended ({log.state})")
+        turn.abort()
+        return {"run_id": run_id, "state": log.state}
+
+    def status(self, run_id: str) -> dict[str, Any]:
+        log = self.runs.find(run_id)
+        if log is None:
+            return {"run_id": run_id, "session_id": None, "state": "unknown",
+                    "last_event_id": 0, "pending_clarify": None}
+        return {"run_id": run_id, "session_id": log.session_id, "state": log.state,
+                "last_event_id": log.last_event_id, "pending_clarify": log.pending_clarify}
+
+    def answer_clarify(self, clarify_id: str, answer: str) -> dict[str, Any]:
+        ticket = self.board.answer(clarify_id, answer)
+        log = self.runs.find(ticket.run_id)
+        if log is not None:
+            log.clarify_resolved()
+        return {"clarify_id": clarify_id, "run_id": ticket.run_id}
+
+    def reset_session(self, session_id: str) -> dict[str, Any]:
+        """Drop the session's agent (`dropped` says whether there was one) and its history."""
+        self._histories.drop(session_id)
+        return {"session_id": session_id, "dropped": self.pool.drop(session_id)}
+
+    def read_memory(self, session_id: str) -> dict[str, Any]:
+        return {"session_id": session_id, **self.scopes.read(session_id)}
+
+    def write_memory(self, session_id: str, updates: dict[str, str]) -> dict[str, Any]:
+        files = self.scopes.write(session_id, updates)
+        # hermes-agent freezes memory into the session's system prompt: rebuild it next turn.
+        self._memory_edited.add(session_id)
+        return {"session_id": session_id, **files}
+
+    def health(self) -> dict[str, Any]:
+        return {"status": "ok", "runs": len(self.runs.active()), "agents": len(self.pool)}
+
+    def prune(self) -> None:
+        """Forget runs past their retention (and their clarify records)."""
+        self.board.forget_runs(self.runs.prune())
+
+    def shutdown(self) -> None:
+        """Release every blocked thread and close the agents."""
+        for turn in list(self._turns.values()):
+            turn.abort()
+        for task in self._tasks:
+            task.cancel()
+        self.pool.close_all()

@@ -1,0 +1,110 @@
+"""One run: wait for the session's agent, run the turn on a thread, end the run's log."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from bridge.agent_factory import ModelChoice, refresh_system_prompt
+from bridge.agent_pool import AgentPool
+from bridge.callbacks import AgentCallbacks
+from bridge.clarify_board import ClarifyBoard
+from bridge.compaction import compaction_data
+from bridge.emitter import RunEmitter
+from bridge.session_history import SessionHistories
+from bridge.threads import run_in_thread
+from bridge.wire import RunRequest
+
+logger = logging.getLogger(__name__)
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """Everything a turn needs, decided before it starts."""
+
+    request: RunRequest
+    model: ModelChoice
+    history: list[Message]
+    max_iterations: int
+    refresh_prompt: bool = False  # the session's memory was edited since its last turn
+
+    @property
+    def conversation(self) -> list[Message]:
+        return [*self.history, {"role": "user", "content": self.request.user_message}]
+
+
+class Turn:
+    """Runs one plan; `abort()` may be called from the event loop at any time."""
+
+    def __init__(self, plan: TurnPlan, emitter: RunEmitter, pool: AgentPool,
+                 board: ClarifyBoard, histories: SessionHistories) -> None:
+        self.plan = plan
+        self._emitter = emitter
+        self._pool = pool
+        self._board = board
+        self._histories = histories
+        self._agent: Any = None
+        self.aborted = False
+
+    async def run(self) -> None:
+        """Lease the agent (after the session's previous turn) and converse."""
+        request = self.plan.request
+        async with self._pool.lease(request.session_id, self.plan.model) as agent:
+            if self.aborted:
+                return
+            callbacks = AgentCallbacks(self._emitter, self._board, request.run_id, self._interrupt)
+            callbacks.install(agent)
+            self._agent = agent
+            try:
+                name = f"turn-{request.run_id}"
+                result = await run_in_thread(lambda: self._converse(agent), name)
+            finally:
+                self._agent = None
+        self._finish(result, callbacks)
+
+    def abort(self) -> None:
+        """End the stream now; interrupt the agent and release a pending clarify."""
+        self.aborted = True
+        self._emitter.emit_now("error", {"message": "the run was aborted", "code": "aborted"})
+        self._board.cancel_run(self.plan.request.run_id)
+        self._interrupt()
+
+    def _interrupt(self) -> None:
+        agent = self._agent
+        if agent is not None:
+            agent.interrupt()
+
+    def _converse(self, agent: Any) -> dict[str, Any]:
+        request = self.plan.request
+        if self.plan.refresh_prompt:
+            refresh_system_prompt(agent)
+        agent.ephemeral_system_prompt = request.system_prompt
+        agent.max_iterations = self.plan.max_iterations
+        return agent.run_conversation(
+            request.user_message, conversation_history=copy.deepcopy(self.plan.history)
+        )
+
+    def _finish(self, result: dict[str, Any], callbacks: AgentCallbacks) -> None:
+        messages = result.get("messages")
+        if isinstance(messages, list):
+            self._histories.set(self.plan.request.session_id, messages)
+        if callbacks.compressed and isinstance(messages, list):
+            data = compaction_data(messages, self.plan.conversation)
+            if data is not None:
+                self._emitter.emit_now("context_compacted", data)
+        self._emitter.emit_now(*_terminal_event(result, callbacks))
+
+
+def _terminal_event(result: dict[str, Any], callbacks: AgentCallbacks) -> tuple[str, dict]:
+    if callbacks.clarify_expired:
+        return "error", {"message": "nobody answered the clarify question in time",
+                         "code": "clarify_expired"}
+    if result.get("interrupted"):
+        return "error", {"message": "the run was interrupted", "code": "aborted"}
+    if result.get("failed") or (result.get("error") and not result.get("completed")):
+        message = str(result.get("error") or result.get("final_response") or "the LLM failed")
+        return "error", {"message": f"LLM error: {message}", "code": "llm_error"}
+    return "done", {"final_text": str(result.get("final_response") or "")}

@@ -1,0 +1,88 @@
+"""Request bodies of docs/bridge-protocol.md, decoded and validated at the edge."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal, TypeVar
+
+import msgspec
+
+from bridge.errors import InvalidRequest
+
+Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$")
+
+
+class ModelSpec(msgspec.Struct, frozen=True):
+    """Which model a run uses; `api_key_env` names a variable of the Bridge, never a key."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1)]
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+class HistoryMessage(msgspec.Struct, frozen=True):
+    role: Literal["user", "assistant", "system"]
+    content: str
+
+
+class RunRequest(msgspec.Struct, frozen=True):
+    run_id: Identifier
+    session_id: Identifier
+    user_message: Annotated[str, msgspec.Meta(min_length=1)]
+    system_prompt: str | None = None
+    model: ModelSpec | None = None
+    max_iterations: Annotated[int, msgspec.Meta(ge=1, le=500)] | None = None
+    history: list[HistoryMessage] | None = None
+
+
+class ClarifyAnswer(msgspec.Struct, frozen=True):
+    answer: str
+
+
+class MemoryUpdate(msgspec.Struct, frozen=True):
+    memory: str | None = None
+    user: str | None = None
+
+
+T = TypeVar("T")
+
+
+def decode(body: bytes, kind: type[T]) -> T:
+    """Decode a JSON body into `kind`, or raise InvalidRequest saying what is wrong."""
+    try:
+        value = msgspec.json.decode(body, type=kind)
+    except msgspec.DecodeError as exc:
+        raise InvalidRequest(f"body is not valid JSON: {exc}") from None
+    except msgspec.ValidationError as exc:
+        raise InvalidRequest(str(exc)) from None
+    if isinstance(value, RunRequest):
+        _check_run_request(value)
+    return value
+
+
+def _check_run_request(request: RunRequest) -> None:
+    check_identifier("run_id", request.run_id)
+    check_identifier("session_id", request.session_id)
+    if not request.user_message.strip():
+        raise InvalidRequest("user_message must not be blank")
+
+
+def check_identifier(label: str, value: str) -> str:
+    """Ids name files and threads: letters, digits and `._:@-` only."""
+    if not _ID_PATTERN.match(value):
+        raise InvalidRequest(f"{label} must match {_ID_PATTERN.pattern}, got {value!r}")
+    return value
+
+
+def parse_last_event_id(raw: str | None) -> int:
+    """`Last-Event-ID: N` → N (absent = 0, replay from the start)."""
+    if raw is None or not raw.strip():
+        return 0
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise InvalidRequest(f"Last-Event-ID must be an integer, got {raw!r}") from None
+    if value < 0:
+        raise InvalidRequest("Last-Event-ID must not be negative")
+    return value

@@ -1,0 +1,77 @@
+"""Request and answer bodies of the Bridge calls (docs/bridge-protocol.md), typed at the edge."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+RunStateName = Literal["running", "waiting_clarify", "done", "error", "unknown"]
+
+
+class ModelRef(msgspec.Struct, frozen=True, kw_only=True):
+    """Which LLM the Bridge's agent calls; the key is named by an env var, never sent."""
+
+    name: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+class HistoryMessage(msgspec.Struct, frozen=True):
+    """One message of the conversation the agent sees before `user_message`."""
+
+    role: Literal["user", "assistant", "system"]
+    content: str
+
+
+class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """Body of `POST /run`; `history=None` lets the Bridge use the session's own history."""
+
+    run_id: str
+    session_id: str
+    user_message: str
+    system_prompt: str | None = None
+    model: ModelRef | None = None
+    max_iterations: int | None = None
+    history: tuple[HistoryMessage, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire body: `history` is omitted when None, present (even empty) otherwise."""
+        body: dict[str, Any] = msgspec.to_builtins(self)
+        if self.history is None:
+            del body["history"]
+        return body
+
+
+class ClarifyInfo(msgspec.Struct, frozen=True):
+    """A question a run waits on."""
+
+    clarify_id: str
+    question: str
+    choices: tuple[str, ...] = ()
+
+
+class RunState(msgspec.Struct, frozen=True, kw_only=True):
+    """Answer of `GET /runs/{run_id}`; an unknown run has state "unknown"."""
+
+    run_id: str
+    state: RunStateName
+    session_id: str | None = None
+    last_event_id: int = 0
+    pending_clarify: ClarifyInfo | None = None
+
+
+class Memory(msgspec.Struct, frozen=True):
+    """MEMORY.md and USER.md of a session's scope."""
+
+    session_id: str
+    memory: str
+    user: str
+
+
+class Health(msgspec.Struct, frozen=True):
+    """Answer of `GET /health`."""
+
+    status: str
+    runs: int
+    agents: int

@@ -1,0 +1,84 @@
+"""Opening, migrating and closing the database named by DATABASE_URL."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from tortoise import Tortoise, connections
+from tortoise.migrations.api import migrate as tortoise_migrate
+
+log = logging.getLogger(__name__)
+
+APP_LABEL = "hermes"
+
+
+def tortoise_config(database_url: str) -> dict[str, Any]:
+    """The tortoise configuration of our one app, its models and its migrations package."""
+    return {
+        "connections": {"default": database_url},
+        "apps": {
+            APP_LABEL: {
+                "models": ["core.models"],
+                "default_connection": "default",
+                "migrations": "migrations",
+            }
+        },
+        "use_tz": True,
+        "timezone": "UTC",
+    }
+
+
+def is_sqlite(database_url: str) -> bool:
+    """Whether the URL names the embedded SQLite backend."""
+    return database_url.startswith("sqlite://")
+
+
+def _ensure_sqlite_folder(database_url: str) -> None:
+    path = database_url.removeprefix("sqlite://").split("?", 1)[0]
+    if path and path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+
+async def migrate(database_url: str) -> None:
+    """Apply every migration in `migrations/` that the database has not seen yet."""
+    if is_sqlite(database_url):
+        _ensure_sqlite_folder(database_url)
+    try:
+        await tortoise_migrate(config=tortoise_config(database_url))
+    finally:
+        await Tortoise.close_connections()
+    log.info("database migrated")
+
+
+async def open_database(database_url: str) -> None:
+    """Connect the ORM for this process (requests of every task share the connection)."""
+    if is_sqlite(database_url):
+        _ensure_sqlite_folder(database_url)
+    await Tortoise.init(config=tortoise_config(database_url), _enable_global_fallback=True)
+
+
+async def close_database() -> None:
+    """Close every connection opened by `open_database`."""
+    await Tortoise.close_connections()
+
+
+@asynccontextmanager
+async def database(database_url: str, *, run_migrations: bool = True) -> AsyncIterator[None]:
+    """Migrate (by default), open, and close the database around a block."""
+    if run_migrations:
+        await migrate(database_url)
+    await open_database(database_url)
+    try:
+        yield
+    finally:
+        await close_database()
+
+
+async def ping() -> bool:
+    """Whether the database answers a trivial query."""
+    await connections.get("default").execute_query("SELECT 1")
+    return True

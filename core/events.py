@@ -1,0 +1,202 @@
+"""Typed Bridge events (docs/bridge-protocol.md) and their lossless rows in `chat_message_log`.
+
+One frozen msgspec Struct per SSE event name; `kind` is the SSE `event:` name, `seq` the SSE
+`id:` and `at` a time the caller supplies (its clock for live events, the row's `created_at`
+on replay), so the same reducer folds live streams and stored logs.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from types import MappingProxyType
+from typing import Annotated, Any, Literal, Union
+
+import msgspec
+
+from core.errors import InvalidInput
+
+logger = logging.getLogger(__name__)
+
+TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+
+
+class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
+    seq: Annotated[int, msgspec.Meta(ge=1)]
+    at: datetime
+
+
+class TextDelta(_Event, tag="text"):
+    text: str
+
+
+class ThinkingStatus(_Event, tag="thinking_status"):
+    content: str
+
+
+class Step(_Event, tag="step"):
+    iteration: int
+    prev_tools: tuple[str, ...] = ()
+
+
+class Status(_Event, tag="status"):
+    category: str
+    message: str
+
+
+class ToolProgress(_Event, tag="tool_progress"):
+    event_name: str
+    tool_name: str | None = None
+    preview: str | None = None
+
+
+class ToolStart(_Event, tag="tool_start"):
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any] = {}
+
+
+class ToolEnd(_Event, tag="tool_end"):
+    tool_call_id: str
+    tool_name: str
+    result: str
+    is_error: bool = False
+
+
+class Todo(msgspec.Struct, frozen=True):
+    id: str
+    content: str
+    status: TodoStatus
+
+
+class TodoUpdate(_Event, tag="todo_update"):
+    todos: tuple[Todo, ...]
+    summary: dict[str, Any] = {}
+
+
+class ClarifyRequest(_Event, tag="clarify_request"):
+    clarify_id: str
+    question: str
+    choices: tuple[str, ...] = ()
+
+
+class ContextCompacted(_Event, tag="context_compacted"):
+    summary: str
+    compacted_until: int | None = None
+
+
+class Done(_Event, tag="done"):
+    final_text: str
+
+
+class RunError(_Event, tag="error"):
+    message: str
+    code: str = "internal"
+
+
+Event = Union[
+    TextDelta, ThinkingStatus, Step, Status, ToolProgress, ToolStart, ToolEnd,
+    TodoUpdate, ClarifyRequest, ContextCompacted, Done, RunError,
+]
+_BY_KIND: MappingProxyType[str, type[_Event]] = MappingProxyType(
+    {cls.__struct_config__.tag: cls for cls in Event.__args__}  # type: ignore[attr-defined]
+)
+KINDS: frozenset[str] = frozenset(_BY_KIND)
+
+
+def kind_of(event: Event) -> str:
+    """The SSE event name (and log `kind`) of an event."""
+    return str(type(event).__struct_config__.tag)
+
+
+def is_terminal(event: Event) -> bool:
+    """True for `done` and `error`: the Bridge closes the stream after them."""
+    return isinstance(event, (Done, RunError))
+
+
+def parse_event(
+    event_id: str, name: str, data: str, at: datetime, run_id: str | None = None
+) -> Event | None:
+    """Type one SSE event; malformed or unknown events are logged and give None, never raise."""
+    if name not in KINDS:
+        logger.warning("skipping unknown bridge event %r id=%r of run %s", name, event_id, run_id)
+        return None
+    try:
+        payload = msgspec.json.decode(data)
+        if not isinstance(payload, dict):
+            raise ValueError("data is not a JSON object")
+        return _convert({**payload, "kind": name, "seq": _seq(event_id), "at": at})
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+        logger.warning(
+            "skipping malformed bridge event %r id=%r of run %s: %s", name, event_id, run_id, exc
+        )
+        return None
+
+
+def _seq(event_id: str) -> int:
+    if not (event_id.isascii() and event_id.isdigit()):
+        raise ValueError(f"event id {event_id!r} is not a positive integer")
+    return int(event_id)
+
+
+def _convert(fields: dict[str, Any]) -> Event:
+    return msgspec.convert(fields, Event)  # type: ignore[arg-type]
+
+
+# --- chat_message_log rows -------------------------------------------------------------
+
+# Which field of each kind is stored in the `content` column; every other field but
+# `tool_name` goes to `meta_json`.
+_CONTENT_FIELD: MappingProxyType[str, str] = MappingProxyType({
+    "text": "text",
+    "thinking_status": "content",
+    "status": "message",
+    "tool_progress": "preview",
+    "tool_end": "result",
+    "clarify_request": "question",
+    "context_compacted": "summary",
+    "done": "final_text",
+    "error": "message",
+})
+
+
+class LogRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One `chat_message_log` row, without its message id."""
+
+    seq: int
+    kind: str
+    content: str | None = None
+    tool_name: str | None = None
+    meta_json: str | None = None
+    created_at: datetime
+
+
+def event_to_log(event: Event) -> LogRecord:
+    """The log row of an event; `event_from_log` gives the same event back."""
+    kind = kind_of(event)
+    fields = msgspec.structs.asdict(event)
+    del fields["seq"], fields["at"]
+    content = fields.pop(_CONTENT_FIELD.get(kind, ""), None)
+    tool_name = fields.pop("tool_name", None)
+    meta = msgspec.json.encode(fields).decode() if fields else None
+    return LogRecord(
+        seq=event.seq, kind=kind, content=content, tool_name=tool_name,
+        meta_json=meta, created_at=event.at,
+    )
+
+
+def event_from_log(record: LogRecord) -> Event:
+    """The event a stored log row holds; raises InvalidInput for a row no event maps to."""
+    cls = _BY_KIND.get(record.kind)
+    if cls is None:
+        raise InvalidInput(f"log row {record.seq} has unknown kind {record.kind!r}")
+    try:
+        fields = msgspec.json.decode(record.meta_json) if record.meta_json else {}
+        if record.kind in _CONTENT_FIELD:
+            fields[_CONTENT_FIELD[record.kind]] = record.content
+        if "tool_name" in cls.__struct_fields__:
+            fields["tool_name"] = record.tool_name
+        return _convert({**fields, "kind": record.kind, "seq": record.seq, "at": record.created_at})
+    except (msgspec.DecodeError, msgspec.ValidationError, TypeError) as exc:
+        reason = f"log row {record.seq} ({record.kind}) is not a valid event: {exc}"
+        raise InvalidInput(reason) from exc

@@ -1,0 +1,152 @@
+"""Pure rendering of an export: a session and its messages as Markdown or JSON pieces."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from core.models import ChatMessage, ChatMessageLog, ChatSession, ConversationBinding, Role
+
+
+@dataclass(frozen=True, slots=True)
+class ExportContext:
+    """What every message's rendering needs to know about its place in the whole export."""
+
+    branch: str  # "active" or "all"
+    active_ids: frozenset[int]
+    siblings: dict[int, tuple[int, int]] = field(default_factory=dict)  # id -> (k, n)
+
+
+def stamp(at: datetime | None) -> str:
+    return at.strftime("%Y-%m-%d %H:%M UTC") if at else "-"
+
+
+def iso(at: datetime | None) -> str | None:
+    return at.isoformat() if at else None
+
+
+def md_header(
+    session: ChatSession, bindings: list[ConversationBinding], count: int, ctx: ExportContext
+) -> str:
+    """Title and metadata of a Markdown export."""
+    scope = "active branch" if ctx.branch == "active" else "every version"
+    lines = [
+        f"# {session.title or 'Untitled conversation'}",
+        "",
+        f"- Session: `{session.uuid}` ({session.status})",
+        f"- Created: {stamp(session.created_at)} · last activity: {stamp(session.last_message_at)}",
+        f"- Model: {session.model_id or 'default'} · skill: {session.skill_folder or 'none'}",
+        f"- Exported: {scope}, {count} messages",
+    ]
+    lines += [f"- Chat: {b.platform} {b.workspace}/{b.channel}/{b.thread or '-'}" for b in bindings]
+    return "\n".join(lines) + "\n"
+
+
+def md_message(message: ChatMessage, logs: list[ChatMessageLog], ctx: ExportContext) -> str:
+    """One turn of a Markdown export; a summary is a quoted divider."""
+    if message.role == Role.SYSTEM:
+        quoted = "\n".join(f"> {line}" if line else ">" for line in message.content.splitlines())
+        return f"\n---\n\n> **Earlier messages were summarised**\n>\n{quoted}\n\n---\n"
+    who = "User" if message.role == Role.USER else "Assistant"
+    head = [f"**{who}** #{message.id}"]
+    if message.role == Role.ASSISTANT:
+        head.append(str(message.status))
+    head.append(stamp(message.created_at))
+    if message.author:
+        head.append(f"by {message.author}")
+    if ctx.branch == "all":
+        head += _version_marks(message, ctx)
+    body = message.content or "_(no text)_"
+    tail = _md_tail(message, logs)
+    return "\n" + " · ".join(head) + "\n\n" + body + "\n" + tail
+
+
+def _version_marks(message: ChatMessage, ctx: ExportContext) -> list[str]:
+    marks = []
+    if message.parent_id is not None:
+        marks.append(f"reply to #{message.parent_id}")
+    k, n = ctx.siblings.get(message.id, (1, 1))
+    if n > 1:
+        marks.append(f"version {k} of {n}")
+    if message.id not in ctx.active_ids:
+        marks.append("*other version, not on the active branch*")
+    return marks
+
+
+def _md_tail(message: ChatMessage, logs: list[ChatMessageLog]) -> str:
+    lines = []
+    tools = sorted({log.tool_name for log in logs if log.kind == "tool_start" and log.tool_name})
+    if tools:
+        lines.append(f"_Tools used: {', '.join(tools)}_")
+    if message.error:
+        lines.append(f"_Failed: {message.error}_")
+    return ("\n" + "\n".join(lines) + "\n") if lines else ""
+
+
+def json_session(
+    session: ChatSession, bindings: list[ConversationBinding], branch: str, now: datetime
+) -> dict[str, Any]:
+    """The session part of a JSON export."""
+    return {
+        "id": session.id,
+        "uuid": str(session.uuid),
+        "title": session.title,
+        "modelId": session.model_id,
+        "skillFolder": session.skill_folder,
+        "status": str(session.status),
+        "createdAt": iso(session.created_at),
+        "lastMessageAt": iso(session.last_message_at),
+        "lastSummarizedAt": iso(session.last_summarized_at),
+        "bindings": [
+            {"platform": str(b.platform), "workspace": b.workspace, "channel": b.channel,
+             "thread": b.thread}
+            for b in bindings
+        ],
+        "branch": branch,
+        "exportedAt": iso(now),
+    }
+
+
+def json_message(message: ChatMessage, logs: list[ChatMessageLog]) -> dict[str, Any]:
+    """One node of a JSON export, with its logs when it is an assistant message."""
+    item: dict[str, Any] = {
+        "id": message.id,
+        "parentId": message.parent_id,
+        "role": str(message.role),
+        "status": str(message.status),
+        "isActive": message.is_active,
+        "branchOrder": message.branch_order,
+        "content": message.content,
+        "modelId": message.model_id,
+        "skillFolder": message.skill_folder,
+        "runId": message.run_id,
+        "author": message.author,
+        "error": message.error,
+        "createdAt": iso(message.created_at),
+        "completedAt": iso(message.completed_at),
+    }
+    if message.role == Role.ASSISTANT:
+        item["logs"] = [_json_log(log) for log in logs]
+    return item
+
+
+def _json_log(log: ChatMessageLog) -> dict[str, Any]:
+    return {
+        "seq": log.seq,
+        "kind": log.kind,
+        "content": log.content,
+        "toolName": log.tool_name,
+        "meta": _parse_meta(log.meta_json),
+        "createdAt": iso(log.created_at),
+    }
+
+
+def _parse_meta(meta_json: str | None) -> Any:
+    if meta_json is None:
+        return None
+    try:
+        return json.loads(meta_json)
+    except ValueError:
+        return meta_json  # kept as stored rather than lost

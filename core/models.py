@@ -1,0 +1,169 @@
+"""The data model of DESIGN §3 (names follow seed 000 §4.1), tortoise app label hermes.
+
+Model docstrings become table comments: tortoise's SQLite migrations split statements on
+semicolons, so none may contain one.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from enum import StrEnum
+
+from tortoise import fields
+from tortoise.indexes import Index
+from tortoise.models import Model
+
+
+def utc_now() -> datetime:
+    """The default for every timestamp column: an aware UTC datetime."""
+    return datetime.now(timezone.utc)
+
+
+class SessionStatus(StrEnum):
+    ACTIVE = "ACTIVE"
+    ARCHIVED = "ARCHIVED"
+
+
+class Platform(StrEnum):
+    SLACK = "slack"
+    DISCORD = "discord"
+
+
+class Role(StrEnum):
+    USER = "USER"
+    ASSISTANT = "ASSISTANT"
+    SYSTEM = "SYSTEM"
+
+
+class MessageStatus(StrEnum):
+    SENT = "SENT"
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    SUCCESS = "SUCCESS"
+    FAILED = "FAILED"
+    STOPPED = "STOPPED"
+    SUMMARY = "SUMMARY"
+
+
+class PauseStatus(StrEnum):
+    UNANSWERED = "UNANSWERED"
+    ANSWERED = "ANSWERED"
+    EXPIRED = "EXPIRED"
+
+
+class ChatSession(Model):
+    id = fields.BigIntField(primary_key=True)
+    uuid = fields.UUIDField(unique=True)
+    title = fields.CharField(max_length=255, null=True)
+    model_id = fields.CharField(max_length=128, null=True)
+    skill_folder = fields.CharField(max_length=255, null=True)
+    hermes_session = fields.CharField(max_length=64)
+    status = fields.CharEnumField(SessionStatus, max_length=16, default=SessionStatus.ACTIVE)
+    last_summarized_at = fields.DatetimeField(null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+    last_message_at = fields.DatetimeField(default=utc_now)
+    updated_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "chat_session"
+        indexes = (Index(fields=("status", "last_message_at"), name="idx_chat_session_last_msg"),)
+
+
+class ConversationBinding(Model):
+    """One platform thread is one session. The thread is empty where the platform has none (a DM)."""
+
+    id = fields.BigIntField(primary_key=True)
+    platform = fields.CharEnumField(Platform, max_length=16)
+    workspace = fields.CharField(max_length=64)
+    channel = fields.CharField(max_length=64)
+    thread = fields.CharField(max_length=64, default="")
+    session = fields.ForeignKeyField(
+        "hermes.ChatSession", related_name="bindings", on_delete=fields.CASCADE
+    )
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "conversation_binding"
+        unique_together = (("platform", "workspace", "channel", "thread"),)
+
+
+class ChatMessage(Model):
+    """A node of the message tree (seed 000 §4.1.2, §4.1.4)."""
+
+    id = fields.BigIntField(primary_key=True)
+    session = fields.ForeignKeyField(
+        "hermes.ChatSession", related_name="messages", on_delete=fields.CASCADE
+    )
+    parent = fields.ForeignKeyField(
+        "hermes.ChatMessage", related_name="children", null=True, on_delete=fields.CASCADE
+    )
+    is_active = fields.BooleanField(default=True)
+    branch_order = fields.IntField(default=0)
+    run_id = fields.CharField(max_length=64, null=True)
+    role = fields.CharEnumField(Role, max_length=16)
+    content = fields.TextField(default="")
+    status = fields.CharEnumField(MessageStatus, max_length=16)
+    model_id = fields.CharField(max_length=128, null=True)
+    skill_folder = fields.CharField(max_length=255, null=True)
+    error = fields.TextField(null=True)
+    attachment_id = fields.BigIntField(null=True)  # reserved (seed 000 §1: uploads later)
+    platform_message_id = fields.CharField(max_length=64, null=True)
+    platform_refs = fields.JSONField(null=True)
+    author = fields.CharField(max_length=64, null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+    completed_at = fields.DatetimeField(null=True)
+
+    class Meta:
+        table = "chat_message"
+        indexes = (
+            Index(fields=("session_id", "created_at"), name="idx_chat_message_session"),
+            Index(fields=("parent_id", "is_active"), name="idx_chat_message_parent"),
+            Index(fields=("run_id",), name="idx_chat_message_run"),
+            Index(fields=("session_id", "platform_message_id"), name="idx_chat_message_platform"),
+        )
+
+
+class ChatMessageLog(Model):
+    """One Bridge event of an assistant message. Its seq is the event id, so replays are idempotent."""
+
+    id = fields.BigIntField(primary_key=True)
+    message = fields.ForeignKeyField(
+        "hermes.ChatMessage", related_name="logs", on_delete=fields.CASCADE
+    )
+    seq = fields.IntField()
+    kind = fields.CharField(max_length=24)
+    content = fields.TextField(null=True)
+    tool_name = fields.CharField(max_length=128, null=True)
+    meta_json = fields.TextField(null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "chat_message_log"
+        unique_together = (("message_id", "seq"),)
+        indexes = (Index(fields=("message_id", "kind"), name="idx_chat_log_kind"),)
+
+
+class ClarifyPause(Model):
+    """A clarify question waiting for (or having had) its answer (seed 003 §4.7)."""
+
+    id = fields.BigIntField(primary_key=True)
+    run_id = fields.CharField(max_length=64)
+    message = fields.ForeignKeyField(
+        "hermes.ChatMessage", related_name="pauses", on_delete=fields.CASCADE
+    )
+    clarify_id = fields.CharField(max_length=64, unique=True)
+    question = fields.TextField()
+    choices = fields.JSONField(default=list)
+    status = fields.CharEnumField(PauseStatus, max_length=16, default=PauseStatus.UNANSWERED)
+    answer = fields.TextField(null=True)
+    answered_by = fields.CharField(max_length=64, null=True)
+    platform_refs = fields.JSONField(null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+    answered_at = fields.DatetimeField(null=True)
+
+    class Meta:
+        table = "clarify_pause"
+        indexes = (
+            Index(fields=("run_id",), name="idx_clarify_pause_run"),
+            Index(fields=("status", "created_at"), name="idx_clarify_pause_status"),
+        )

@@ -1,0 +1,306 @@
+"""The five thinking areas of seed 003 §1 as one immutable state and one pure reducer.
+
+① streaming thinking (append) ② current status (one overwritten slot, by priority)
+③ current tool + tool history ④ todos (last full list) ⑤ pending clarify.
+`reduce` folds live events; `replay` folds stored log rows through the same function.
+
+Status priority: tool_progress > status > step > thinking_status. An event may write the slot
+when the slot is empty or holds an event of the same or lower priority (newest wins on ties).
+The slot is reset, so lower priorities may write again, when
+- a `step` arrives: a new iteration makes everything before it stale, so `step` always writes;
+- the tool whose progress the slot shows ends (`tool_end` with that tool name, or any
+  `tool_end` when the progress named no tool): the slot becomes empty;
+- the run ends (`done` / `error`): the slot becomes empty.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from enum import IntEnum
+
+import msgspec
+
+from core.errors import InvalidInput
+from core.events import (
+    ClarifyRequest, ContextCompacted, Done, Event, LogRecord, RunError, Status, Step,
+    TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
+    event_from_log,
+)
+
+logger = logging.getLogger(__name__)
+
+ARGS_PREVIEW_CHARS = 200
+RESULT_PREVIEW_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ThinkingText:
+    """Append-only streamed text: O(1) append, chunks shared between successive states.
+
+    Nothing is cut (the whole stream is kept), but no append copies what came before;
+    `tail` reads only the end, which is what live renderers show.
+    """
+
+    prev: ThinkingText | None = None
+    chunk: str = ""
+    length: int = 0
+
+    def append(self, delta: str) -> ThinkingText:
+        """This text followed by `delta`."""
+        return ThinkingText(self, delta, self.length + len(delta)) if delta else self
+
+    def tail(self, limit: int) -> str:
+        """The last `limit` characters, reading only the chunks needed."""
+        parts: list[str] = []
+        size = 0
+        for chunk in self._backwards():
+            if size >= limit:
+                break
+            parts.append(chunk)
+            size += len(chunk)
+        text = "".join(reversed(parts))
+        return text[-limit:] if limit > 0 else ""
+
+    def _backwards(self) -> Iterator[str]:
+        node: ThinkingText | None = self
+        while node is not None:
+            yield node.chunk
+            node = node.prev
+
+    def __str__(self) -> str:
+        return "".join(reversed(list(self._backwards())))
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ThinkingText):
+            return NotImplemented
+        return self.length == other.length and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __repr__(self) -> str:
+        return f"ThinkingText({str(self)!r})"
+
+
+class StatusSource(IntEnum):
+    """Where the current status came from; the value is its priority."""
+
+    THINKING_STATUS = 0
+    STEP = 1
+    STATUS = 2
+    TOOL_PROGRESS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentStatus:
+    """Area ②: one line saying what the agent does now."""
+
+    text: str
+    source: StatusSource
+    tool_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """Area ③: one tool call, running (`finished` False) or done."""
+
+    call_id: str
+    name: str
+    args_preview: str
+    result_preview: str | None = None
+    is_error: bool = False
+    finished: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PendingClarify:
+    """Area ⑤: a question the agent waits on."""
+
+    clarify_id: str
+    question: str
+    choices: tuple[str, ...]
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunFailure:
+    """How a run ended in `error` (code: aborted, llm_error, internal, clarify_expired)."""
+
+    message: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingState:
+    """Everything a renderer shows of one run; build new ones with `reduce`."""
+
+    thinking: ThinkingText = field(default_factory=ThinkingText)
+    status: CurrentStatus | None = None
+    tools: tuple[ToolCall, ...] = ()
+    todos: tuple[Todo, ...] = ()
+    pending_clarify: PendingClarify | None = None
+    iteration: int = 0
+    compactions: int = 0
+    final_text: str | None = None
+    error: RunFailure | None = None
+    last_seq: int = 0
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+
+    @property
+    def terminal(self) -> bool:
+        """True once `done` or `error` was folded."""
+        return self.final_text is not None or self.error is not None
+
+    @property
+    def current_tool(self) -> ToolCall | None:
+        """The most recently started tool that has not ended."""
+        return next((t for t in reversed(self.tools) if not t.finished), None)
+
+    @property
+    def tool_calls(self) -> int:
+        """How many tool calls the run made so far."""
+        return len(self.tools)
+
+    @property
+    def elapsed(self) -> timedelta:
+        """Time from the first to the last event folded."""
+        if self.first_at is None or self.last_at is None:
+            return timedelta(0)
+        return self.last_at - self.first_at
+
+
+def reduce(state: ThinkingState, event: Event) -> ThinkingState:
+    """Fold one event into the state; already-folded seqs and events after the end are ignored."""
+    if event.seq <= state.last_seq or state.terminal:
+        return state
+    return _apply(_stamp(state, event), event)
+
+
+def fold(events: Iterable[Event], state: ThinkingState | None = None) -> ThinkingState:
+    """Fold events in order, from `state` or an empty state."""
+    result = state or ThinkingState()
+    for event in events:
+        result = reduce(result, event)
+    return result
+
+
+def replay(records: Iterable[LogRecord]) -> ThinkingState:
+    """Rebuild a run's state from its stored log rows; unreadable rows are logged and skipped."""
+    state = ThinkingState()
+    for record in sorted(records, key=lambda r: r.seq):
+        try:
+            event = event_from_log(record)
+        except InvalidInput as exc:
+            logger.warning("replay skips a stored log row: %s", exc)
+            continue
+        state = reduce(state, event)
+    return state
+
+
+def answered(state: ThinkingState, clarify_id: str) -> ThinkingState:
+    """The state once the user answered `clarify_id` (unchanged if another one is pending)."""
+    pending = state.pending_clarify
+    if pending is None or pending.clarify_id != clarify_id:
+        return state
+    return replace(state, pending_clarify=None)
+
+
+def _stamp(state: ThinkingState, event: Event) -> ThinkingState:
+    # Any event but ambient ones (spinner text, tool progress, which may tick while the agent
+    # is blocked on the question) shows the run moved past a pending clarify.
+    moved_on = not isinstance(event, (ThinkingStatus, ToolProgress))
+    return replace(
+        state,
+        last_seq=event.seq,
+        first_at=state.first_at or event.at,
+        last_at=event.at,
+        pending_clarify=None if moved_on else state.pending_clarify,
+    )
+
+
+def _apply(state: ThinkingState, event: Event) -> ThinkingState:
+    match event:
+        case TextDelta(text=text):
+            return replace(state, thinking=state.thinking.append(text))
+        case ThinkingStatus(content=content):
+            return _offer(state, CurrentStatus(content, StatusSource.THINKING_STATUS))
+        case Step():
+            return _step(state, event)
+        case Status(message=message):
+            return _offer(state, CurrentStatus(message, StatusSource.STATUS))
+        case ToolProgress():
+            text = event.preview or event.event_name
+            return _offer(state, CurrentStatus(text, StatusSource.TOOL_PROGRESS, event.tool_name))
+        case ToolStart():
+            return replace(state, tools=(*state.tools, _started(event)))
+        case ToolEnd():
+            return _tool_end(state, event)
+        case TodoUpdate(todos=todos):
+            return replace(state, todos=todos)
+        case ClarifyRequest():
+            pending = PendingClarify(event.clarify_id, event.question, event.choices, event.seq)
+            return replace(state, pending_clarify=pending)
+        case ContextCompacted():
+            return replace(state, compactions=state.compactions + 1)
+        case Done(final_text=final_text):
+            return replace(state, final_text=final_text, status=None)
+        case RunError(message=message, code=code):
+            return replace(state, error=RunFailure(message, code), status=None)
+    return state
+
+
+def _offer(state: ThinkingState, candidate: CurrentStatus) -> ThinkingState:
+    current = state.status
+    if current is None or candidate.source >= current.source:
+        return replace(state, status=candidate)
+    return state
+
+
+def _step(state: ThinkingState, event: Step) -> ThinkingState:
+    # Model output of successive iterations would run together; a paragraph break keeps
+    # the stream readable without dropping anything.
+    thinking = state.thinking
+    if len(thinking) and thinking.tail(1) != "\n":
+        thinking = thinking.append("\n\n")
+    status = CurrentStatus(f"Step {event.iteration}", StatusSource.STEP)
+    return replace(state, thinking=thinking, status=status, iteration=event.iteration)
+
+
+def _started(event: ToolStart) -> ToolCall:
+    args = msgspec.json.encode(event.args).decode()
+    return ToolCall(event.tool_call_id, event.tool_name, _cut(args, ARGS_PREVIEW_CHARS))
+
+
+def _tool_end(state: ThinkingState, event: ToolEnd) -> ThinkingState:
+    done = ToolCall(
+        event.tool_call_id, event.tool_name, "", _cut(event.result, RESULT_PREVIEW_CHARS),
+        event.is_error, finished=True,
+    )
+    tools = list(state.tools)
+    index = next(
+        (i for i in reversed(range(len(tools)))
+         if tools[i].call_id == event.tool_call_id and not tools[i].finished),
+        None,
+    )
+    if index is None:
+        tools.append(done)  # its start was lost; keep the result anyway
+    else:
+        tools[index] = replace(done, args_preview=tools[index].args_preview)
+    return replace(state, tools=tuple(tools), status=_released(state.status, event.tool_name))
+
+
+def _released(status: CurrentStatus | None, tool_name: str) -> CurrentStatus | None:
+    if status is None or status.source is not StatusSource.TOOL_PROGRESS:
+        return status
+    return None if status.tool_name in (None, tool_name) else status
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,26 @@
+"""`hermes-chat bridge`: the Bridge service, configured from the same settings as the rest."""
+
+from __future__ import annotations
+
+from bridge.server import serve
+from bridge.settings import DEFAULT_TOOLSETS, BridgeSettings
+from core.config import Settings
+
+
+def bridge_settings(settings: Settings) -> BridgeSettings:
+    """The Bridge's share of the service settings."""
+    return BridgeSettings(
+        host=settings.bridge_host,
+        port=settings.bridge_port,
+        hermes_home=settings.hermes_home,
+        openai_base_url=settings.openai_base_url,
+        openai_api_key=settings.openai_api_key,
+        model=settings.hermes_model,
+        toolsets=settings.bridge_toolsets or DEFAULT_TOOLSETS,
+        shared_memory=settings.bridge_shared_memory,
+    )
+
+
+def run_bridge(settings: Settings) -> None:
+    """Serve the Bridge until SIGINT/SIGTERM."""
+    serve(bridge_settings(settings))

@@ -1,0 +1,76 @@
+"""`hermes-chat`: the composition root. Reads settings once and starts what was asked for."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+
+from dotenv import dotenv_values
+
+from core.config import Settings
+from core.errors import HermesChatError
+from core.logs import configure_logging
+
+log = logging.getLogger("hermes_chat")
+
+
+def load_environment(environ: Mapping[str, str], dotenv_path: str = ".env") -> dict[str, str]:
+    """The process environment over the keys of a local .env file (if there is one)."""
+    file_values = {k: v for k, v in dotenv_values(dotenv_path).items() if v is not None}
+    return {**file_values, **environ}
+
+
+def _serve(settings: Settings) -> None:
+    from hermes_chat.serve import serve
+
+    asyncio.run(serve(settings))
+
+
+def _migrate(settings: Settings) -> None:
+    from core.db import migrate
+
+    asyncio.run(migrate(settings.database_url))
+
+
+def _bridge(settings: Settings) -> None:
+    from hermes_chat.bridge_command import run_bridge
+
+    run_bridge(settings)
+
+
+COMMANDS: dict[str, tuple[Callable[[Settings], None], str]] = {
+    "serve": (_serve, "run the service: migrate, then serve the admin API and the chat bots"),
+    "migrate": (_migrate, "apply database migrations and exit"),
+    "bridge": (_bridge, "run the Hermes Bridge (the agent service) on BRIDGE_HOST:BRIDGE_PORT"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `hermes-chat` console script."""
+    parser = argparse.ArgumentParser(prog="hermes-chat", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, (_, help_text) in COMMANDS.items():
+        commands.add_parser(name, help=help_text)
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env(load_environment(os.environ))
+    except HermesChatError as error:
+        print(f"hermes-chat: bad setting: {error.message}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level, settings.log_format)
+    try:
+        COMMANDS[args.command][0](settings)
+    except HermesChatError as error:
+        log.error("%s", error.message)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

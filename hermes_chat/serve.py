@@ -1,0 +1,86 @@
+"""`hermes-chat serve`: migrate, connect, and serve until Ctrl-C / SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import signal
+from collections.abc import Iterator
+
+import uvicorn
+
+from admin.app import create_app
+from core import db
+from core.config import Settings
+from core.errors import InvalidInput
+
+log = logging.getLogger("hermes_chat.serve")
+
+
+async def serve(settings: Settings) -> None:
+    """Run every part whose settings are present; say in one line why each other part is not."""
+    _check_admin_binding(settings)
+    await db.migrate(settings.database_url)
+    await db.open_database(settings.database_url)
+    try:
+        _report_parts(settings)
+        config = uvicorn.Config(
+            create_app(settings), host=settings.admin_host, port=settings.admin_port,
+            log_config=None, lifespan="on", timeout_graceful_shutdown=3,
+        )
+        log.info("admin API: listening on http://%s:%s", settings.admin_host, settings.admin_port)
+        await _serve_until_signalled(_QuietServer(config))
+    finally:
+        await db.close_database()
+        log.info("stopped")
+
+
+def _check_admin_binding(settings: Settings) -> None:
+    if settings.admin_token or _is_loopback(settings.admin_host):
+        return
+    raise InvalidInput(
+        f"ADMIN_TOKEN is unset, so the admin API only binds to loopback; "
+        f"ADMIN_HOST={settings.admin_host} refused. Set ADMIN_TOKEN or use 127.0.0.1."
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _report_parts(settings: Settings) -> None:
+    if settings.slack_bot_token and (settings.slack_signing_secret or settings.slack_app_token):
+        log.info("slack: configured (the adapter arrives with the Slack issue)")
+    else:
+        log.info("slack: not started (SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET unset)")
+    if settings.discord_token:
+        log.info("discord: configured (the adapter arrives with the Discord issue)")
+    else:
+        log.info("discord: not started (DISCORD_TOKEN unset)")
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn re-raises the signal after its shutdown, which would skip our own clean-up;
+    here the signal only asks the server to exit and `serve` then returns normally."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def _serve_until_signalled(server: uvicorn.Server) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, server.handle_exit, sig, None)
+    try:
+        await server.serve()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

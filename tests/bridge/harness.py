@@ -1,0 +1,132 @@
+"""Runs a real Bridge (uvicorn, in this process, random 127.0.0.1 port) and reads its SSE."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import uvicorn
+
+from bridge.app import create_app
+from bridge.settings import BridgeSettings
+from tests.fakes.llm_server import ScriptedLLM
+
+DEADLINE = 20.0  # seconds any single wait in a test may take
+
+
+@dataclass(frozen=True)
+class Event:
+    id: int
+    name: str
+    data: dict[str, Any]
+
+
+@dataclass
+class RunningBridge:
+    url: str
+    client: httpx.AsyncClient
+    settings: BridgeSettings
+
+
+@asynccontextmanager
+async def running_bridge(settings: BridgeSettings) -> AsyncIterator[RunningBridge]:
+    """Serve `create_app(settings)` until the block exits."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(settings), lifespan="on", log_level="warning",
+                            timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    await wait_until(lambda: server.started)
+    url = f"http://127.0.0.1:{port}"
+    async with httpx.AsyncClient(base_url=url, timeout=DEADLINE) as client:
+        try:
+            yield RunningBridge(url, client, settings)
+        finally:
+            server.should_exit = True
+            await asyncio.wait_for(task, DEADLINE)
+            sock.close()
+
+
+async def wait_until(predicate: Callable[[], object], deadline: float = DEADLINE) -> None:
+    """Poll `predicate` until true; fails the test after `deadline` seconds."""
+    async with asyncio.timeout(deadline):
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def run_body(llm: ScriptedLLM, message: str = "hello", **extra: Any) -> dict[str, Any]:
+    """A RunRequest aimed at the test's scripted LLM."""
+    body = {
+        "run_id": new_id("run"),
+        "session_id": new_id("chat"),
+        "user_message": message,
+        "model": {"name": llm.model, "base_url": llm.base_url},
+    }
+    return {**body, **extra}
+
+
+class SseReader:
+    """Reads one SSE response in steps: `until(...)` can be called again to continue."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._lines = response.aiter_lines()
+        self.comments: list[str] = []
+
+    async def until(self, stop: Callable[[Event], bool] | None = None,
+                    stop_on_comment: bool = False) -> list[Event]:
+        """Events until `stop` accepts one (included), a comment if asked, or the end."""
+        events: list[Event] = []
+        frame: dict[str, str] = {}
+        async with asyncio.timeout(DEADLINE):
+            async for line in self._lines:
+                if line.startswith(":"):
+                    self.comments.append(line)
+                    if stop_on_comment:
+                        break
+                elif line:
+                    key, _, value = line.partition(":")
+                    frame[key] = value.removeprefix(" ")
+                elif frame:
+                    data = json.loads(frame["data"])
+                    events.append(Event(int(frame["id"]), frame["event"], data))
+                    frame = {}
+                    if stop is not None and stop(events[-1]):
+                        break
+        return events
+
+    async def until_event(self, name: str) -> list[Event]:
+        return await self.until(lambda e: e.name == name)
+
+
+async def read_sse(response: httpx.Response) -> list[Event]:
+    """Every event of an SSE response."""
+    return await SseReader(response).until()
+
+
+async def run_to_end(bridge: RunningBridge, body: dict[str, Any]) -> list[Event]:
+    """POST /run and read the whole stream."""
+    async with bridge.client.stream("POST", "/run", json=body) as response:
+        assert response.status_code == 200, await response.aread()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        return await read_sse(response)
+
+
+def names(events: list[Event]) -> list[str]:
+    return [e.name for e in events]
+
+
+def text_of(events: list[Event]) -> str:
+    return "".join(e.data["text"] for e in events if e.name == "text")

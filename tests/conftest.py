@@ -1,0 +1,96 @@
+"""Suite-wide fixtures: loopback-only network, and the database of this pytest process.
+
+HERMES_TEST_DB picks the backend (sqlite, the default, or postgres); `scripts/test` runs the
+suite once per backend in separate processes. Each process gets its own database (a temporary
+SQLite file, or a fresh PostgreSQL database dropped at the end), migrated once; every test that
+uses `db` starts from empty tables with ids restarting at 1.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import asyncpg
+import pytest
+from tortoise import connections
+
+from core import db as database
+
+BACKEND = os.environ.get("HERMES_TEST_DB", "sqlite")
+POSTGRES_ADMIN_URL = os.environ.get(
+    "HERMES_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
+)
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+TABLES = ("clarify_pause", "chat_message_log", "chat_message", "conversation_binding", "chat_session")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that touches the database carries the `db` marker (run on both backends)."""
+    for item in items:
+        if "db" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.db)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def loopback_only() -> Iterator[None]:
+    """Anything that tries a non-loopback address fails, and fails the session at the end
+    even if a library swallowed the error."""
+    original = socket.socket.connect
+    attempts: list[object] = []
+
+    def guarded(self: socket.socket, address: object) -> None:
+        if isinstance(address, tuple) and address[0] not in LOOPBACK:
+            attempts.append(address)
+            raise OSError(f"test tried to reach the network: {address!r}")
+        original(self, address)
+
+    socket.socket.connect = guarded  # type: ignore[method-assign]
+    yield
+    socket.socket.connect = original  # type: ignore[method-assign]
+    assert not attempts, f"outbound connections attempted: {attempts}"
+
+
+@pytest.fixture(scope="session")
+async def database_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    """A database of this test process alone, removed afterwards."""
+    if BACKEND == "sqlite":
+        yield f"sqlite://{tmp_path_factory.mktemp('db') / 'test.sqlite3'}"
+        return
+    if BACKEND != "postgres":
+        raise pytest.UsageError(f"HERMES_TEST_DB must be sqlite or postgres, not {BACKEND!r}")
+    name = f"hermes_chat_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = await asyncpg.connect(POSTGRES_ADMIN_URL)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+@pytest.fixture(scope="session")
+async def migrated_database(database_url: str) -> AsyncIterator[str]:
+    """The test database with every migration applied and the ORM connected."""
+    async with database.database(database_url):
+        yield database_url
+
+
+@pytest.fixture
+async def db(migrated_database: str) -> AsyncIterator[str]:
+    """Empty tables for this test (ids restart at 1); yields the database URL."""
+    await _empty_tables()
+    yield migrated_database
+
+
+async def _empty_tables() -> None:
+    conn = connections.get("default")
+    if BACKEND == "postgres":
+        await conn.execute_script(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
+        return
+    await conn.execute_script("UPDATE chat_message SET parent_id = NULL")  # see delete_session
+    for table in TABLES:
+        await conn.execute_script(f"DELETE FROM {table}")
+    await conn.execute_script("DELETE FROM sqlite_sequence")

@@ -1,0 +1,84 @@
+"""`hermes-chat serve` and `migrate` as a person runs them: a real subprocess on a fresh SQLite file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+DEADLINE = 30.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "DISCORD_", "ADMIN_"))}
+    env.update(DATABASE_URL=f"sqlite://{tmp_path / 'fresh' / 'hermes.sqlite3'}", **extra)
+    return env
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[str]) -> httpx.Response:
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()[0]
+        try:
+            return httpx.get(url, timeout=1.0)
+        except httpx.TransportError:
+            time.sleep(0.1)  # polling a starting process with a deadline, not waiting for time
+    raise AssertionError(f"{url} never answered")
+
+
+def test_serve_starts_on_a_fresh_sqlite_file_answers_health_and_stops_on_sigint(tmp_path: Path):
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path, text=True,
+        env=_env(tmp_path, ADMIN_PORT=str(port)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        response = _wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
+        assert response.status_code == 200
+        assert response.json() == {"status": "ok", "database": "ok"}
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=DEADLINE)
+    finally:
+        process.kill()
+    assert process.returncode == 0, output
+    assert "slack: not started" in output and "discord: not started" in output
+    assert output.rstrip().endswith("stopped")
+    assert (tmp_path / "fresh" / "hermes.sqlite3").exists()
+
+
+def _run(tmp_path: Path, command: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hermes_chat", command], cwd=tmp_path, text=True,
+        env=_env(tmp_path, **env), capture_output=True, timeout=DEADLINE,
+    )
+
+
+def test_serve_refuses_a_public_address_without_an_admin_token(tmp_path: Path) -> None:
+    result = _run(tmp_path, "serve", ADMIN_HOST="0.0.0.0")
+    assert result.returncode == 1
+    assert "ADMIN_TOKEN is unset" in result.stderr
+
+
+def test_migrate_applies_and_is_idempotent(tmp_path: Path) -> None:
+    for _ in range(2):
+        result = _run(tmp_path, "migrate")
+        assert result.returncode == 0, result.stderr
+    assert "database migrated" in result.stderr
+
+
+def test_a_bad_setting_is_a_clear_error(tmp_path: Path) -> None:
+    result = _run(tmp_path, "migrate", ADMIN_PORT="eighty")
+    assert result.returncode == 2
+    assert "ADMIN_PORT must be an integer" in result.stderr
