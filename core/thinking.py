@@ -180,6 +180,8 @@ def reduce(state: ThinkingState, event: Event) -> ThinkingState:
     """Fold one event into the state; already-folded seqs and events after the end are ignored."""
     if event.seq <= state.last_seq or state.terminal:
         return state
+    if isinstance(event, TextDelta):  # the hot path: one copy instead of two
+        return replace(state, thinking=state.thinking.append(event.text), **_stamp_fields(state, event))
     return _apply(_stamp(state, event), event)
 
 
@@ -213,16 +215,19 @@ def answered(state: ThinkingState, clarify_id: str) -> ThinkingState:
 
 
 def _stamp(state: ThinkingState, event: Event) -> ThinkingState:
+    return replace(state, **_stamp_fields(state, event))
+
+
+def _stamp_fields(state: ThinkingState, event: Event) -> dict[str, object]:
     # Any event but ambient ones (spinner text, tool progress, which may tick while the agent
     # is blocked on the question) shows the run moved past a pending clarify.
     moved_on = not isinstance(event, (ThinkingStatus, ToolProgress))
-    return replace(
-        state,
-        last_seq=event.seq,
-        first_at=state.first_at or event.at,
-        last_at=event.at,
-        pending_clarify=None if moved_on else state.pending_clarify,
-    )
+    return {
+        "last_seq": event.seq,
+        "first_at": state.first_at or event.at,
+        "last_at": event.at,
+        "pending_clarify": None if moved_on else state.pending_clarify,
+    }
 
 
 def _apply(state: ThinkingState, event: Event) -> ThinkingState:

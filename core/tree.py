@@ -62,11 +62,13 @@ async def get_message(message_id: int, session_id: int | None = None) -> ChatMes
 async def add_child(
     session_id: int, parent_id: int | None, role: Role, status: MessageStatus, **fields: object
 ) -> ChatMessage:
-    """Insert an active child under `parent_id` (None: a root), deactivating its siblings."""
+    """Insert an active child under `parent_id` (None: a root), deactivating its siblings;
+    the parent's path becomes the active branch, so the new node always shows."""
     async with in_transaction():
         await _lock_session(session_id)
         if parent_id is not None:
             await get_message(parent_id, session_id)
+            await _activate_path(session_id, parent_id)
         return await _insert_sibling(session_id, parent_id, role, status, **fields)
 
 
@@ -137,16 +139,28 @@ async def versions(message_id: int, session_id: int | None = None) -> list[ChatM
 
 
 async def activate(message_id: int, session_id: int | None = None) -> ChatMessage:
-    """Make this version the active one among its siblings."""
+    """Make this version the active one among its siblings (and its ancestors, so it shows)."""
     message = await get_message(message_id, session_id)
     if message.role == Role.SYSTEM:
         raise InvalidInput(f"message {message_id} is a summary, not a version")
     async with in_transaction():
         await _lock_session(message.session_id)
-        await _siblings(message.session_id, message.parent_id).update(is_active=False)
-        await ChatMessage.filter(id=message.id).update(is_active=True)
+        await _activate_path(message.session_id, message.id)
     message.is_active = True
     return message
+
+
+async def _activate_path(session_id: int, message_id: int) -> None:
+    """Make the message and each of its ancestors the active version, so it shows."""
+    links = dict(await ChatMessage.filter(session_id=session_id).values_list("id", "parent_id"))
+    active = set(await ChatMessage.filter(session_id=session_id, is_active=True).values_list(
+        "id", flat=True))
+    node: int | None = message_id
+    while node is not None:
+        if node not in active:
+            await _siblings(session_id, links[node]).update(is_active=False)
+            await ChatMessage.filter(id=node).update(is_active=True)
+        node = links[node]
 
 
 def _siblings(session_id: int, parent_id: int | None):  # type: ignore[no-untyped-def]

@@ -1,4 +1,5 @@
-"""Suite-wide fixtures: loopback-only network, and the database of this pytest process.
+"""Suite-wide fixtures: loopback-only network, the database of this pytest process, and a real
+Hermes Bridge (one per process: HERMES_HOME is process-wide) with a scripted LLM per test.
 
 HERMES_TEST_DB picks the backend (sqlite, the default, or postgres); `scripts/test` runs the
 suite once per backend in separate processes. Each process gets its own database (a temporary
@@ -12,12 +13,17 @@ import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import asyncpg
 import pytest
 from tortoise import connections
 
+from bridge.hermes_home import DEFAULT_CONFIG_YAML
+from bridge.settings import BridgeSettings
 from core import db as database
+from tests.bridge.harness import RunningBridge, running_bridge
+from tests.fakes.llm_server import ScriptedLLM
 
 BACKEND = os.environ.get("HERMES_TEST_DB", "sqlite")
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -94,3 +100,32 @@ async def _empty_tables() -> None:
     for table in TABLES:
         await conn.execute_script(f"DELETE FROM {table}")
     await conn.execute_script("DELETE FROM sqlite_sequence")
+
+
+# One retry instead of three keeps "LLM down" tests fast; the rest is the Bridge's default.
+TEST_CONFIG_YAML = DEFAULT_CONFIG_YAML + "agent:\n  api_max_retries: 1\n"
+
+
+@pytest.fixture(scope="session")
+def hermes_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("hermes-home")
+    (home / "config.yaml").write_text(TEST_CONFIG_YAML, encoding="utf-8")
+    return home
+
+
+@pytest.fixture(scope="session")
+def bridge_settings(hermes_home: Path) -> BridgeSettings:
+    # Every Bridge in this process must share one HERMES_HOME (it is process-wide).
+    return BridgeSettings(hermes_home=str(hermes_home), heartbeat_seconds=0.3)
+
+
+@pytest.fixture(scope="session")
+async def bridge(bridge_settings: BridgeSettings) -> AsyncIterator[RunningBridge]:
+    async with running_bridge(bridge_settings) as running:
+        yield running
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[ScriptedLLM]:
+    async with ScriptedLLM() as server:
+        yield server

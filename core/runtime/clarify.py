@@ -1,0 +1,81 @@
+"""Clarify pauses: persisted before anyone sees the question; the first answer wins."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tortoise.exceptions import IntegrityError
+
+from core.bridge_port import Bridge
+from core.errors import BridgeUnavailable, NotFound
+from core.events import ClarifyRequest
+from core.models import ClarifyPause, PauseStatus, utc_now
+from core.runtime.updates import PauseView
+
+
+@dataclass(frozen=True, slots=True)
+class ClarifyOutcome:
+    """The result of an answer: accepted, or why not (already answered / expired)."""
+
+    accepted: bool
+    pause: PauseView
+    reason: str | None = None
+
+
+def view(pause: ClarifyPause) -> PauseView:
+    """The pause as subscribers and renderers see it."""
+    return PauseView(
+        pause_id=pause.id, clarify_id=pause.clarify_id, question=pause.question,
+        choices=tuple(pause.choices or ()), status=PauseStatus(pause.status),
+        answer=pause.answer, answered_by=pause.answered_by,
+    )
+
+
+async def persist_pause(run_id: str, message_id: int, event: ClarifyRequest) -> PauseView:
+    """Store the question (idempotent on clarify_id: a replayed event finds the same row)."""
+    try:
+        pause = await ClarifyPause.create(
+            run_id=run_id, message_id=message_id, clarify_id=event.clarify_id,
+            question=event.question, choices=list(event.choices),
+        )
+    except IntegrityError:
+        pause = await ClarifyPause.get(clarify_id=event.clarify_id)
+    return view(pause)
+
+
+async def find_pause(clarify_id: str | None = None, pause_id: int | None = None) -> ClarifyPause:
+    """A pause by its clarify id or its row id; NotFound otherwise."""
+    query = {"clarify_id": clarify_id} if clarify_id is not None else {"id": pause_id}
+    pause = await ClarifyPause.get_or_none(**query)
+    if pause is None:
+        raise NotFound(f"no clarify question {clarify_id or pause_id}")
+    return pause
+
+
+async def answer_pause(bridge: Bridge, pause: ClarifyPause, answer: str, user: str | None) -> ClarifyOutcome:
+    """Claim the pause for this answer, then wake the agent; a Bridge failure un-claims it."""
+    claimed = await ClarifyPause.filter(id=pause.id, status=PauseStatus.UNANSWERED).update(
+        status=PauseStatus.ANSWERED, answer=answer, answered_by=user, answered_at=utc_now()
+    )
+    if not claimed:
+        current = await ClarifyPause.get(id=pause.id)
+        return ClarifyOutcome(False, view(current), _why_not(current))
+    try:
+        await bridge.answer_clarify(pause.clarify_id, answer)
+    except BridgeUnavailable:
+        await ClarifyPause.filter(id=pause.id).update(
+            status=PauseStatus.UNANSWERED, answer=None, answered_by=None, answered_at=None
+        )
+        raise
+    except NotFound:  # the Bridge forgot the run (it restarted): the question cannot be answered
+        await ClarifyPause.filter(id=pause.id).update(status=PauseStatus.EXPIRED)
+        current = await ClarifyPause.get(id=pause.id)
+        return ClarifyOutcome(False, view(current), "this question expired: the run is gone")
+    return ClarifyOutcome(True, view(await ClarifyPause.get(id=pause.id)))
+
+
+def _why_not(pause: ClarifyPause) -> str:
+    if pause.status == PauseStatus.EXPIRED:
+        return "this question expired"
+    who = pause.answered_by or "someone"
+    return f"already answered by {who}: {pause.answer}"

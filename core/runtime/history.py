@@ -1,0 +1,56 @@
+"""What the agent sees before a run's user message: its ancestors, summaries folded in."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from core.bridge_types import HistoryMessage
+from core.models import ChatMessage, MessageStatus, Role
+
+SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
+
+
+async def conversation_before(user_message: ChatMessage) -> list[tuple[int, HistoryMessage]]:
+    """The messages on the path from the root to the parent of `user_message`, with ids.
+
+    Only finished answers count (a failed or stopped attempt is not something the agent
+    said). A SYSTEM summary replaces everything before it, as compaction did for the agent.
+    Two queries: the session's links, then the rows of the path.
+    """
+    links = await ChatMessage.filter(session_id=user_message.session_id).values_list(
+        "id", "parent_id", "role", "is_active"
+    )
+    path = _path_with_summaries(links, user_message.parent_id)
+    rows = {m.id: m for m in await ChatMessage.filter(id__in=path)} if path else {}
+    return fold_history([rows[i] for i in path])
+
+
+def _path_with_summaries(links: list[tuple], leaf_id: int | None) -> list[int]:
+    parent_of = {row[0]: row[1] for row in links}
+    summaries: dict[int, list[int]] = defaultdict(list)
+    for ident, parent, role, active in sorted(links):
+        if role == Role.SYSTEM and active and parent is not None:
+            summaries[parent].append(ident)
+    ancestors: list[int] = []
+    node = leaf_id
+    while node is not None:
+        ancestors.append(node)
+        node = parent_of.get(node)
+    path: list[int] = []
+    for ident in reversed(ancestors):
+        path.append(ident)
+        path.extend(summaries.get(ident, []))
+    return path
+
+
+def fold_history(messages: list[ChatMessage]) -> list[tuple[int, HistoryMessage]]:
+    """Pure: turn path messages into (message id, history entry) pairs."""
+    history: list[tuple[int, HistoryMessage]] = []
+    for message in messages:
+        if message.role == Role.SYSTEM:
+            history = [(message.id, HistoryMessage("system", SUMMARY_PREFIX + message.content))]
+        elif message.role == Role.USER:
+            history.append((message.id, HistoryMessage("user", message.content)))
+        elif message.status == MessageStatus.SUCCESS and message.content:
+            history.append((message.id, HistoryMessage("assistant", message.content)))
+    return history

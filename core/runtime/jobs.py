@@ -1,0 +1,52 @@
+"""Periodic upkeep with apscheduler (in-memory job store, jobs added at each start)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from core.errors import HermesChatError
+from core.models import ClarifyPause, PauseStatus, utc_now
+from core.runtime.recovery import recover
+
+if TYPE_CHECKING:
+    from core.runtime.pool import RunPool
+
+log = logging.getLogger(__name__)
+PAUSE_RETENTION = timedelta(days=30)
+
+
+async def expire_old_pauses(retention: timedelta = PAUSE_RETENTION) -> int:
+    """Unanswered questions older than the retention expire (their buttons explain why)."""
+    return await ClarifyPause.filter(
+        status=PauseStatus.UNANSWERED, created_at__lt=utc_now() - retention
+    ).update(status=PauseStatus.EXPIRED)
+
+
+async def enforce_clarify_fallback(pool: RunPool, fallback: timedelta) -> int:
+    """Runs waiting on a question longer than the fallback are aborted and the pause expires."""
+    stale = await ClarifyPause.filter(
+        status=PauseStatus.UNANSWERED, created_at__lt=utc_now() - fallback
+    )
+    for pause in stale:
+        await ClarifyPause.filter(id=pause.id).update(status=PauseStatus.EXPIRED)
+        try:
+            await pool.stop(pause.run_id)
+        except HermesChatError as error:
+            log.info("fallback: run %s already gone (%s)", pause.run_id, error.message)
+    return len(stale)
+
+
+def start_jobs(pool: RunPool, clarify_fallback: timedelta = timedelta(hours=24)) -> AsyncIOScheduler:
+    """Schedule the upkeep jobs on the running loop; the caller shuts the scheduler down."""
+    scheduler = AsyncIOScheduler(timezone="UTC")
+    scheduler.add_job(expire_old_pauses, "interval", hours=1, id="expire-pauses")
+    scheduler.add_job(enforce_clarify_fallback, "interval", minutes=5, args=[pool, clarify_fallback],
+                      id="clarify-fallback")
+    scheduler.add_job(recover, "interval", minutes=1, args=[pool], id="reconcile")
+    scheduler.add_job(pool.prune, "interval", minutes=1, id="prune")
+    scheduler.start()
+    return scheduler

@@ -1,0 +1,117 @@
+"""Log rows written in batches: at 50 rows or every 200 ms, at once when asked, one insert each.
+
+(message_id, seq) is unique and the insert skips conflicts, so an event delivered twice is
+stored once. A failed write keeps its rows and is retried on the next flush: nothing is lost.
+Rows are plain tuples and the insert is one multi-row statement: building an ORM object per
+event costs more than the whole rest of the pipeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable
+from datetime import datetime
+
+from tortoise import connections
+
+from core.events import LogRecord
+
+log = logging.getLogger(__name__)
+
+Row = tuple[int, int, str, str | None, str | None, str | None, datetime]
+COLUMNS = "message_id, seq, kind, content, tool_name, meta_json, created_at"
+
+
+@functools.lru_cache(maxsize=64)
+def insert_statement(rows: int, dialect: str) -> str:
+    """One INSERT of `rows` rows that skips rows already stored, in the dialect's placeholders."""
+    width = COLUMNS.count(",") + 1
+    if dialect == "postgres":
+        groups = (
+            "(" + ", ".join(f"${r * width + c + 1}" for c in range(width)) + ")" for r in range(rows)
+        )
+    else:
+        groups = ("(" + ", ".join("?" * width) + ")" for _ in range(rows))
+    return (f"INSERT INTO chat_message_log ({COLUMNS}) VALUES {', '.join(groups)} "
+            "ON CONFLICT (message_id, seq) DO NOTHING")
+
+
+class LogBuffer:
+    """Pending `chat_message_log` rows of every run of this process."""
+
+    def __init__(self, max_rows: int = 50, interval: float = 0.2,
+                 on_flush: Callable[[float, int], None] | None = None) -> None:
+        self.max_rows = max_rows
+        self.interval = interval
+        self._rows: list[Row] = []
+        self._persisted: dict[int, int] = {}
+        self._lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._on_flush = on_flush
+
+    def add(self, message_id: int, record: LogRecord) -> None:
+        """Queue one row; a full batch wakes the flusher at once."""
+        self._rows.append((message_id, record.seq, record.kind, record.content, record.tool_name,
+                           record.meta_json, record.created_at))
+        if len(self._rows) >= self.max_rows:
+            self._wake.set()
+
+    def persisted_seq(self, message_id: int) -> int:
+        """The highest seq of this message known to be in the database (0: none yet)."""
+        return self._persisted.get(message_id, 0)
+
+    def remember(self, message_id: int, seq: int) -> None:
+        """Record what an earlier process already stored (recovery starts from there)."""
+        self._persisted[message_id] = max(seq, self._persisted.get(message_id, 0))
+
+    def forget(self, message_id: int) -> None:
+        """Drop the bookkeeping of a finished message."""
+        self._persisted.pop(message_id, None)
+
+    @property
+    def pending(self) -> int:
+        return len(self._rows)
+
+    async def flush(self) -> None:
+        """Write every pending row (one statement per batch); on failure keep them for later."""
+        async with self._lock:
+            batch, self._rows = self._rows, []
+            if not batch:
+                return
+            started = time.perf_counter()
+            try:
+                await _insert(batch)
+            except Exception:  # the database is away: keep the rows, the next flush retries
+                self._rows[:0] = batch
+                log.warning("log flush of %d rows failed; will retry", len(batch), exc_info=True)
+                raise
+            for row in batch:
+                self.remember(row[0], row[1])
+            if self._on_flush:
+                self._on_flush(time.perf_counter() - started, len(batch))
+
+    async def run(self) -> None:
+        """Flush every `interval`, or sooner when a batch fills; until cancelled."""
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.interval)
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            try:
+                await self.flush()
+            except Exception:  # logged in flush; keep the loop alive for the retry
+                continue
+
+
+async def _insert(batch: list[Row], chunk: int = 100) -> None:
+    connection = connections.get("default")
+    dialect = connection.capabilities.dialect
+    # Fixed-size statements (SQLite caps variables; PostgreSQL reuses the prepared statement).
+    for start in range(0, len(batch), chunk):
+        rows = batch[start : start + chunk]
+        values = [value for row in rows for value in row]
+        await connection.execute_query(insert_statement(len(rows), dialect), values)

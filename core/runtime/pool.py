@@ -1,0 +1,240 @@
+"""RunPool: the one way to start, stop, answer and watch runs (DESIGN §5).
+
+One run per session at a time (a second start is refused as busy, or queued behind the
+first when asked); a global cap with a FIFO queue beyond it; many sessions in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+from core import tree
+from core.bridge_port import Bridge
+from core.catalogue import Catalogue
+from core.errors import Busy, InvalidInput, NotFound
+from core.models import MessageStatus
+from core.runtime import records
+from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
+from core.runtime.live import LiveRun
+from core.runtime.log_buffer import LogBuffer
+from core.runtime.metrics import RunMetrics
+from core.runtime.runner import RunOptions, drive
+from core.runtime.slots import RunSlots
+from core.runtime.updates import Hub, RunUpdate, Subscription
+
+log = logging.getLogger(__name__)
+FINISHED_TTL = 300.0  # seconds a finished run stays in memory for late subscribers
+
+
+class RunPool:
+    """Runs of this process; built once at the composition root, closed on shutdown."""
+
+    def __init__(self, bridge: Bridge, catalogue: Catalogue, *, max_active_runs: int = 5,
+                 buffer: LogBuffer | None = None, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.bridge = bridge
+        self.catalogue = catalogue
+        self.metrics = RunMetrics()
+        self.buffer = buffer or LogBuffer(on_flush=self.metrics.flushed)
+        self.hub = Hub()
+        self.slots = RunSlots(max_active_runs, on_moved=self._moved)
+        self._runs: dict[str, LiveRun] = {}
+        self._sessions: dict[int, LiveRun] = {}  # the latest run of each session
+        self._flusher: asyncio.Task[None] | None = None
+        self._monotonic = monotonic
+        self.recovery_lock = asyncio.Lock()  # one recovery pass at a time (start-up, reconcile)
+
+    async def open(self) -> None:
+        """Start the background log flusher."""
+        self._flusher = asyncio.create_task(self.buffer.run(), name="log-flusher")
+
+    async def close(self) -> None:
+        """Stop following runs (they stay RUNNING and resumable) and flush every log row."""
+        tasks = [live.task for live in self._runs.values() if live.task and not live.task.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._flusher:
+            self._flusher.cancel()
+            await asyncio.gather(self._flusher, return_exceptions=True)
+        await self.buffer.flush()
+
+    async def start(self, session_id: int, text: str, *, queue: bool = False,
+                    user_message_id: int | None = None, max_iterations: int | None = None,
+                    **fields: object) -> RunUpdate:
+        """A user message (or an edit's new user node) and the run that answers it.
+
+        `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id.
+        """
+        session = await self._session_defaults(session_id, fields)
+        previous = self._in_flight(session.id)
+        if previous is not None and not queue:
+            raise Busy(f"session {session_id} is still working on run {previous.run_id}")
+        return await self._launch(
+            session_id, RunOptions(max_iterations, after=self._done_future(previous)),
+            text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
+        )
+
+    async def regenerate(self, message_id: int, session_id: int | None = None,
+                         **fields: object) -> RunUpdate:
+        """A new version of an assistant message, generated live."""
+        message = await tree.get_message(message_id, session_id)
+        self._refuse_if_busy(message.session_id)
+        return await self._launch(message.session_id, RunOptions(), regenerate_of=message_id, **fields)
+
+    async def edit(self, message_id: int, text: str, session_id: int | None = None,
+                   **fields: object) -> RunUpdate:
+        """Edit a user message into a new branch and answer it."""
+        message = await tree.get_message(message_id, session_id)
+        self._refuse_if_busy(message.session_id)
+        author = {k: v for k, v in fields.items() if k in ("author", "platform_message_id")}
+        rest = {k: v for k, v in fields.items() if k not in author}
+        await self._session_defaults(message.session_id, dict(rest))  # refuse before writing
+        node = await tree.edit(message_id, text, message.session_id, **author)
+        return await self.start(message.session_id, text, user_message_id=node.id, **rest)
+
+    async def stop(self, run_id: str) -> RunUpdate:
+        """Abort a run: queued ones never start; running ones are aborted on the Bridge."""
+        live = self._runs.get(run_id)
+        if live is None or live.status not in records.IN_FLIGHT:
+            raise NotFound(f"no run {run_id} in flight here")
+        if live.status == MessageStatus.QUEUED or live.task is None:
+            return await self._stop_locally(live)
+        try:
+            await self.bridge.abort(run_id)
+        except NotFound:  # the Bridge does not know it: end it here
+            return await self._stop_locally(live)
+        return live.update()
+
+    async def answer(self, clarify_id: str, answer: str, user: str | None = None,
+                     pause_id: int | None = None) -> ClarifyOutcome:
+        """Answer a clarify question; the first answer wins, later ones learn who answered."""
+        if not answer.strip():
+            raise InvalidInput("an answer cannot be empty")
+        pause = await find_pause(clarify_id, pause_id)
+        outcome = await answer_pause(self.bridge, pause, answer, user)
+        live = self._runs.get(pause.run_id)
+        if live is not None:
+            live.with_pause(outcome.pause)
+            self.publish(live)
+        return outcome
+
+    def subscribe(self, run_id: str | None = None) -> Subscription:
+        """Updates of one run (None: of every run); the current view comes first."""
+        subscription = self.hub.subscribe(run_id)
+        for live in self._runs.values():
+            if run_id is None or live.run_id == run_id:
+                subscription.offer(live)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        self.hub.unsubscribe(subscription)
+
+    def view(self, run_id: str) -> RunUpdate | None:
+        """The current view of a run this process knows."""
+        live = self._runs.get(run_id)
+        return live.update() if live else None
+
+    def live(self, run_id: str) -> LiveRun | None:
+        return self._runs.get(run_id)
+
+    def active(self) -> list[RunUpdate]:
+        """Runs in flight here, running first, then the queue in order."""
+        views = [r.update() for r in self._runs.values() if r.status in records.IN_FLIGHT]
+        return sorted(views, key=lambda u: (u.position or 0, u.run_id))
+
+    # -- the runner's side ------------------------------------------------------------
+
+    def publish(self, live: LiveRun) -> None:
+        """Tell subscribers the run changed, once per turn of the event loop however many
+        events arrived in it (a burst of tokens costs one notification, not one each)."""
+        if not live.dirty:
+            live.dirty = True
+            asyncio.get_running_loop().call_soon(self._announce, live)
+
+    def _announce(self, live: LiveRun) -> None:
+        live.dirty = False
+        live.changed.set()
+        live.changed = asyncio.Event()
+        self.hub.publish(live)
+
+    def finished(self, live: LiveRun) -> None:
+        live.finished_at = self._monotonic()
+        self.buffer.forget(live.message_id)
+        self.publish(live)
+
+    def prune(self) -> int:
+        """Forget runs finished more than FINISHED_TTL ago; returns how many."""
+        cutoff = self._monotonic() - FINISHED_TTL
+        old = [r for r in self._runs.values() if r.finished_at is not None and r.finished_at < cutoff]
+        for live in old:
+            del self._runs[live.run_id]
+            if self._sessions.get(live.session_id) is live:
+                del self._sessions[live.session_id]
+        return len(old)
+
+    def adopt(self, live: LiveRun, options: RunOptions) -> None:
+        """Drive a run (new, or re-attached by recovery)."""
+        self._runs[live.run_id] = live
+        self._sessions[live.session_id] = live
+        live.task = asyncio.create_task(drive(self, live, options), name=f"run-{live.run_id}")
+
+    # -- internals --------------------------------------------------------------------
+
+    async def _launch(self, session_id: int, options: RunOptions, **kwargs: object) -> RunUpdate:
+        run_id = uuid.uuid4().hex
+        status = MessageStatus.RUNNING if self._slot_free(options) else MessageStatus.QUEUED
+        turn = await records.insert_turn(session_id, run_id, status, **kwargs)
+        live = LiveRun(run_id, turn, turn.user.content, status)
+        self.adopt(live, options)
+        self.publish(live)
+        return live.update()
+
+    def _slot_free(self, options: RunOptions) -> bool:
+        return options.after is None and self.slots.active < self.slots.cap and not self.slots.queued
+
+    async def _session_defaults(self, session_id: int, fields: dict[str, object]):  # noqa: ANN202
+        from core.sessions import get_session
+
+        session = await get_session(session_id)
+        fields.setdefault("model_id", session.model_id)
+        fields.setdefault("skill_folder", session.skill_folder)
+        if fields["model_id"]:
+            self.catalogue.model(str(fields["model_id"]))  # unknown -> NotFound, nothing written
+        if fields["skill_folder"]:
+            self.catalogue.skill(str(fields["skill_folder"]))
+        return session
+
+    def _in_flight(self, session_id: int) -> LiveRun | None:
+        live = self._sessions.get(session_id)
+        return live if live is not None and live.status in records.IN_FLIGHT else None
+
+    def _refuse_if_busy(self, session_id: int) -> None:
+        if (live := self._in_flight(session_id)) is not None:
+            raise Busy(f"session {session_id} is still working on run {live.run_id}")
+
+    def _done_future(self, previous: LiveRun | None) -> asyncio.Future[None] | None:
+        if previous is None or previous.task is None:
+            return None
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        previous.task.add_done_callback(lambda _: future.done() or future.set_result(None))
+        return future
+
+    async def _stop_locally(self, live: LiveRun) -> RunUpdate:
+        if live.task is not None and not live.task.done():
+            live.task.cancel()
+            await asyncio.gather(live.task, return_exceptions=True)
+        live.status = MessageStatus.STOPPED
+        live.error = "Stopped."
+        await records.set_status(live.message_id, MessageStatus.STOPPED, error=live.error)
+        self.finished(live)
+        return live.update()
+
+    def _moved(self, run_id: str, position: int) -> None:
+        live = self._runs.get(run_id)
+        if live is not None and live.position != position:
+            live.position = position
+            self.publish(live)

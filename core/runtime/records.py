@@ -1,0 +1,86 @@
+"""The database side of a run: insert its tree nodes, move its status, add its summaries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from tortoise.transactions import in_transaction
+
+from core import sessions, tree
+from core.errors import Busy, InvalidInput
+from core.models import ChatMessage, ChatSession, MessageStatus, Role, utc_now
+
+IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.RUNNING)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The two nodes of one run: the user message it answers and the assistant message."""
+
+    session: ChatSession
+    user: ChatMessage
+    assistant: ChatMessage
+
+
+async def busy_run(session_id: int) -> str | None:
+    """The run id in flight in this session (any replica), if there is one."""
+    message = await ChatMessage.filter(session_id=session_id, status__in=IN_FLIGHT).first()
+    return message.run_id if message else None
+
+
+async def insert_turn(
+    session_id: int, run_id: str, status: MessageStatus, *, text: str | None = None,
+    user_message_id: int | None = None, regenerate_of: int | None = None,
+    allow_busy: bool = False, **fields: object,
+) -> Turn:
+    """In one transaction: the busy check, the user node (unless given) and the assistant node."""
+    async with in_transaction():
+        session = await ChatSession.select_for_update().get_or_none(id=session_id)
+        if session is None:
+            await sessions.get_session(session_id)  # raises NotFound
+        if not allow_busy and (running := await busy_run(session_id)):
+            raise Busy(f"session {session_id} is still working on run {running}")
+        assistant_fields = {"run_id": run_id, **fields}
+        if regenerate_of is not None:
+            assistant = await tree.regenerate(regenerate_of, session_id, status, **assistant_fields)
+            user = await tree.get_message(assistant.parent_id, session_id)
+        else:
+            user = await _user_node(session_id, text, user_message_id, fields)
+            assistant = await tree.add_child(
+                session_id, user.id, Role.ASSISTANT, status, **assistant_fields
+            )
+    return Turn(session, user, assistant)
+
+
+async def _user_node(
+    session_id: int, text: str | None, user_message_id: int | None, fields: dict[str, object]
+) -> ChatMessage:
+    if user_message_id is not None:  # an edit's new user node: run under it as it is
+        user = await tree.get_message(user_message_id, session_id)
+        if user.role != Role.USER:
+            raise InvalidInput(f"message {user_message_id} is not a user message")
+        return user
+    user_fields = {k: v for k, v in fields.items() if k in ("author", "platform_message_id")}
+    return await tree.append_user(session_id, text or "", **user_fields)
+
+
+async def set_status(message_id: int, status: MessageStatus, **values: object) -> None:
+    """Move an assistant message to `status` (finished ones get completed_at)."""
+    if status in (MessageStatus.SUCCESS, MessageStatus.FAILED, MessageStatus.STOPPED):
+        values.setdefault("completed_at", utc_now())
+    await ChatMessage.filter(id=message_id).update(status=status, **values)
+
+
+async def finish_success(turn: Turn, final_text: str, at: datetime | None = None) -> None:
+    """SUCCESS with the answer; the session sorts first and gets its title if it had none."""
+    await set_status(turn.assistant.id, MessageStatus.SUCCESS, content=final_text, error=None)
+    await sessions.touch_session(turn.session.id, at)
+    await sessions.auto_title(turn.session.id, turn.user.content)
+
+
+async def add_compaction(turn: Turn, after_message_id: int, summary: str) -> ChatMessage:
+    """A SYSTEM/SUMMARY node where the agent's context was compacted."""
+    node = await tree.add_summary(turn.session.id, after_message_id, summary)
+    await ChatSession.filter(id=turn.session.id).update(last_summarized_at=utc_now())
+    return node

@@ -1,0 +1,68 @@
+"""Start-up recovery: re-attach every run left in flight, or end it with a reason (DESIGN §5)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from core.errors import BridgeUnavailable
+from core.events import LogRecord
+from core.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, Role
+from core.runtime import records
+from core.runtime.clarify import view
+from core.runtime.live import LiveRun
+from core.runtime.runner import RunOptions
+from core.thinking import answered, replay
+
+if TYPE_CHECKING:
+    from core.runtime.pool import RunPool
+
+log = logging.getLogger(__name__)
+LOST = "The agent service restarted and lost this run. Press Regenerate to try again."
+
+
+async def recover(pool: RunPool) -> int:
+    """Adopt every in-flight assistant message this process does not drive yet."""
+    messages = await ChatMessage.filter(
+        role=Role.ASSISTANT, status__in=records.IN_FLIGHT, run_id__isnull=False
+    ).order_by("id").select_related("session", "parent")
+    adopted = 0
+    async with pool.recovery_lock:
+        for message in messages:
+            if pool.live(message.run_id) is None and await _recover_one(pool, message):
+                adopted += 1
+    return adopted
+
+
+async def _recover_one(pool: RunPool, message: ChatMessage) -> bool:
+    try:
+        known = (await pool.bridge.run_state(message.run_id)).state != "unknown"
+    except BridgeUnavailable as error:
+        log.warning("recovery postponed, Bridge unreachable: %s", error.message,
+                    extra={"run_id": message.run_id})
+        return False
+    live = await _rebuild(message)
+    pool.buffer.remember(message.id, live.state.last_seq)
+    if known:
+        pool.adopt(live, RunOptions(follow=True))
+    elif message.status == MessageStatus.QUEUED and live.state.last_seq == 0:
+        pool.adopt(live, RunOptions())  # it never reached the Bridge: start it now
+    else:
+        await records.set_status(message.id, MessageStatus.FAILED, error=LOST)
+        return False
+    pool.publish(live)  # adapters show the live message (and any clarify buttons) again
+    return True
+
+
+async def _rebuild(message: ChatMessage) -> LiveRun:
+    rows = await ChatMessageLog.filter(message_id=message.id).order_by("seq")
+    state = replay(LogRecord(seq=r.seq, kind=r.kind, content=r.content, tool_name=r.tool_name,
+                             meta_json=r.meta_json, created_at=r.created_at) for r in rows)
+    turn = records.Turn(message.session, message.parent, message)
+    live = LiveRun(message.run_id, turn, message.parent.content, MessageStatus(message.status), state)
+    pause = await ClarifyPause.filter(run_id=message.run_id).order_by("-id").first()
+    if pause is not None:
+        live.with_pause(view(pause))
+        if pause.status != PauseStatus.UNANSWERED:
+            live.state = answered(live.state, pause.clarify_id)
+    return live

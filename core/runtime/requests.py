@@ -1,0 +1,37 @@
+"""The Bridge request of a run: its history, its model and its skill's system prompt."""
+
+from __future__ import annotations
+
+from core.bridge_types import ModelRef, RunRequest
+from core.catalogue import Catalogue, skill_system_prompt
+from core.runtime.history import conversation_before
+from core.runtime.live import LiveRun
+
+
+async def build_request(
+    live: LiveRun, catalogue: Catalogue, max_iterations: int | None = None
+) -> RunRequest:
+    """The request of `live`, with the history of its branch as it stands now."""
+    assistant = live.turn.assistant
+    history = await conversation_before(live.turn.user)
+    live.history_ids = tuple(ident for ident, _ in history)
+    return RunRequest(
+        run_id=live.run_id,
+        session_id=live.turn.session.hermes_session,
+        user_message=live.turn.user.content,
+        system_prompt=_system_prompt(catalogue, assistant.skill_folder),
+        model=_model(catalogue, assistant.model_id),
+        max_iterations=max_iterations,
+        history=tuple(entry for _, entry in history),
+    )
+
+
+def _system_prompt(catalogue: Catalogue, skill_folder: str | None) -> str | None:
+    return skill_system_prompt(catalogue.skill(skill_folder)) if skill_folder else None
+
+
+def _model(catalogue: Catalogue, model_id: str | None) -> ModelRef | None:
+    entry = catalogue.model(model_id) if model_id else catalogue.default_model()
+    if entry is None:
+        return None
+    return ModelRef(name=entry.model, base_url=entry.base_url, api_key_env=entry.api_key_env)

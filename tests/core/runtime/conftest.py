@@ -1,0 +1,63 @@
+"""A RunPool per test, on the test database, against the real Bridge or the fault-injecting fake."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from core.bridge_client import BridgeClient
+from core.bridge_stream import StreamPolicy
+from core.catalogue import Catalogue, ModelEntry
+from core.runtime.pool import RunPool
+from tests.bridge.harness import RunningBridge
+from tests.fakes.fake_bridge import FakeBridge
+from tests.fakes.llm_server import ScriptedLLM
+
+FAST = StreamPolicy(read_timeout=2.0, connect_timeout=1.0, backoff_base=0.01, backoff_cap=0.05,
+                    max_reconnects=4)
+
+
+def catalogue_for(llm: ScriptedLLM | None, skills: Path) -> Catalogue:
+    models = ()
+    if llm is not None:
+        models = (ModelEntry("scripted", "Scripted", llm.model, llm.base_url, None, True),)
+    return Catalogue(models, skills)
+
+
+@pytest.fixture
+def skills_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "skills" / "readme-gen"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: readme-gen\ndescription: Writes READMEs\n---\nWrite a README.", encoding="utf-8"
+    )
+    return tmp_path / "skills"
+
+
+@pytest.fixture
+async def pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
+               ) -> AsyncIterator[RunPool]:
+    """A pool on the real Bridge whose default model is this test's scripted LLM."""
+    async with BridgeClient(bridge.url, policy=FAST) as client:
+        runs = RunPool(client, catalogue_for(llm, skills_dir), max_active_runs=5)
+        await runs.open()
+        yield runs
+        await runs.close()
+
+
+@pytest.fixture
+async def fake_bridge() -> AsyncIterator[FakeBridge]:
+    async with FakeBridge(heartbeat=0.2) as fake:
+        yield fake
+
+
+@pytest.fixture
+async def fake_pool(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[RunPool]:
+    """A pool on the fake Bridge, with a cap of two runs."""
+    async with BridgeClient(fake_bridge.url, policy=FAST) as client:
+        runs = RunPool(client, catalogue_for(None, skills_dir), max_active_runs=2)
+        await runs.open()
+        yield runs
+        await runs.close()

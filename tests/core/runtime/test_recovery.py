@@ -1,0 +1,130 @@
+"""Restarts: a killed runtime's run is finished by the next one; clarify survives a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from core import sessions
+from core.bridge_client import BridgeClient
+from core.models import ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, utc_now
+from core.runtime.jobs import enforce_clarify_fallback, expire_old_pauses
+from core.runtime.pool import RunPool
+from core.runtime.recovery import LOST, recover
+from tests.bridge.harness import RunningBridge
+from tests.core.runtime.conftest import FAST, catalogue_for
+from tests.core.runtime.waiting import DEADLINE, finished, message, stored_seqs, until
+from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+
+ROOT = Path(__file__).parents[3]
+STORY = ("Once upon a time " + "there was a very long story. " * 40).strip()
+
+
+async def _pool(url: str, llm: ScriptedLLM | None, skills: Path) -> tuple[RunPool, BridgeClient]:
+    client = BridgeClient(url, policy=FAST)
+    pool = RunPool(client, catalogue_for(llm, skills))
+    await pool.open()
+    return pool, client
+
+
+async def test_kill_9_mid_run_then_a_new_runtime_finishes_it(
+    db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
+):
+    gate = asyncio.Event()
+    llm.script(text_reply(STORY, gate=gate, chunk_size=20))
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.core.runtime.child_runtime", db, bridge.url,
+        llm.base_url, llm.model, cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        line = await asyncio.wait_for(child.stdout.readline(), DEADLINE)
+        run_id, message_id, persisted = line.decode().split()
+    finally:
+        child.kill()  # SIGKILL: no clean-up of any kind
+        await child.wait()
+    assert int(persisted) >= 1
+    gate.set()  # the Bridge goes on with the run while no runtime follows it
+
+    pool, client = await _pool(bridge.url, llm, skills_dir)
+    try:
+        assert await recover(pool) == 1
+        done = await finished(pool, run_id)
+    finally:
+        await pool.close()
+        await client.aclose()
+    assert done.status == MessageStatus.SUCCESS
+    assert (await message(int(message_id))).content == STORY
+    seqs = await stored_seqs(int(message_id))
+    assert seqs == list(range(1, seqs[-1] + 1))  # every row exactly once
+    assert await ChatMessageLog.filter(message_id=int(message_id), kind="done").count() == 1
+
+
+async def test_a_clarify_answered_after_a_restart_resumes_the_run(
+    db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
+):
+    llm.script(tool_reply(ToolCall("clarify", {"question": "Tea or coffee?", "choices": ["tea"]})),
+               text_reply("Tea, then."))
+    first, client = await _pool(bridge.url, llm, skills_dir)
+    s = (await sessions.create_session()).id
+    run = await first.start(s, "a drink?")
+    asked = await until(first, run.run_id, lambda u: u.pause is not None)
+    await first.close()  # a clean restart: the run stays RUNNING, waiting on the question
+    await client.aclose()
+
+    second, client = await _pool(bridge.url, llm, skills_dir)
+    try:
+        seen = second.subscribe()
+        assert await recover(second) == 1
+        shown = next(u for u in await seen.next() if u.run_id == run.run_id)
+        assert shown.pause.clarify_id == asked.pause.clarify_id  # adapters show the buttons again
+        assert shown.state.pending_clarify is not None
+        outcome = await second.answer(asked.pause.clarify_id, "tea", "U1")
+        done = await finished(second, run.run_id)
+    finally:
+        await second.close()
+        await client.aclose()
+    assert outcome.accepted and done.status == MessageStatus.SUCCESS
+    assert (await message(done.message_id)).content == "Tea, then."
+
+
+async def test_a_run_the_bridge_forgot_is_failed_with_a_reason(db: str, skills_dir: Path):
+    async with FakeBridge() as fake:
+        fake.default_script = lambda run_id: [Stall(run_id), ev("done", final_text="x")]
+        pool, client = await _pool(fake.url, None, skills_dir)
+        run = await pool.start((await sessions.create_session()).id, "hi")
+        await until(pool, run.run_id, lambda u: u.status == MessageStatus.RUNNING)
+        await pool.close()
+        fake.runs.clear()  # the Bridge restarted and lost its runs
+        again, client2 = await _pool(fake.url, None, skills_dir)
+        assert await recover(again) == 0
+        await again.close()
+        await client.aclose()
+        await client2.aclose()
+    failed = await message(run.message_id)
+    assert (failed.status, failed.error) == (MessageStatus.FAILED, LOST)
+
+
+async def test_old_and_overdue_pauses_expire(db: str, skills_dir: Path):
+    async with FakeBridge() as fake:
+        fake.default_script = lambda run_id: [
+            ev("clarify_request", clarify_id=f"c-{run_id}", question="?", choices=[]),
+            Stall(run_id), ev("done", final_text="x"),
+        ]
+        pool, client = await _pool(fake.url, None, skills_dir)
+        run = await pool.start((await sessions.create_session()).id, "hi")
+        await until(pool, run.run_id, lambda u: u.pause is not None)
+        assert await enforce_clarify_fallback(pool, timedelta(hours=24)) == 0
+        await ClarifyPause.filter(run_id=run.run_id).update(created_at=utc_now() - timedelta(days=2))
+        assert await enforce_clarify_fallback(pool, timedelta(hours=24)) == 1
+        stopped = await finished(pool, run.run_id)
+        await ClarifyPause.create(run_id="old", message_id=run.message_id, clarify_id="ancient",
+                                  question="?", created_at=utc_now() - timedelta(days=31))
+        assert await expire_old_pauses() == 1
+        await pool.close()
+        await client.aclose()
+    assert stopped.status == MessageStatus.STOPPED
+    statuses = set(await ClarifyPause.all().values_list("status", flat=True))
+    assert statuses == {PauseStatus.EXPIRED}

@@ -1,0 +1,131 @@
+"""Slack's documented limits, as configuration, and the token buckets that enforce them.
+
+Every bucket holds `burst` calls and refills at `per_minute` calls a minute, read from an
+injected clock, so a test moves time with `ManualClock.advance()` instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """`per_minute` calls a minute on average, at most `burst` back to back."""
+
+    per_minute: float
+    burst: int
+
+
+TIER_1 = Budget(per_minute=1, burst=2)
+TIER_2 = Budget(per_minute=20, burst=5)
+TIER_3 = Budget(per_minute=50, burst=10)
+TIER_4 = Budget(per_minute=100, burst=20)
+
+
+def default_method_budgets() -> dict[str, Budget]:
+    """Tiers from Slack's method reference (per workspace, per method)."""
+    tier_3 = ("chat.update", "chat.delete", "reactions.add", "conversations.replies",
+              "conversations.info", "assistant.threads.setStatus")
+    tier_4 = ("chat.postEphemeral", "chat.getPermalink", "views.open", "views.update",
+              "views.push", "users.info", "files.getUploadURLExternal",
+              "files.completeUploadExternal")
+    return {**{m: TIER_3 for m in tier_3}, **{m: TIER_4 for m in tier_4}}
+
+
+@dataclass(frozen=True)
+class SlackLimits:
+    """What the fake refuses. `None` switches a rate limit off."""
+
+    max_text: int = 4000  # chars of `text` -> msg_too_long
+    max_blocks: int = 50  # blocks in a message -> invalid_blocks
+    max_view_blocks: int = 100  # blocks in a modal -> invalid_blocks
+    max_section_text: int = 3000  # chars of a section's text -> invalid_blocks
+    trigger_ttl: float = 3.0  # seconds a trigger_id can be exchanged, once
+    per_message_update: Budget | None = Budget(per_minute=60, burst=1)  # chat.update 1/s
+    per_channel_post: Budget | None = Budget(per_minute=60, burst=5)  # chat.postMessage
+    methods: Mapping[str, Budget] = field(default_factory=default_method_budgets)
+
+    @classmethod
+    def unlimited(cls, **overrides: Any) -> SlackLimits:
+        """Content limits only; no rate limits (for tests about something else)."""
+        return cls(**{"per_message_update": None, "per_channel_post": None, "methods": {},
+                      **overrides})
+
+
+class _Bucket:
+    def __init__(self, budget: Budget, now: float) -> None:
+        self.budget = budget
+        self.tokens = float(budget.burst)
+        self.updated = now
+
+    def wait(self, now: float) -> float:
+        """Seconds until a call fits (0 when one fits now)."""
+        rate = self.budget.per_minute / 60
+        self.tokens = min(self.budget.burst, self.tokens + (now - self.updated) * rate)
+        self.updated = now
+        return 0.0 if self.tokens >= 1 - 1e-9 else (1 - self.tokens) / rate
+
+    def take(self) -> None:
+        self.tokens -= 1
+
+
+class RateLimiter:
+    """The method, per-channel and per-message buckets of one workspace."""
+
+    def __init__(self, limits: SlackLimits, clock: Clock) -> None:
+        self.limits = limits
+        self.clock = clock
+        self._buckets: dict[tuple[str, ...], _Bucket] = {}
+
+    def admit(self, method: str, args: Mapping[str, Any]) -> int | None:
+        """Count the call, or return the Retry-After seconds when it must be refused."""
+        now = self.clock()
+        buckets = [self._bucket(key, budget, now) for key, budget in self._keys(method, args)]
+        wait = max((bucket.wait(now) for bucket in buckets), default=0.0)
+        if wait > 0:
+            return max(1, math.ceil(wait))
+        for bucket in buckets:
+            bucket.take()
+        return None
+
+    def _keys(
+        self, method: str, args: Mapping[str, Any]
+    ) -> list[tuple[tuple[str, ...], Budget]]:
+        keys: list[tuple[tuple[str, ...], Budget]] = []
+        if method in self.limits.methods:
+            keys.append(((method,), self.limits.methods[method]))
+        channel, ts = str(args.get("channel", "")), str(args.get("ts", ""))
+        if method == "chat.update" and self.limits.per_message_update is not None:
+            keys.append(((method, channel, ts), self.limits.per_message_update))
+        if method == "chat.postMessage" and self.limits.per_channel_post is not None:
+            keys.append(((method, channel), self.limits.per_channel_post))
+        return keys
+
+    def _bucket(self, key: tuple[str, ...], budget: Budget, now: float) -> _Bucket:
+        if key not in self._buckets:
+            self._buckets[key] = _Bucket(budget, now)
+        return self._buckets[key]
+
+
+class ManualClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def system_clock() -> float:
+    return time.monotonic()

@@ -1,0 +1,222 @@
+"""`FakeSlack`: the Web API (and Socket Mode) on a random 127.0.0.1 port."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from . import api_chat, api_files, api_misc, api_views
+from .calls import Call
+from .faults import Fault, FaultBox
+from .limits import Clock, RateLimiter, SlackLimits, system_clock
+from .model import Identity, Message, Workspace
+from .socket_mode import SocketModeServer
+from .state import SlackState
+from .wire import ApiError, Args, Body, RateLimited, read_args, take_token
+
+Handler = Callable[[SlackState, Args], Body]
+METHODS: dict[str, Handler] = {
+    **api_chat.HANDLERS, **api_views.HANDLERS, **api_misc.HANDLERS, **api_files.HANDLERS,
+}
+_APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
+
+
+class FakeSlack:
+    """`async with FakeSlack() as slack:`; give `slack.api_url` to AsyncWebClient(base_url=)."""
+
+    def __init__(self, *, limits: SlackLimits | None = None, clock: Clock = system_clock,
+                 identity: Identity | None = None, bot_token: str | None = None,
+                 app_token: str | None = None) -> None:
+        identity = identity or Identity()
+        self.state = SlackState(clock=clock, limits=limits or SlackLimits(), identity=identity,
+                                workspace=Workspace(identity=identity))
+        self.bot_token, self.app_token = bot_token, app_token
+        self.calls: list[Call] = []
+        self.faults = FaultBox()
+        self.socket = SocketModeServer(self.state)
+        self._limiter = RateLimiter(self.state.limits, clock)
+        self._changed = asyncio.Condition()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    async def __aenter__(self) -> FakeSlack:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/upload/v1/{upload_id}", self._upload)
+        app.router.add_get("/link/", self.socket.handle)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        self.state.base_url = f"http://127.0.0.1:{self.port}/"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.faults.release()
+        await self.socket.close_all()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.state.base_url}api/"
+
+    # --- what a test reads --------------------------------------------------------------
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.state.workspace
+
+    def message(self, channel: str, ts: str) -> Message:
+        """The current state of a message (text, blocks, revisions, deleted...)."""
+        return self.workspace.messages[(channel, ts)]
+
+    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+        return self.workspace.thread(channel, thread_ts)
+
+    def history(self, channel: str) -> list[Message]:
+        return self.workspace.history(channel)
+
+    def reactions(self, channel: str, ts: str) -> list[str]:
+        """Names of the reactions the bot added to a message."""
+        return list(self.workspace.reactions.get((channel, ts), {}))
+
+    def file_content(self, file_id: str) -> bytes | None:
+        """The bytes uploaded for a file (None until its upload URL got them)."""
+        return self.state.files[file_id].content
+
+    def calls_to(self, method: str) -> list[Call]:
+        return [call for call in self.calls if call.method == method]
+
+    @property
+    def ratelimited(self) -> int:
+        """How many calls were answered 429 (by a limit or an injected fault)."""
+        return sum(1 for call in self.calls if call.status == 429)
+
+    async def wait_for_calls(self, method: str, count: int = 1, timeout: float = 5.0,
+                             answered: bool = True) -> list[Call]:
+        """Until `count` calls of `method` arrived (and were answered, by default)."""
+        def done() -> bool:
+            calls = self.calls_to(method)
+            return len([c for c in calls if c.status or not answered]) >= count
+
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(done), timeout)
+        return self.calls_to(method)
+
+    # --- what a test sets up ------------------------------------------------------------
+
+    def new_trigger_id(self) -> str:
+        """A trigger_id views.open / views.push accept once, within `trigger_ttl` s."""
+        return self.state.new_trigger_id()
+
+    def add_message(self, channel: str, text: str, user: str = "U0USER", **fields: Any) -> Message:
+        """A user's message the app may read back (conversations.replies)."""
+        return self.workspace.add_message(channel, text=text, user=user, **fields)
+
+    def fail(self, method: str, status: int = 500, times: int = 1) -> None:
+        """The next `times` calls of `method` ("*" = any) answer HTTP `status`."""
+        self.faults.add(method, Fault("status", status=status), times)
+
+    def ratelimit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
+        """The next `times` calls of `method` answer 429 `ratelimited`."""
+        self.faults.add(method, Fault("ratelimited", retry_after=retry_after), times)
+
+    def hang(self, method: str, times: int = 1) -> None:
+        """The next `times` calls of `method` get no answer until `release()`."""
+        self.faults.add(method, Fault("hang"), times)
+
+    def release(self, method: str | None = None) -> None:
+        self.faults.release(method)
+
+    # --- HTTP ---------------------------------------------------------------------------
+
+    async def _api(self, request: web.Request) -> web.StreamResponse:
+        method = request.match_info["method"]
+        unreadable: ApiError | None = None
+        try:
+            args = await read_args(request)
+        except ApiError as error:
+            args, unreadable = {}, error
+        call = Call(method, args, take_token(request, args), self.state.clock())
+        await self._record(call)
+        response = await self._answer(call, unreadable)
+        call.status = response.status
+        await self._notify()
+        return response
+
+    async def _answer(self, call: Call, unreadable: ApiError | None) -> web.Response:
+        fault = self.faults.take(call.method)
+        if fault is not None and fault.kind == "hang":
+            await fault.released.wait()
+        elif fault is not None and fault.kind == "status":
+            return web.Response(status=fault.status, text=f"injected {fault.status}",
+                                content_type="text/html")
+        elif fault is not None:
+            return self._ratelimited(call, fault.retry_after)
+        try:
+            if unreadable is not None:
+                raise unreadable
+            body = self._dispatch(call)
+        except RateLimited as limited:
+            return self._ratelimited(call, limited.retry_after)
+        except ApiError as error:
+            body = error.body()
+        return self._json(call, body)
+
+    def _dispatch(self, call: Call) -> Body:
+        handler = METHODS.get(call.method)
+        if handler is None:
+            raise ApiError("unknown_method")
+        self._authenticate(call)
+        retry_after = self._limiter.admit(call.method, call.args)
+        if retry_after is not None:
+            raise RateLimited(retry_after)
+        return handler(self.state, call.args)
+
+    def _authenticate(self, call: Call) -> None:
+        token = call.token
+        if not token:
+            raise ApiError("not_authed")
+        wants_app = call.method in _APP_TOKEN_METHODS
+        if token.startswith("xapp-") != wants_app:
+            raise ApiError("not_allowed_token_type")
+        expected = self.app_token if wants_app else self.bot_token
+        prefixes = ("xapp-",) if wants_app else ("xoxb-", "xoxp-")
+        if (expected is not None and token != expected) or not token.startswith(prefixes):
+            raise ApiError("invalid_auth")
+
+    def _json(self, call: Call, body: Body) -> web.Response:
+        call.response = body
+        return web.json_response(body)
+
+    def _ratelimited(self, call: Call, retry_after: int) -> web.Response:
+        call.response, call.retry_after = {"ok": False, "error": "ratelimited"}, retry_after
+        return web.json_response(call.response, status=429,
+                                 headers={"Retry-After": str(retry_after)})
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        content = await request.read()
+        upload_id = request.match_info["upload_id"]
+        call = Call("upload", {"upload_id": upload_id, "length": len(content)}, None,
+                    self.state.clock())
+        await self._record(call)
+        answer = api_files.receive_upload(self.state, upload_id, content)
+        call.status = 200 if answer else 404
+        await self._notify()
+        return web.Response(status=call.status, text=answer or "not found")
+
+    async def _record(self, call: Call) -> None:
+        self.calls.append(call)
+        await self._notify()
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
