@@ -1,0 +1,90 @@
+"""Platform-neutral words of a run's live view and footer; each adapter lays them out
+(Block Kit, embeds) but says the same things the same way."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from core.events import Todo
+from core.models import MessageStatus
+from core.runtime.updates import RunUpdate
+from core.thinking import ThinkingState, ToolCall
+
+TODO_MARKS = {"completed": "☑", "in_progress": "▶", "pending": "☐", "cancelled": "✖"}
+
+
+def duration(elapsed: timedelta) -> str:
+    """"42s", "3m 05s", "1h 02m"."""
+    seconds = int(elapsed.total_seconds())
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
+
+
+def status_line(update: RunUpdate) -> str:
+    """One line saying where the run stands (seed 003 area ②, plus queue and endings)."""
+    state = update.state
+    if update.status == MessageStatus.QUEUED:
+        return f"⏳ Queued (#{update.position} in line)" if update.position else "⏳ Queued"
+    if update.status == MessageStatus.SUCCESS:
+        return f"✅ Done in {duration(state.elapsed)}"
+    if update.status == MessageStatus.STOPPED:
+        return "⏹ Stopped"
+    if update.status == MessageStatus.FAILED:
+        return f"⚠️ Failed: {update.error or 'unknown error'}"
+    if state.pending_clarify is not None:
+        return "❓ Waiting for your answer"
+    if state.current_tool is not None:
+        return f"🔧 Running {state.current_tool.name}"
+    return f"💭 {state.status.text}" if state.status else "💭 Thinking…"
+
+
+def todo_lines(todos: tuple[Todo, ...]) -> list[str]:
+    """The checklist (area ④): one line per todo with its mark."""
+    return [f"{TODO_MARKS.get(t.status, '☐')} {t.content}" for t in todos]
+
+
+def tool_line(tool: ToolCall) -> str:
+    """One entry of the tool history (area ③)."""
+    if not tool.finished:
+        return f"… {tool.name}"
+    return f"✗ {tool.name} (error)" if tool.is_error else f"✓ {tool.name}"
+
+
+def recent_tools(state: ThinkingState, count: int = 5) -> list[str]:
+    """The last few tools, newest last; an ellipsis line says how many came before."""
+    tools = state.tools[-count:]
+    earlier = len(state.tools) - len(tools)
+    lines = [tool_line(t) for t in tools]
+    return ([f"… and {earlier} earlier"] if earlier else []) + lines
+
+
+def todos_done(state: ThinkingState) -> str | None:
+    """"2/3 todos" when the run kept a list."""
+    if not state.todos:
+        return None
+    done = sum(1 for t in state.todos if t.status == "completed")
+    return f"{done}/{len(state.todos)} todos"
+
+
+def footer(update: RunUpdate) -> str:
+    """The finished answer's context line: elapsed, tool calls, todos, model, skill."""
+    state = update.state
+    calls = state.tool_calls
+    parts = [duration(state.elapsed), f"{calls} tool call{'s' if calls != 1 else ''}"]
+    parts += [p for p in (todos_done(state),) if p]
+    if update.model_id:
+        parts.append(f"model {update.model_id}")
+    if update.skill_folder:
+        parts.append(f"skill {update.skill_folder}")
+    return " · ".join(parts)
+
+
+def thinking_tail(state: ThinkingState, chars: int) -> str:
+    """The end of the thinking stream, cut at a line start where one is near."""
+    tail = state.thinking.tail(chars)
+    if len(state.thinking) > chars and "\n" in tail[: chars // 4]:
+        tail = tail.split("\n", 1)[1]
+    return ("…" if len(state.thinking) > len(tail) else "") + tail

@@ -1,0 +1,49 @@
+"""The shared words of live views and footers."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from core import presenting
+from core.events import Done, TextDelta, TodoUpdate, Todo, ToolEnd, ToolStart
+from core.models import MessageStatus
+from core.runtime.updates import RunUpdate
+from core.thinking import ThinkingState, fold
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _state() -> ThinkingState:
+    events = [
+        TextDelta(text="first line\nsecond line", seq=1, at=T0),
+        ToolStart(tool_call_id="a", tool_name="todo", args={}, seq=2, at=T0),
+        ToolEnd(tool_call_id="a", tool_name="todo", result="{}", is_error=False, seq=3, at=T0),
+        TodoUpdate(todos=(Todo("1", "plan", "completed"), Todo("2", "write", "in_progress")),
+                   summary={}, seq=4, at=T0),
+        ToolStart(tool_call_id="b", tool_name="web", args={}, seq=5, at=T0 + timedelta(seconds=75)),
+    ]
+    return fold(events)
+
+
+def _update(status: MessageStatus, state: ThinkingState, **kw) -> RunUpdate:
+    return RunUpdate("r", 1, 1, 2, status, state, **kw)
+
+
+def test_status_lines_follow_the_run() -> None:
+    state = _state()
+    assert presenting.status_line(_update(MessageStatus.RUNNING, state)) == "🔧 Running web"
+    assert presenting.status_line(_update(MessageStatus.QUEUED, ThinkingState(), position=2)) == (
+        "⏳ Queued (#2 in line)")
+    assert presenting.status_line(_update(MessageStatus.FAILED, state, error="boom")) == (
+        "⚠️ Failed: boom")
+    done = fold([Done(final_text="x", seq=6, at=T0 + timedelta(seconds=80))], state)
+    assert presenting.status_line(_update(MessageStatus.SUCCESS, done)) == "✅ Done in 1m 20s"
+
+
+def test_checklist_tools_and_footer() -> None:
+    state = _state()
+    assert presenting.todo_lines(state.todos) == ["☑ plan", "▶ write"]
+    assert presenting.recent_tools(state, 1) == ["… and 1 earlier", "… web"]
+    update = _update(MessageStatus.SUCCESS, state, model_id="fast", skill_folder="readme-gen")
+    assert presenting.footer(update) == "1m 15s · 2 tool calls · 1/2 todos · model fast · skill readme-gen"
+    assert presenting.thinking_tail(state, 11) == "…second line"
