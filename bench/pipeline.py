@@ -7,7 +7,9 @@ so neither the agent's speed nor a test fake's is measured) three ways, side by 
   ceiling   parse each event and drop it (the Bridge client alone);
   pipeline  RunPool: batched log rows (one multi-row insert per 50 rows / 200 ms), the thinking
             reducer, and a subscriber that reads every update;
-  naive     parse, then one INSERT per event.
+  naive     parse, then one INSERT per event;
+  storage   no stream at all: the same rows written the pipeline's way (100-row statements),
+            back to back: what the database on this machine takes, for context.
 It prints each figure per round and the medians' ratios. The database is a fresh PostgreSQL
 database (dropped afterwards) unless --database names another.
 """
@@ -19,6 +21,7 @@ import asyncio
 import statistics
 import time
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 import asyncpg
@@ -30,6 +33,7 @@ from core.catalogue import Catalogue
 from core.events import event_to_log
 from core.models import ChatMessageLog, MessageStatus
 from core.runtime.pool import RunPool
+from core.runtime.log_buffer import insert_rows
 from core.runtime.records import insert_turn
 from bench.loopback_bridge import LoopbackBridge
 
@@ -75,6 +79,16 @@ async def naive(client: BridgeClient, count: int) -> float:
     return (count + 1) / (time.perf_counter() - started)
 
 
+async def storage(client: BridgeClient, count: int) -> float:
+    session = await sessions.create_session()
+    turn = await insert_turn(session.id, uuid.uuid4().hex, MessageStatus.RUNNING, text="go")
+    at = datetime.now(timezone.utc)
+    rows = [(turn.assistant.id, i, "text", f"token{i} ", None, None, at) for i in range(1, count + 2)]
+    started = time.perf_counter()
+    await insert_rows(rows)
+    return len(rows) / (time.perf_counter() - started)
+
+
 async def main(events: int, rounds: int, database: str | None) -> None:
     name = f"hermes_chat_bench_{uuid.uuid4().hex[:8]}"
     admin = None
@@ -94,11 +108,13 @@ async def main(events: int, rounds: int, database: str | None) -> None:
 
 
 async def run_rounds(events: int, rounds: int) -> None:
-    figures: dict[str, list[float]] = {"ceiling": [], "pipeline": [], "naive": []}
+    figures: dict[str, list[float]] = {"ceiling": [], "pipeline": [], "naive": [], "storage": []}
     async with LoopbackBridge(events) as bridge:
         async with BridgeClient(bridge.url) as client:
             for round_no in range(1, rounds + 1):
-                for label, measure in (("ceiling", ceiling), ("pipeline", pipeline), ("naive", naive)):
+                measures = (("ceiling", ceiling), ("pipeline", pipeline), ("naive", naive),
+                            ("storage", storage))
+                for label, measure in measures:
                     figures[label].append(await measure(client, events))
                 print(f"round {round_no}: " + "  ".join(
                     f"{k} {v[-1]:,.0f} ev/s" for k, v in figures.items()), flush=True)
@@ -108,6 +124,8 @@ async def run_rounds(events: int, rounds: int) -> None:
         print(f"  {label:9} {value:>10,.0f} events/s")
     print(f"  pipeline / ceiling = {medians['pipeline'] / medians['ceiling']:.2f}  (target >= 0.5)")
     print(f"  pipeline / naive   = {medians['pipeline'] / medians['naive']:.1f}  (target >= 10)")
+    print(f"  pipeline / storage = {medians['pipeline'] / medians['storage']:.2f}  "
+          "(the database's own pace bounds the pipeline)")
 
 
 if __name__ == "__main__":

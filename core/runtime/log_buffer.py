@@ -83,7 +83,7 @@ class LogBuffer:
                 return
             started = time.perf_counter()
             try:
-                await _insert(batch)
+                await insert_rows(batch)
             except Exception:  # the database is away: keep the rows, the next flush retries
                 self._rows[:0] = batch
                 log.warning("log flush of %d rows failed; will retry", len(batch), exc_info=True)
@@ -107,7 +107,7 @@ class LogBuffer:
                 continue
 
 
-async def _insert(batch: list[Row], chunk: int = 100) -> None:
+async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
     connection = connections.get("default")
     dialect = connection.capabilities.dialect
     # Fixed-size statements (SQLite caps variables; PostgreSQL reuses the prepared statement).
