@@ -10,7 +10,7 @@ from pathlib import Path
 from core import sessions
 from core.bridge_client import BridgeClient
 from core.models import ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, utc_now
-from core.runtime.jobs import enforce_clarify_fallback, expire_old_pauses
+from core.runtime.jobs import enforce_clarify_fallback, expire_old_pauses, start_jobs
 from core.runtime.pool import RunPool
 from core.runtime.recovery import LOST, recover
 from tests.bridge.harness import RunningBridge
@@ -128,3 +128,27 @@ async def test_old_and_overdue_pauses_expire(db: str, skills_dir: Path):
     assert stopped.status == MessageStatus.STOPPED
     statuses = set(await ClarifyPause.all().values_list("status", flat=True))
     assert statuses == {PauseStatus.EXPIRED}
+
+
+async def test_the_upkeep_jobs_are_scheduled_and_finished_runs_are_pruned(
+    db: str, skills_dir: Path
+):
+    now = [0.0]
+    async with FakeBridge() as fake:
+        client = BridgeClient(fake.url, policy=FAST)
+        pool = RunPool(client, catalogue_for(None, skills_dir), monotonic=lambda: now[0])
+        await pool.open()
+        scheduler = start_jobs(pool)
+        try:
+            jobs = {job.id for job in scheduler.get_jobs()}
+            assert jobs == {"expire-pauses", "clarify-fallback", "reconcile", "prune"}
+            run = await pool.start((await sessions.create_session()).id, "hi")
+            await finished(pool, run.run_id)
+            now[0] = 299.0
+            assert pool.prune() == 0 and pool.view(run.run_id) is not None
+            now[0] = 301.0
+            assert pool.prune() == 1 and pool.view(run.run_id) is None
+        finally:
+            scheduler.shutdown(wait=False)
+            await pool.close()
+            await client.aclose()
