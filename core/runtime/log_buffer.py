@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from tortoise import connections
+from tortoise.transactions import in_transaction
 
 from core.events import LogRecord
 
@@ -108,10 +109,11 @@ class LogBuffer:
 
 
 async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
-    connection = connections.get("default")
-    dialect = connection.capabilities.dialect
-    # Fixed-size statements (SQLite caps variables; PostgreSQL reuses the prepared statement).
-    for start in range(0, len(batch), chunk):
-        rows = batch[start : start + chunk]
-        values = [value for row in rows for value in row]
-        await connection.execute_query(insert_statement(len(rows), dialect), values)
+    """Write rows in fixed-size statements (SQLite caps variables, PostgreSQL reuses the
+    prepared statement) inside one transaction: one commit per flush, however large."""
+    dialect = connections.get("default").capabilities.dialect
+    async with in_transaction() as connection:
+        for start in range(0, len(batch), chunk):
+            rows = batch[start : start + chunk]
+            values = [value for row in rows for value in row]
+            await connection.execute_query(insert_statement(len(rows), dialect), values)
