@@ -167,3 +167,16 @@ class ClarifyPause(Model):
             Index(fields=("run_id",), name="idx_clarify_pause_run"),
             Index(fields=("status", "created_at"), name="idx_clarify_pause_status"),
         )
+
+
+class RunLease(Model):
+    """Which replica drives a run in flight, until when. An expired lease is up for grabs."""
+
+    id = fields.BigIntField(primary_key=True)
+    run_id = fields.CharField(max_length=64, unique=True)
+    owner = fields.CharField(max_length=64)
+    expires_at = fields.DatetimeField()
+
+    class Meta:
+        table = "run_lease"
+        indexes = (Index(fields=("owner",), name="idx_run_lease_owner"),)

@@ -30,7 +30,10 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "HERMES_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
 )
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
-TABLES = ("clarify_pause", "chat_message_log", "chat_message", "conversation_binding", "chat_session")
+TABLES = (
+    "run_lease", "clarify_pause", "chat_message_log", "chat_message", "conversation_binding",
+    "chat_session",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

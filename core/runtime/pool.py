@@ -19,6 +19,7 @@ from core.errors import Busy, InvalidInput, NotFound
 from core.models import MessageStatus
 from core.runtime import records
 from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
+from core.runtime.leases import Leases
 from core.runtime.live import LiveRun
 from core.runtime.log_buffer import LogBuffer
 from core.runtime.metrics import RunMetrics
@@ -34,33 +35,39 @@ class RunPool:
     """Runs of this process; built once at the composition root, closed on shutdown."""
 
     def __init__(self, bridge: Bridge, catalogue: Catalogue, *, max_active_runs: int = 5,
-                 buffer: LogBuffer | None = None, monotonic: Callable[[], float] = time.monotonic) -> None:
+                 buffer: LogBuffer | None = None, leases: Leases | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
         self.catalogue = catalogue
         self.metrics = RunMetrics()
         self.buffer = buffer or LogBuffer(on_flush=self.metrics.flushed)
         self.hub = Hub()
         self.slots = RunSlots(max_active_runs, on_moved=self._moved)
+        self.leases = leases or Leases()
         self._runs: dict[str, LiveRun] = {}
         self._sessions: dict[int, LiveRun] = {}  # the latest run of each session
-        self._flusher: asyncio.Task[None] | None = None
+        self._background: list[asyncio.Task[None]] = []
         self._monotonic = monotonic
         self.recovery_lock = asyncio.Lock()  # one recovery pass at a time (start-up, reconcile)
 
     async def open(self) -> None:
-        """Start the background log flusher."""
-        self._flusher = asyncio.create_task(self.buffer.run(), name="log-flusher")
+        """Start the background log flusher and the lease keeper."""
+        self._background = [
+            asyncio.create_task(self.buffer.run(), name="log-flusher"),
+            asyncio.create_task(self._keep_leases(), name="lease-keeper"),
+        ]
 
-    async def close(self) -> None:
-        """Stop following runs (they stay RUNNING and resumable) and flush every log row."""
-        tasks = [live.task for live in self._runs.values() if live.task and not live.task.done()]
-        for task in tasks:
+    async def close(self, release: bool = True) -> None:
+        """Stop following runs (they stay RUNNING and resumable), flush every log row, and
+        hand their leases back so the next process (or replica) resumes them at once."""
+        in_flight = [live for live in self._runs.values() if live.task and not live.task.done()]
+        await self._abandon(in_flight)
+        for task in self._background:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        if self._flusher:
-            self._flusher.cancel()
-            await asyncio.gather(self._flusher, return_exceptions=True)
+        await asyncio.gather(*self._background, return_exceptions=True)
         await self.buffer.flush()
+        if release:
+            await self.leases.release(live.run_id for live in in_flight)
 
     async def start(self, session_id: int, text: str, *, queue: bool = False,
                     user_message_id: int | None = None, max_iterations: int | None = None,
@@ -166,6 +173,29 @@ class RunPool:
         self.buffer.forget(live.message_id)
         self.publish(live)
 
+    async def _keep_leases(self) -> None:
+        """Renew our leases; stop driving any run whose lease another replica took."""
+        while True:
+            await asyncio.sleep(self.leases.ttl.total_seconds() / 3)
+            await self.renew_leases()
+
+    async def renew_leases(self) -> None:
+        """One renewal pass (the keeper's loop body; tests call it directly)."""
+        driving = [r for r in self._runs.values() if r.task and not r.task.done()]
+        if not driving:
+            return
+        await self.leases.renew(r.run_id for r in driving)
+        lost = [r for r in driving if await self.leases.held_elsewhere(r.run_id)]
+        if lost:
+            log.warning("lost the lease of %d runs to another replica", len(lost))
+            await self._abandon(lost)
+
+    async def _abandon(self, runs: list[LiveRun]) -> None:
+        for live in runs:
+            if live.task is not None:
+                live.task.cancel()
+        await asyncio.gather(*(r.task for r in runs if r.task), return_exceptions=True)
+
     def prune(self) -> int:
         """Forget runs finished more than FINISHED_TTL ago; returns how many."""
         cutoff = self._monotonic() - FINISHED_TTL
@@ -188,6 +218,7 @@ class RunPool:
         run_id = uuid.uuid4().hex
         status = MessageStatus.RUNNING if self._slot_free(options) else MessageStatus.QUEUED
         turn = await records.insert_turn(session_id, run_id, status, **kwargs)
+        await self.leases.claim(run_id)
         live = LiveRun(run_id, turn, turn.user.content, status)
         self.adopt(live, options)
         self.publish(live)
@@ -231,6 +262,7 @@ class RunPool:
         live.error = "Stopped."
         await records.set_status(live.message_id, MessageStatus.STOPPED, error=live.error)
         self.finished(live)
+        await self.leases.release([live.run_id])
         return live.update()
 
     def _moved(self, run_id: str, position: int) -> None:

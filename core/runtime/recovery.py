@@ -35,20 +35,24 @@ async def recover(pool: RunPool) -> int:
 
 
 async def _recover_one(pool: RunPool, message: ChatMessage) -> bool:
+    if not await pool.leases.claim(message.run_id):
+        return False  # a live replica drives it
     try:
         known = (await pool.bridge.run_state(message.run_id)).state != "unknown"
     except BridgeUnavailable as error:
         log.warning("recovery postponed, Bridge unreachable: %s", error.message,
                     extra={"run_id": message.run_id})
+        await pool.leases.release([message.run_id])
         return False
     live = await _rebuild(message)
     pool.buffer.remember(message.id, live.state.last_seq)
     if known:
         pool.adopt(live, RunOptions(follow=True))
-    elif message.status == MessageStatus.QUEUED and live.state.last_seq == 0:
-        pool.adopt(live, RunOptions())  # it never reached the Bridge: start it now
+    elif live.state.last_seq == 0:
+        pool.adopt(live, RunOptions())  # nothing of it was seen yet: (re)start it now
     else:
         await records.set_status(message.id, MessageStatus.FAILED, error=LOST)
+        await pool.leases.release([message.run_id])
         return False
     pool.publish(live)  # adapters show the live message (and any clarify buttons) again
     return True

@@ -50,6 +50,8 @@ async def drive(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
         await _fail(pool, live, "An internal error ended this run; it was logged.")
     finally:
         pool.slots.release(live.run_id)
+        if live.finished_at is not None:
+            await pool.leases.release([live.run_id])
 
 
 async def _wait_for_slot(pool: RunPool, live: LiveRun) -> None:

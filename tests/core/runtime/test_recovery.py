@@ -11,6 +11,7 @@ from core import sessions
 from core.bridge_client import BridgeClient
 from core.models import ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, utc_now
 from core.runtime.jobs import enforce_clarify_fallback, expire_old_pauses, start_jobs
+from core.runtime.leases import Leases
 from core.runtime.pool import RunPool
 from core.runtime.recovery import LOST, recover
 from tests.bridge.harness import RunningBridge
@@ -23,9 +24,10 @@ ROOT = Path(__file__).parents[3]
 STORY = ("Once upon a time " + "there was a very long story. " * 40).strip()
 
 
-async def _pool(url: str, llm: ScriptedLLM | None, skills: Path) -> tuple[RunPool, BridgeClient]:
+async def _pool(url: str, llm: ScriptedLLM | None, skills: Path, leases: Leases | None = None
+                ) -> tuple[RunPool, BridgeClient]:
     client = BridgeClient(url, policy=FAST)
-    pool = RunPool(client, catalogue_for(llm, skills))
+    pool = RunPool(client, catalogue_for(llm, skills), leases=leases)
     await pool.open()
     return pool, client
 
@@ -48,7 +50,8 @@ async def test_kill_9_mid_run_then_a_new_runtime_finishes_it(
     assert int(persisted) >= 1
     gate.set()  # the Bridge goes on with the run while no runtime follows it
 
-    pool, client = await _pool(bridge.url, llm, skills_dir)
+    later = Leases(clock=lambda: utc_now() + timedelta(seconds=31))  # the dead one's lease expired
+    pool, client = await _pool(bridge.url, llm, skills_dir, later)
     try:
         assert await recover(pool) == 1
         done = await finished(pool, run_id)
@@ -92,10 +95,11 @@ async def test_a_clarify_answered_after_a_restart_resumes_the_run(
 
 async def test_a_run_the_bridge_forgot_is_failed_with_a_reason(db: str, skills_dir: Path):
     async with FakeBridge() as fake:
-        fake.default_script = lambda run_id: [Stall(run_id), ev("done", final_text="x")]
+        fake.default_script = lambda run_id: [
+            ev("text", text="half"), Stall(run_id), ev("done", final_text="x")]
         pool, client = await _pool(fake.url, None, skills_dir)
         run = await pool.start((await sessions.create_session()).id, "hi")
-        await until(pool, run.run_id, lambda u: u.status == MessageStatus.RUNNING)
+        await until(pool, run.run_id, lambda u: u.state.last_seq == 1)
         await pool.close()
         fake.runs.clear()  # the Bridge restarted and lost its runs
         again, client2 = await _pool(fake.url, None, skills_dir)
@@ -105,6 +109,29 @@ async def test_a_run_the_bridge_forgot_is_failed_with_a_reason(db: str, skills_d
         await client2.aclose()
     failed = await message(run.message_id)
     assert (failed.status, failed.error) == (MessageStatus.FAILED, LOST)
+
+
+async def test_a_run_that_never_reached_the_bridge_is_started_again(db: str, skills_dir: Path):
+    async with FakeBridge() as fake:
+        pool, client = await _pool(fake.url, None, skills_dir)
+        fake.fail("run", 503, times=1)  # the first attempt dies before the Bridge knows it
+        run = await pool.start((await sessions.create_session()).id, "hi")
+        await finished(pool, run.run_id)
+        await pool.close()
+        await message_status(run.message_id, MessageStatus.RUNNING)
+        again, client2 = await _pool(fake.url, None, skills_dir)
+        assert await recover(again) == 1
+        done = await finished(again, run.run_id)
+        await again.close()
+        await client.aclose()
+        await client2.aclose()
+    assert done.status == MessageStatus.SUCCESS
+
+
+async def message_status(message_id: int, status: MessageStatus) -> None:
+    from core.models import ChatMessage
+
+    await ChatMessage.filter(id=message_id).update(status=status, error=None)
 
 
 async def test_old_and_overdue_pauses_expire(db: str, skills_dir: Path):

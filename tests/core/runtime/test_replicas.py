@@ -1,0 +1,78 @@
+"""Two replicas on one database: leases decide who drives a run; a dead one's runs move over."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from core import sessions
+from core.bridge_client import BridgeClient
+from core.models import MessageStatus, RunLease, utc_now
+from core.runtime.leases import Leases
+from core.runtime.pool import RunPool
+from core.runtime.recovery import recover
+from tests.bridge.harness import wait_until
+from tests.core.runtime.conftest import FAST, catalogue_for
+from tests.core.runtime.waiting import finished, stored_seqs, until
+from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.offset = timedelta(0)
+
+    def __call__(self):
+        return utc_now() + self.offset
+
+
+async def _replica(url: str, skills: Path, clock: Clock) -> RunPool:
+    pool = RunPool(BridgeClient(url, policy=FAST), catalogue_for(None, skills),
+                   leases=Leases(ttl=timedelta(seconds=30), clock=clock))
+    await pool.open()
+    return pool
+
+
+async def test_a_dead_replicas_run_is_resumed_by_another(db: str, skills_dir: Path) -> None:
+    clock = Clock()
+    async with FakeBridge() as fake:
+        fake.default_script = lambda run_id: [
+            ev("text", text="half "), Stall(run_id), ev("text", text="done"),
+            ev("done", final_text="half done"),
+        ]
+        a = await _replica(fake.url, skills_dir, clock)
+        b = await _replica(fake.url, skills_dir, clock)
+        run = await a.start((await sessions.create_session()).id, "work")
+        await until(a, run.run_id, lambda u: u.state.last_seq == 1)
+        await a.buffer.flush()
+
+        assert await recover(b) == 0  # A holds the lease: B leaves the run alone
+        await a.close(release=False)  # A dies: no clean-up, its lease simply stops being renewed
+        assert await recover(b) == 0  # not yet expired
+        clock.offset = timedelta(seconds=31)
+        assert await recover(b) == 1
+        fake.release(run.run_id)
+        done = await finished(b, run.run_id)
+        await b.close()
+
+    assert done.status == MessageStatus.SUCCESS and str(done.state.thinking) == "half done"
+    assert await stored_seqs(done.message_id) == [1, 2, 3]
+    assert await RunLease.filter(run_id=run.run_id).count() == 0  # released when it finished
+
+
+async def test_a_replica_that_lost_its_lease_stops_driving_the_run(db: str, skills_dir: Path) -> None:
+    clock = Clock()
+    async with FakeBridge() as fake:
+        fake.default_script = lambda run_id: [Stall(run_id), ev("done", final_text="x")]
+        a = await _replica(fake.url, skills_dir, clock)
+        b = await _replica(fake.url, skills_dir, clock)
+        run = await a.start((await sessions.create_session()).id, "work")
+        await wait_until(lambda: run.run_id in fake.runs)
+        clock.offset = timedelta(seconds=31)  # A stalled past its lease (a long GC pause, say)
+        assert await recover(b) == 1
+        await a.renew_leases()  # A notices and lets go
+        assert a.live(run.run_id).task.done()
+        fake.release(run.run_id)
+        done = await finished(b, run.run_id)
+        await a.close()
+        await b.close()
+    assert done.status == MessageStatus.SUCCESS
