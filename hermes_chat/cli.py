@@ -24,28 +24,35 @@ def load_environment(environ: Mapping[str, str], dotenv_path: str = ".env") -> d
     return {**file_values, **environ}
 
 
-def _serve(settings: Settings) -> None:
+def _serve(settings: Settings, args: argparse.Namespace) -> None:
     from hermes_chat.serve import serve
 
     asyncio.run(serve(settings))
 
 
-def _migrate(settings: Settings) -> None:
+def _migrate(settings: Settings, args: argparse.Namespace) -> None:
     from core.db import migrate
 
     asyncio.run(migrate(settings.database_url))
 
 
-def _bridge(settings: Settings) -> None:
+def _bridge(settings: Settings, args: argparse.Namespace) -> None:
     from hermes_chat.bridge_command import run_bridge
 
     run_bridge(settings)
 
 
-COMMANDS: dict[str, tuple[Callable[[Settings], None], str]] = {
+def _chat(settings: Settings, args: argparse.Namespace) -> None:
+    from hermes_chat.chat import run_chat
+
+    asyncio.run(run_chat(settings, args.session))
+
+
+COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], None], str]] = {
     "serve": (_serve, "run the service: migrate, then serve the admin API and the chat bots"),
     "migrate": (_migrate, "apply database migrations and exit"),
     "bridge": (_bridge, "run the Hermes Bridge (the agent service) on BRIDGE_HOST:BRIDGE_PORT"),
+    "chat": (_chat, "chat with the agent in this terminal (needs a running Bridge)"),
 }
 
 
@@ -54,7 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hermes-chat", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     for name, (_, help_text) in COMMANDS.items():
-        commands.add_parser(name, help=help_text)
+        command = commands.add_parser(name, help=help_text)
+        if name == "chat":
+            command.add_argument("--session", type=int, help="continue this session id")
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env(load_environment(os.environ))
@@ -63,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     configure_logging(settings.log_level, settings.log_format)
     try:
-        COMMANDS[args.command][0](settings)
+        COMMANDS[args.command][0](settings, args)
     except HermesChatError as error:
         log.error("%s", error.message)
         return 1

@@ -1,0 +1,122 @@
+"""`hermes-chat chat`: talk to the agent in a terminal through the same core as the bots.
+
+Each line you type is a turn; the run's thinking areas print as they change (status, tools,
+todos) and clarify questions are answered at a prompt. Ctrl-D or /quit ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from core import db, presenting, sessions
+from core.bridge_client import BridgeClient
+from core.catalogue import load_catalogue
+from core.config import Settings
+from core.errors import HermesChatError
+from core.runtime.pool import RunPool
+from core.runtime.recovery import recover
+from core.runtime.updates import RunUpdate
+
+Reader = Callable[[], "asyncio.Future[str]"]
+
+
+class TerminalView:
+    """Prints what changed between two updates of a run, never the same line twice."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.status = ""
+        self.tools = 0
+        self.todos: tuple = ()
+
+    def show(self, update: RunUpdate) -> None:
+        state = update.state
+        line = presenting.status_line(update)
+        if line != self.status and not update.finished:
+            self._print(f"  · {line}")
+            self.status = line
+        for tool in state.tools[self.tools:]:
+            self._print(f"  🔧 {tool.name} {tool.args_preview[:60]}")
+        self.tools = len(state.tools)
+        if state.todos != self.todos:
+            self.todos = state.todos
+            for todo_line in presenting.todo_lines(state.todos):
+                self._print(f"    {todo_line}")
+
+    def finish(self, update: RunUpdate) -> None:
+        if update.state.final_text is not None:
+            self._print(f"\nhermes> {update.state.final_text}\n")
+        self._print(f"  ({presenting.status_line(update)} · {presenting.footer(update)})")
+
+    def _print(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+
+async def converse(pool: RunPool, session_id: int, read: Reader, out: TextIO) -> None:
+    """The loop: read a line, run it, show it live, answer its questions."""
+    while True:
+        line = await read()
+        text = line.strip()
+        if not line or text in ("/quit", "/exit"):  # "" is the end of input (Ctrl-D)
+            return
+        if not text:
+            continue
+        try:
+            started = await pool.start(session_id, text, author="terminal")
+        except HermesChatError as error:
+            print(f"  ! {error.message}", file=out, flush=True)
+            continue
+        await _follow(pool, started.run_id, read, TerminalView(out), out)
+
+
+async def _follow(pool: RunPool, run_id: str, read: Reader, view: TerminalView, out: TextIO) -> None:
+    asked: set[str] = set()
+    async for update in pool.subscribe(run_id):
+        view.show(update)
+        pause = update.pause
+        if pause is not None and pause.status == "UNANSWERED" and pause.clarify_id not in asked:
+            asked.add(pause.clarify_id)
+            await _ask(pool, pause, read, out)
+        if update.finished:
+            view.finish(update)
+
+
+async def _ask(pool: RunPool, pause, read: Reader, out: TextIO) -> None:  # noqa: ANN001
+    print(f"\n  ? {pause.question}", file=out)
+    for number, choice in enumerate(pause.choices, start=1):
+        print(f"    {number}. {choice}", file=out)
+    print("  your answer (a number, or your own words): ", end="", file=out, flush=True)
+    answer = (await read()).strip()
+    if answer.isdigit() and 1 <= int(answer) <= len(pause.choices):
+        answer = pause.choices[int(answer) - 1]
+    outcome = await pool.answer(pause.clarify_id, answer or "(no answer)", "terminal")
+    if not outcome.accepted:
+        print(f"  ! {outcome.reason}", file=out, flush=True)
+
+
+def stdin_reader() -> Reader:
+    """Lines of standard input, read off the event loop ("" at end of input)."""
+    return lambda: asyncio.ensure_future(asyncio.to_thread(sys.stdin.readline))
+
+
+async def run_chat(settings: Settings, session_id: int | None) -> None:
+    """Open the database and the Bridge client, pick the session, and converse."""
+    await db.migrate(settings.database_url)
+    await db.open_database(settings.database_url)
+    catalogue = load_catalogue(settings.models_file, settings.skills_dir)
+    async with BridgeClient(settings.bridge_url) as bridge:
+        pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs)
+        await pool.open()
+        try:
+            await recover(pool)
+            session = await (sessions.get_session(session_id) if session_id
+                             else sessions.create_session())
+            print(f"hermes-chat: session {session.id} ({settings.bridge_url}); Ctrl-D to quit",
+                  flush=True)
+            await converse(pool, session.id, stdin_reader(), sys.stdout)
+        finally:
+            await pool.close()
+            await db.close_database()

@@ -1,0 +1,69 @@
+"""`hermes-chat chat`: a terminal conversation through the real runtime and the real Bridge."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+from core import sessions
+from core.models import MessageStatus
+from core.runtime.pool import RunPool
+from core.runtime.updates import RunUpdate
+from core.thinking import ThinkingState
+from hermes_chat.chat import TerminalView, converse
+from tests.core.runtime.conftest import pool, skills_dir  # noqa: F401
+from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+
+
+def lines(*typed: str):
+    queue = list(typed)
+
+    def read() -> asyncio.Future[str]:
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        future.set_result(queue.pop(0) if queue else "")
+        return future
+
+    return read
+
+
+async def test_a_terminal_conversation_with_a_clarify(pool: RunPool, llm: ScriptedLLM) -> None:
+    llm.script(
+        tool_reply(ToolCall("todo", {"todos": [{"id": "1", "content": "pick", "status": "done"}]})),
+        tool_reply(ToolCall("clarify", {"question": "Which size?", "choices": ["S", "M"]})),
+        text_reply("Medium it is."),
+    )
+    session = await sessions.create_session()
+    out = io.StringIO()
+    await converse(pool, session.id, lines("\n", "order a shirt\n", "2\n", "/quit\n"), out)
+    text = out.getvalue()
+    assert "🔧 todo" in text and "? Which size?" in text and "2. M" in text
+    assert "hermes> Medium it is." in text and "✅ Done" in text
+    assert '"user_response": "M"' in llm.requests[-1]["messages"][-1]["content"]
+
+
+def test_the_view_prints_only_what_changed() -> None:
+    out = io.StringIO()
+    view = TerminalView(out)
+    update = RunUpdate("r", 1, 1, 2, MessageStatus.RUNNING, ThinkingState())
+    view.show(update)
+    view.show(update)
+    assert out.getvalue().count("Thinking") == 1
+
+
+async def test_the_chat_command_in_a_subprocess(bridge, llm: ScriptedLLM, tmp_path) -> None:  # noqa: ANN001
+    import os
+    import sys
+
+    llm.script(text_reply("Hello from the agent."))
+    models = tmp_path / "models.toml"
+    models.write_text(f'[[models]]\nid = "s"\nmodel = "{llm.model}"\nbase_url = "{llm.base_url}"\n'
+                      "default = true\n", encoding="utf-8")
+    env = {**os.environ, "HERMES_BRIDGE_URL": bridge.url, "MODELS_FILE": str(models),
+           "DATABASE_URL": f"sqlite://{tmp_path / 'chat.sqlite3'}"}
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "hermes_chat", "chat", cwd=tmp_path, env=env,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(child.communicate(b"hi there\n"), 30)
+    assert child.returncode == 0, err.decode()
+    assert "hermes> Hello from the agent." in out.decode()
