@@ -1,14 +1,45 @@
-"""The admin HTTP application (DESIGN §7); later issues add sessions, runs and Slack events."""
+"""The admin HTTP application (DESIGN §7): sessions, messages, catalogue and health.
+
+The routes that start and drive runs join when the run pool lands (`AdminServices.runtime`).
+"""
 
 from __future__ import annotations
 
-from litestar import Litestar
+from importlib.metadata import PackageNotFoundError, version
 
+from litestar import Litestar
+from litestar.datastructures import State
+
+from admin.auth import TOKEN_KEY
+from admin.catalogue import CatalogueController
+from admin.errors import handle_error
 from admin.health import HealthController
+from admin.messages.controller import MessageController
+from admin.openapi import StrictStructSchemaPlugin, openapi_config
+from admin.request_checks import check_request
+from admin.services import SERVICES_KEY, AdminServices
+from admin.sessions.controller import SessionController
 from core.config import Settings
 
+MAX_BODY_BYTES = 1024 * 1024
 
-def create_app(settings: Settings) -> Litestar:
+
+def create_app(settings: Settings, services: AdminServices) -> Litestar:
     """The Litestar app served by `hermes-chat serve` on ADMIN_HOST:ADMIN_PORT."""
-    del settings  # read by the routes later issues add (admin token, Slack secrets)
-    return Litestar(route_handlers=[HealthController], openapi_config=None, logging_config=None)
+    return Litestar(
+        route_handlers=[HealthController, SessionController, MessageController, CatalogueController],
+        state=State({SERVICES_KEY: services, TOKEN_KEY: settings.admin_token}),
+        exception_handlers={Exception: handle_error},
+        before_request=check_request,
+        openapi_config=openapi_config(_version()),
+        plugins=[StrictStructSchemaPlugin()],
+        request_max_body_size=MAX_BODY_BYTES,
+        logging_config=None,
+    )
+
+
+def _version() -> str:
+    try:
+        return version("hermes-chat")
+    except PackageNotFoundError:
+        return "0.0.0"

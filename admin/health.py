@@ -1,25 +1,74 @@
-"""`GET /api/health`: is the service up, and can it reach its database."""
+"""`GET /api/health`: is the service up, can it reach its database and the Hermes Bridge.
+
+503 only when the database is unreachable (the service cannot work at all); a Bridge that does
+not answer makes the status "degraded" (browsing and export still work), with 200.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from types import MappingProxyType
+from typing import Literal
 
+import msgspec
 from litestar import Controller, get
+from litestar.di import NamedDependency, Provide
+from litestar.openapi import ResponseSpec
 from litestar.response import Response
 
+from admin.services import AdminServices, provide_services
 from core import db
+from core.bridge_port import Bridge
+from core.errors import HermesChatError
 
 log = logging.getLogger(__name__)
+
+BRIDGE_TIMEOUT = 3.0
+Reachability = Literal["ok", "unreachable"]
+
+
+class HealthOut(msgspec.Struct, frozen=True):
+    status: Literal["ok", "degraded"]
+    database: Reachability
+    bridge: Reachability
 
 
 class HealthController(Controller):
     path = "/api/health"
+    tags = ("health",)
+    dependencies = MappingProxyType(
+        {"services": Provide(provide_services, sync_to_thread=False)}
+    )
 
-    @get("/", summary="Liveness and database reachability")
-    async def health(self) -> Response[dict[str, str]]:
-        try:
-            await db.ping()
-        except Exception:  # any failure means "not healthy": report it, never crash
-            log.exception("health check: database unreachable")
-            return Response({"status": "degraded", "database": "unreachable"}, status_code=503)
-        return Response({"status": "ok", "database": "ok"})
+    @get(
+        "/", summary="Liveness, database and Bridge reachability (no token needed)",
+        responses={503: ResponseSpec(
+            HealthOut, description="The database is unreachable", generate_examples=False
+        )},
+    )
+    async def health(self, services: NamedDependency[AdminServices]) -> Response[HealthOut]:
+        database, bridge = await asyncio.gather(_database(), _bridge(services.bridge))
+        status = "ok" if database == bridge == "ok" else "degraded"
+        return Response(
+            HealthOut(status, database, bridge), status_code=200 if database == "ok" else 503
+        )
+
+
+async def _database() -> Reachability:
+    try:
+        await db.ping()
+    except Exception:  # any failure means "not healthy": report it, never crash
+        log.exception("health check: database unreachable")
+        return "unreachable"
+    return "ok"
+
+
+async def _bridge(bridge: Bridge) -> Reachability:
+    try:
+        await asyncio.wait_for(bridge.health(), BRIDGE_TIMEOUT)
+    except (HermesChatError, TimeoutError) as error:
+        reason = error.message if isinstance(error, HermesChatError) else "no answer in time"
+        log.warning("health check: Bridge unreachable: %s", reason)
+        return "unreachable"
+    return "ok"

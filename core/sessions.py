@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from tortoise.exceptions import IntegrityError
-from tortoise.expressions import Q
+from tortoise.expressions import Q, Subquery
 from tortoise.transactions import in_transaction
 
 from core.errors import InvalidInput, NotFound
+from core.field_errors import MAX_ID, InvalidField, check_text
 from core.models import ChatMessage, ChatSession, ConversationBinding, Platform, SessionStatus, utc_now
 from core.paging import Cursor, decode_cursor, encode_cursor
 
@@ -175,16 +176,30 @@ async def _update(session_id: int, **values: object) -> None:
 
 
 async def list_sessions(
-    *, status: SessionStatus | None = None, limit: int = 50, cursor: str | None = None
+    *,
+    status: SessionStatus | None = None,
+    platform: Platform | None = None,
+    q: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
 ) -> SessionPage:
-    """Sessions by last activity, newest first, in stable keyset pages (new rows never shift a page)."""
+    """Sessions by last activity, newest first, in stable keyset pages (new rows never shift a page).
+
+    `platform` keeps sessions bound to a thread of that platform; `q` keeps sessions whose title
+    or any message text contains it, ignoring case (ASCII case only on SQLite).
+    """
     if not 1 <= limit <= 200:
-        raise InvalidInput("limit must be between 1 and 200")
+        raise InvalidField("limit", "must be between 1 and 200")
     query = ChatSession.all()
     if status is not None:
         query = query.filter(status=status)
+    if platform is not None:
+        bound = ConversationBinding.filter(platform=platform).values("session_id")
+        query = query.filter(id__in=Subquery(bound))
+    if q:
+        query = query.filter(_mentions(check_text("q", q)))
     if cursor:
-        after = decode_cursor(cursor)
+        after = _checked_cursor(cursor)
         query = query.filter(
             Q(last_message_at__lt=after.at) | Q(last_message_at=after.at, id__lt=after.id)
         )
@@ -193,3 +208,19 @@ async def list_sessions(
     rows = rows[:limit]
     next_cursor = encode_cursor(Cursor(rows[-1].last_message_at, rows[-1].id)) if more else None
     return SessionPage(rows, next_cursor)
+
+
+def _mentions(text: str) -> Q:
+    # Both sides are bound parameters; tortoise escapes LIKE wildcards in the text.
+    in_messages = ChatMessage.filter(content__icontains=text).values("session_id")
+    return Q(title__icontains=text) | Q(id__in=Subquery(in_messages))
+
+
+def _checked_cursor(token: str) -> Cursor:
+    try:
+        after = decode_cursor(token)
+    except InvalidInput as error:
+        raise InvalidField("cursor", error.message) from None
+    if after.at.tzinfo is None or not 1 <= after.id <= MAX_ID:
+        raise InvalidField("cursor", f"{token!r} is not a cursor this service made")
+    return after

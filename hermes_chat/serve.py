@@ -12,7 +12,10 @@ from collections.abc import Iterator
 import uvicorn
 
 from admin.app import create_app
+from admin.services import AdminServices
 from core import db
+from core.bridge_client import BridgeClient
+from core.catalogue import load_catalogue
 from core.config import Settings
 from core.errors import InvalidInput
 
@@ -22,17 +25,23 @@ log = logging.getLogger("hermes_chat.serve")
 async def serve(settings: Settings) -> None:
     """Run every part whose settings are present; say in one line why each other part is not."""
     _check_admin_binding(settings)
+    catalogue = load_catalogue(settings.models_file, settings.skills_dir)
     await db.migrate(settings.database_url)
     await db.open_database(settings.database_url)
+    bridge = BridgeClient(settings.bridge_url)
     try:
         _report_parts(settings)
+        app = create_app(settings, AdminServices(bridge=bridge, catalogue=catalogue))
         config = uvicorn.Config(
-            create_app(settings), host=settings.admin_host, port=settings.admin_port,
+            app, host=settings.admin_host, port=settings.admin_port,
             log_config=None, lifespan="on", timeout_graceful_shutdown=3,
         )
         log.info("admin API: listening on http://%s:%s", settings.admin_host, settings.admin_port)
+        log.info("admin API: %s", "bearer token required" if settings.admin_token
+                 else "open to loopback callers (ADMIN_TOKEN unset)")
         await _serve_until_signalled(_QuietServer(config))
     finally:
+        await bridge.aclose()
         await db.close_database()
         log.info("stopped")
 

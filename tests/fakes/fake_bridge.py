@@ -89,11 +89,21 @@ class FakeRun:
     aborted: bool = False
     answers: dict[str, str] = field(default_factory=dict)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _numbered: list[tuple[int, int, EventItem]] | None = None
+    _by_index: dict[int, tuple[int, EventItem]] | None = None
 
     def numbered(self) -> list[tuple[int, int, EventItem]]:
-        """(index in items, event id, event) of every scripted event."""
-        events = [(i, item) for i, item in enumerate(self.items) if isinstance(item, tuple)]
-        return [(i, n, item) for n, (i, item) in enumerate(events, start=1)]
+        """(index in items, event id, event) of every scripted event (cached: scripts are long)."""
+        if self._numbered is None:
+            events = [(i, item) for i, item in enumerate(self.items) if isinstance(item, tuple)]
+            self._numbered = [(i, n, item) for n, (i, item) in enumerate(events, start=1)]
+        return self._numbered
+
+    def event_at(self, index: int) -> tuple[int, EventItem]:
+        """(event id, event) of the scripted event at `index` of items."""
+        if self._by_index is None:
+            self._by_index = {i: (n, item) for i, n, item in self.numbered()}
+        return self._by_index[index]
 
     def bump(self) -> None:
         """Wake every connection waiting on this run."""
@@ -118,6 +128,7 @@ class FakeRun:
         sent = [i for i, n, _ in self.numbered() if n <= self.sent_high]
         cut = sent[-1] + 1 if sent else 0
         self.items[cut:] = [ev("error", message="aborted by the user", code="aborted")]
+        self._numbered = self._by_index = None
         self.aborted = True
         self.bump()
 
@@ -356,7 +367,7 @@ class _Player:
         return 0
 
     async def _send_event(self, index: int) -> None:
-        n, (name, data) = next((n, item) for i, n, item in self.run.numbered() if i == index)
+        n, (name, data) = self.run.event_at(index)
         await self._write(f"id: {n}\nevent: {name}\ndata: {json.dumps(data)}\n\n")
         self.run.sent_high = max(self.run.sent_high, n)
 

@@ -1,0 +1,27 @@
+"""Bearer-token guard of the admin API (ADMIN_TOKEN); unset = open, since serve binds loopback."""
+
+from __future__ import annotations
+
+import hmac
+
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException
+from litestar.handlers.base import BaseRouteHandler
+
+TOKEN_KEY = "admin_token"
+SCHEME = "BearerToken"
+
+
+def require_admin_token(connection: ASGIConnection, _: BaseRouteHandler) -> None:  # type: ignore[type-arg]
+    """Let the request through only with `Authorization: Bearer <ADMIN_TOKEN>` (if one is set)."""
+    expected: str | None = connection.app.state.get(TOKEN_KEY)
+    if not expected:
+        return
+    scheme, _, given = connection.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        given.strip().encode(), expected.encode()
+    ):
+        raise NotAuthorizedException(
+            "a valid 'Authorization: Bearer <ADMIN_TOKEN>' header is required",
+            headers={"WWW-Authenticate": "Bearer"},
+        )

@@ -1,0 +1,48 @@
+"""`GET /api/models`, `GET /api/skills`: what sessions may choose (seed 000 §4.2.4)."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import msgspec
+from litestar import Controller, get
+from litestar.di import NamedDependency, Provide
+
+from admin.auth import require_admin_token
+from admin.openapi import SECURITY, errors
+from admin.services import AdminServices, provide_services
+
+
+class ModelOut(msgspec.Struct, frozen=True):
+    """A model of MODELS_FILE; `id` is what `modelId` names (the key's variable is not shown)."""
+
+    id: str
+    name: str
+    model: str
+    default: bool
+
+
+class SkillOut(msgspec.Struct, frozen=True):
+    """A skill folder of SKILLS_DIR; `folder` is what `skillFolder` names."""
+
+    folder: str
+    name: str
+    description: str
+
+
+class CatalogueController(Controller):
+    path = "/api"
+    tags = ("catalogue",)
+    guards = (require_admin_token,)
+    security = SECURITY
+    dependencies = MappingProxyType(
+        {"services": Provide(provide_services, sync_to_thread=False)}
+    )
+
+    @get("/models", summary="Models sessions may use", responses=errors())
+    async def list_models(self, services: NamedDependency[AdminServices]) -> list[ModelOut]:
+        return [ModelOut(m.id, m.name, m.model, m.default) for m in services.catalogue.models]
+
+    @get("/skills", summary="Skills sessions may use", responses=errors(), sync_to_thread=True)
+    def list_skills(self, services: NamedDependency[AdminServices]) -> list[SkillOut]:
+        return [SkillOut(s.folder, s.name, s.description) for s in services.catalogue.skills()]

@@ -1,0 +1,35 @@
+"""`/api/chat/messages`: edit a user message, list and switch versions (seed 000 §4.2.3)."""
+
+from __future__ import annotations
+
+from litestar import Controller, get, patch, post
+from litestar.params import JSONBody
+
+from admin.auth import require_admin_token
+from admin.messages.schemas import EditOut, MessageEdit, VersionOut, versions_out
+from admin.openapi import SECURITY, errors
+from admin.params import MessageId
+from core import tree
+
+
+class MessageController(Controller):
+    path = "/api/chat/messages"
+    tags = ("messages",)
+    guards = (require_admin_token,)
+    security = SECURITY
+
+    @patch("/{message_id:int}", summary="Edit a user message (a new version; no run)",
+           responses=errors(404, 413))
+    async def edit_message(self, message_id: MessageId, data: JSONBody[MessageEdit]) -> EditOut:
+        return EditOut((await tree.edit(message_id, data.content)).id)
+
+    @get("/{message_id:int}/versions", summary="The message and its sibling versions",
+         responses=errors(404))
+    async def list_versions(self, message_id: MessageId) -> list[VersionOut]:
+        return versions_out(await tree.versions(message_id))
+
+    @post("/{message_id:int}/activate", status_code=200, summary="Make this version the active one",
+          responses=errors(404))
+    async def activate_version(self, message_id: MessageId) -> list[VersionOut]:
+        activated = await tree.activate(message_id)
+        return versions_out(await tree.versions(activated.id))

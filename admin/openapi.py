@@ -1,0 +1,67 @@
+"""The OpenAPI document at /schema/openapi.json: security scheme and the documented error answers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+
+# Litestar 2.25 has no public way to mark a msgspec body closed; its own plugin is extended.
+from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
+from litestar.openapi import OpenAPIConfig, ResponseSpec
+from litestar.openapi.spec import Components, Schema, SecurityScheme
+from litestar.typing import FieldDefinition
+
+from admin.auth import SCHEME
+from admin.errors import ErrorBody
+
+if TYPE_CHECKING:
+    from litestar._openapi.schema_generation import SchemaCreator
+
+_MEANINGS = {
+    400: "A bad body or query value; `field` names it",
+    401: "Missing or wrong bearer token",
+    404: "No such session or message",
+    409: "The session is busy with a run",
+    413: "The body is larger than 1 MiB",
+    503: "The Hermes Bridge is unreachable",
+}
+SECURITY = ({SCHEME: []},)
+
+
+def openapi_config(version: str) -> OpenAPIConfig:
+    """The document's metadata and the bearer scheme the guarded routes declare."""
+    return OpenAPIConfig(
+        title="hermes-chat admin API",
+        version=version,
+        description="Browse, export and reset the conversations of hermes-chat (DESIGN §7).",
+        path="/schema",
+        components=Components(
+            security_schemes={SCHEME: SecurityScheme(type="http", scheme="bearer")}
+        ),
+    )
+
+
+def errors(*statuses: int) -> dict[int, ResponseSpec]:
+    """Error answers of a route: always 400 and 401, plus the given ones."""
+    return {
+        status: ResponseSpec(
+            data_container=ErrorBody, description=_MEANINGS[status], generate_examples=False
+        )
+        for status in sorted({400, 401, *statuses})
+    }
+
+
+class StrictStructSchemaPlugin(StructSchemaPlugin):
+    """Litestar's msgspec schemas, plus `additionalProperties: false` for request bodies that
+    refuse unknown fields, so the document says what the server enforces."""
+
+    def to_openapi_schema(
+        self, field_definition: FieldDefinition, schema_creator: SchemaCreator
+    ) -> Schema:
+        schema = super().to_openapi_schema(field_definition, schema_creator)
+        info = msgspec.inspect.type_info(field_definition.type_)
+        if isinstance(info, msgspec.inspect.StructType) and info.forbid_unknown_fields:
+            schema.additional_properties = False
+        return schema
+

@@ -1,0 +1,1 @@
+"""Session routes: create, list, detail, change, delete, reset, export, messages, memory."""

@@ -1,0 +1,119 @@
+"""`/api/chat/sessions`: thin handlers over core (seed 000 §4.2.1)."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Annotated, Literal
+
+from litestar import Controller, delete, get, patch, post
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromQuery, JSONBody, QueryParameter
+from litestar.response import Stream
+
+from admin.auth import require_admin_token
+from admin.messages.schemas import MessagePageOut, message_page_out
+from admin.openapi import SECURITY, errors
+from admin.params import BeforeId, PageCursor, PageLimit, Search, SessionId
+from admin.services import AdminServices, provide_services
+from admin.sessions import schemas as out
+from admin.sessions.export import ExportOperation, export_response
+from admin.sessions.schemas import (
+    MemoryOut,
+    ResetIn,
+    ResetOut,
+    SessionCreate,
+    SessionDetailOut,
+    SessionOut,
+    SessionPageOut,
+    SessionPatch,
+)
+from core import message_views, session_commands, session_queries, sessions
+from core.export import prepare_export
+from core.models import Platform, SessionStatus
+
+ExportFormat = Annotated[Literal["md", "json"], QueryParameter(description="the file format")]
+ExportBranch = Annotated[
+    Literal["active", "all"], QueryParameter(description="the active branch, or every version")
+]
+Services = NamedDependency[AdminServices]
+
+
+class SessionController(Controller):
+    path = "/api/chat/sessions"
+    tags = ("sessions",)
+    guards = (require_admin_token,)
+    security = SECURITY
+    dependencies = MappingProxyType(
+        {"services": Provide(provide_services, sync_to_thread=False)}
+    )
+
+    @post("/", summary="Create a session", responses=errors(413))
+    async def create_session(self, services: Services, data: JSONBody[SessionCreate]) -> SessionOut:
+        session = await session_commands.create_session(
+            services.catalogue, title=data.title, model_id=data.model_id,
+            skill_folder=data.skill_folder,
+        )
+        return await out.describe(session)
+
+    @get("/", summary="List sessions, newest activity first", responses=errors())
+    async def list_sessions(
+        self, limit: PageLimit = 50, cursor: PageCursor = "",
+        status: FromQuery[SessionStatus | None] = None,
+        platform: FromQuery[Platform | None] = None,
+        q: Search = "",
+    ) -> SessionPageOut:
+        page = await session_queries.list_summaries(
+            status=status, platform=platform, q=q, limit=limit, cursor=cursor
+        )
+        return out.session_page_out(page)
+
+    @get("/{session_id:int}", summary="A session and its active branch", responses=errors(404))
+    async def get_session(self, session_id: SessionId) -> SessionDetailOut:
+        return out.detail_out(await message_views.session_detail(session_id))
+
+    @patch("/{session_id:int}", summary="Rename, re-model, re-skill or archive",
+           responses=errors(404, 413))
+    async def update_session(
+        self, services: Services, session_id: SessionId, data: JSONBody[SessionPatch]
+    ) -> SessionOut:
+        changed = await session_commands.update_session(services.catalogue, session_id, data.changes())
+        return await out.describe(changed)
+
+    @delete("/{session_id:int}", summary="Delete with every message", responses=errors(404))
+    async def delete_session(self, session_id: SessionId) -> None:
+        await sessions.delete_session(session_id)
+
+    @post(
+        "/{session_id:int}/reset", status_code=200, summary="Reset the agent (seed 000 §4.3.5)",
+        responses=errors(404, 409, 413, 503),
+    )
+    async def reset_session(
+        self, services: Services, session_id: SessionId, data: JSONBody[ResetIn | None] = None
+    ) -> ResetOut:
+        keep = data.keep_history if data is not None else True
+        return await out.reset_out(
+            await session_commands.reset_session(services.bridge, session_id, keep)
+        )
+
+    @get(
+        "/{session_id:int}/export", summary="Download as Markdown or JSON",
+        responses=errors(404), operation_class=ExportOperation,
+    )
+    async def export_session(
+        self, session_id: SessionId, format: ExportFormat = "md",
+        branch: ExportBranch = "active",
+    ) -> Stream:
+        return export_response(await prepare_export(session_id, format, branch))
+
+    @get(
+        "/{session_id:int}/messages", summary="Page the active branch backwards",
+        responses=errors(404),
+    )
+    async def list_messages(
+        self, session_id: SessionId, before: BeforeId = None, limit: PageLimit = 50
+    ) -> MessagePageOut:
+        return message_page_out(await message_views.message_page(session_id, before, limit))
+
+    @get("/{session_id:int}/memory", summary="The agent's memory files", responses=errors(404, 503))
+    async def get_memory(self, services: Services, session_id: SessionId) -> MemoryOut:
+        return out.memory_out(await session_commands.session_memory(services.bridge, session_id))

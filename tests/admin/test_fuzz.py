@@ -1,0 +1,111 @@
+"""schemathesis against the live server's /schema/openapi.json: no 5xx, answers as documented.
+
+Each operation gets positive and negative cases, and positive cases again with its path ids
+pinned to seeded rows so the happy paths answer real data (drawn ids almost never exist).
+Bounded and derandomized, so a run is reproducible and short; DELETE goes last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import requests
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+from schemathesis.core.failures import FailureGroup
+
+from core.models import ChatMessage, MessageStatus, Platform, Role
+from tests.admin.builders import conversation, running_turn, store_logs, thinking_events
+from tests.admin.conftest import AUTH
+
+MAX_EXAMPLES = 30
+BUDGET_SECONDS = 60.0
+CONFIG = {
+    "checks": {
+        # The schema states the shape of a valid request, not which models, skills, cursors or
+        # branch positions exist: rejecting those with 400 is right, so this check cannot hold.
+        "positive_data_acceptance": {"enabled": False},
+        # A body over 1 MiB is refused before it is read: 413 is a rejection too.
+        "negative_data_rejection": {
+            "expected-statuses": ["400", "401", "403", "404", "405", "409", "413", "415"]
+        },
+    },
+    # The API ignores query parameters it does not know, as most HTTP APIs do.
+    "generation": {"allow-extra-parameters": False},
+}
+
+
+async def _seed() -> dict[str, int]:
+    """Ids of rows the pinned cases use: a session with a logged answer, and its messages."""
+    first = await conversation(
+        "Deploy plan", ("how do we deploy?", "blue/green"), ("and roll back?", "flip")
+    )
+    await conversation("Bound", ("hi", "hello"), platform=Platform.SLACK)
+    busy = await conversation(None, ("one", "two"))
+    await running_turn(busy.id, "still working?", MessageStatus.RUNNING)
+    answer = await ChatMessage.filter(session_id=first.id, role=Role.ASSISTANT).order_by("id").first()
+    assert answer is not None and answer.parent_id is not None
+    await store_logs(answer.id, thinking_events())
+    return {"session_id": first.id, "message_id": answer.parent_id}
+
+
+async def test_schemathesis_finds_no_server_error_and_no_undocumented_answer(
+    db: str, base_url: str
+) -> None:
+    pinned = await _seed()
+    started = time.monotonic()
+    schema = await asyncio.to_thread(
+        schemathesis.openapi.from_url, f"{base_url}/schema/openapi.json", headers=AUTH,
+        config=schemathesis.Config.from_dict(CONFIG),
+    )
+    failures = await asyncio.to_thread(_fuzz, schema, base_url, pinned)
+    assert not failures, "\n\n".join(failures)
+    assert time.monotonic() - started < BUDGET_SECONDS
+
+
+def _fuzz(schema: schemathesis.BaseSchema, base_url: str, pinned: dict[str, int]) -> list[str]:
+    operations = sorted(
+        (result.ok() for result in schema.get_all_operations()),
+        key=lambda op: op.method.upper() == "DELETE",
+    )
+    failures: list[str] = []
+    with requests.Session() as session:
+        for operation in operations:
+            ids = {k: v for k, v in pinned.items() if f"{{{k}}}" in operation.path}
+            runs: list[tuple[GenerationMode, dict[str, Any] | None]] = [
+                (GenerationMode.POSITIVE, None), (GenerationMode.NEGATIVE, None),
+            ]
+            if ids:
+                runs.append((GenerationMode.POSITIVE, ids))
+            for mode, path_parameters in runs:
+                error = _run(operation, mode, path_parameters, session, base_url)
+                if error:
+                    failures.append(f"{operation.label} ({mode.value}, {path_parameters}): {error}")
+    return failures
+
+
+def _run(
+    operation: Any, mode: GenerationMode, path_parameters: dict[str, Any] | None,
+    session: requests.Session, base_url: str,
+) -> str | None:
+    strategy = operation.as_strategy(generation_mode=mode, path_parameters=path_parameters)
+
+    @settings(
+        max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, database=None,
+        suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+    )
+    @given(case=strategy)
+    def check(case: schemathesis.Case) -> None:
+        case.call_and_validate(base_url=base_url, session=session, headers=AUTH)
+
+    try:
+        check()
+    except Unsatisfiable:  # nothing to break: an operation without parameters or body
+        return None
+    except (AssertionError, FailureGroup, requests.RequestException) as error:
+        return str(error)  # collected, so one report lists every operation's failure
+    return None

@@ -1,0 +1,74 @@
+"""The OpenAPI document: every route, its parameters, bodies, answers and the bearer scheme."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+ROUTES = {
+    ("get", "/api/health"),
+    ("get", "/api/chat/sessions"),
+    ("post", "/api/chat/sessions"),
+    ("get", "/api/chat/sessions/{session_id}"),
+    ("patch", "/api/chat/sessions/{session_id}"),
+    ("delete", "/api/chat/sessions/{session_id}"),
+    ("post", "/api/chat/sessions/{session_id}/reset"),
+    ("get", "/api/chat/sessions/{session_id}/export"),
+    ("get", "/api/chat/sessions/{session_id}/messages"),
+    ("get", "/api/chat/sessions/{session_id}/memory"),
+    ("patch", "/api/chat/messages/{message_id}"),
+    ("get", "/api/chat/messages/{message_id}/versions"),
+    ("post", "/api/chat/messages/{message_id}/activate"),
+    ("get", "/api/models"),
+    ("get", "/api/skills"),
+}
+
+
+async def _document(client: httpx.AsyncClient) -> dict[str, Any]:
+    response = await client.get("/schema/openapi.json")
+    assert response.status_code == 200
+    return response.json()
+
+
+async def test_every_route_is_documented_with_its_answers(db: str, anonymous: httpx.AsyncClient) -> None:
+    doc = await _document(anonymous)
+    operations = {(m, p): op for p, item in doc["paths"].items() for m, op in item.items()}
+    assert set(operations) == ROUTES
+    for (method, path), op in operations.items():
+        success = [s for s in op["responses"] if s.startswith("2")]
+        assert len(success) == 1, (method, path)
+        if success != ["204"]:
+            assert op["responses"][success[0]]["content"], (method, path)
+        if path == "/api/health":
+            assert "security" not in op
+            continue
+        assert op["security"] == [{"BearerToken": []}]
+        for status in ("400", "401"):
+            schema = op["responses"][status]["content"]["application/json"]["schema"]
+            assert schema == {"$ref": "#/components/schemas/ErrorBody"}
+        if "{" in path:
+            assert "404" in op["responses"]
+        if method in ("post", "patch") and "requestBody" in op:
+            assert "413" in op["responses"]
+    assert doc["components"]["securitySchemes"]["BearerToken"] == {"type": "http", "scheme": "bearer"}
+
+
+async def test_bodies_are_camel_case_and_closed(db: str, anonymous: httpx.AsyncClient) -> None:
+    schemas = (await _document(anonymous))["components"]["schemas"]
+    assert set(schemas["SessionPatch"]["properties"]) == {"title", "modelId", "skillFolder", "status"}
+    for name in ("SessionCreate", "SessionPatch", "ResetIn", "MessageEdit"):
+        assert schemas[name]["additionalProperties"] is False
+    assert "hasActiveRun" in schemas["SessionOut"]["required"]
+    thinking = schemas["ThinkingOut"]["properties"]
+    assert {"thinking", "status", "tools", "todos", "pendingClarify", "toolCalls",
+            "elapsedSeconds", "finalText", "error"} <= set(thinking)
+
+
+async def test_the_export_documents_both_formats_and_the_file_name(
+    db: str, anonymous: httpx.AsyncClient
+) -> None:
+    doc = await _document(anonymous)
+    ok = doc["paths"]["/api/chat/sessions/{session_id}/export"]["get"]["responses"]["200"]
+    assert set(ok["content"]) == {"text/markdown", "application/json"}
+    assert "Content-Disposition" in ok["headers"]
