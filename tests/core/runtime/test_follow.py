@@ -1,0 +1,47 @@
+"""Following a run's events from any point: stored, then live, each once, in order."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from core import sessions
+from core.errors import NotFound
+from core.runtime.follow import follow_events
+from core.runtime.pool import RunPool
+from tests.core.runtime.waiting import finished, until
+from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+
+
+async def _collect(pool: RunPool, run_id: str, after: int = 0) -> list[int]:
+    return [event.seq async for event in follow_events(pool, run_id, after, poll=0.01)]
+
+
+async def test_followers_get_every_event_once_from_where_they_ask(
+    fake_pool: RunPool, fake_bridge: FakeBridge
+) -> None:
+    fake_bridge.default_script = lambda run_id: [
+        *(ev("text", text=f"t{i}") for i in range(5)), Stall(run_id),
+        *(ev("text", text=f"u{i}") for i in range(5)), ev("done", final_text="ok"),
+    ]
+    run = await fake_pool.start((await sessions.create_session()).id, "go")
+    await until(fake_pool, run.run_id, lambda u: u.state.last_seq == 5)
+    from_start = asyncio.create_task(_collect(fake_pool, run.run_id))
+    from_three = asyncio.create_task(_collect(fake_pool, run.run_id, after=3))
+    fake_bridge.release(run.run_id)
+    assert await from_start == list(range(1, 12))
+    assert await from_three == list(range(4, 12))
+    await finished(fake_pool, run.run_id)
+    assert await _collect(fake_pool, run.run_id, after=9) == [10, 11]  # a late reconnect
+
+
+async def test_a_run_this_process_does_not_know_is_followed_from_the_log(
+    fake_pool: RunPool, fake_bridge: FakeBridge
+) -> None:
+    run = await fake_pool.start((await sessions.create_session()).id, "go")
+    await finished(fake_pool, run.run_id)
+    fake_pool._runs.clear()  # as if another replica had driven it
+    assert await _collect(fake_pool, run.run_id) == [1]
+    with pytest.raises(NotFound):
+        await _collect(fake_pool, "no-such-run")
