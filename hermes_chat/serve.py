@@ -13,11 +13,9 @@ import uvicorn
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core import db
-from core.bridge_client import BridgeClient
-from core.catalogue import load_catalogue
 from core.config import Settings
 from core.errors import InvalidInput
+from hermes_chat.compose import running_parts
 
 log = logging.getLogger("hermes_chat.serve")
 
@@ -25,13 +23,9 @@ log = logging.getLogger("hermes_chat.serve")
 async def serve(settings: Settings) -> None:
     """Run every part whose settings are present; say in one line why each other part is not."""
     _check_admin_binding(settings)
-    catalogue = load_catalogue(settings.models_file, settings.skills_dir)
-    await db.migrate(settings.database_url)
-    await db.open_database(settings.database_url)
-    bridge = BridgeClient(settings.bridge_url)
-    try:
+    async with running_parts(settings) as parts:
         _report_parts(settings)
-        app = create_app(settings, AdminServices(bridge=bridge, catalogue=catalogue))
+        app = create_app(settings, AdminServices(bridge=parts.bridge, catalogue=parts.catalogue))
         config = uvicorn.Config(
             app, host=settings.admin_host, port=settings.admin_port,
             log_config=None, lifespan="on", timeout_graceful_shutdown=3,
@@ -40,10 +34,7 @@ async def serve(settings: Settings) -> None:
         log.info("admin API: %s", "bearer token required" if settings.admin_token
                  else "open to loopback callers (ADMIN_TOKEN unset)")
         await _serve_until_signalled(_QuietServer(config))
-    finally:
-        await bridge.aclose()
-        await db.close_database()
-        log.info("stopped")
+    log.info("stopped")
 
 
 def _check_admin_binding(settings: Settings) -> None:

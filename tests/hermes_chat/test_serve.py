@@ -22,9 +22,21 @@ def _free_port() -> int:
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "DISCORD_", "ADMIN_"))}
-    env.update(DATABASE_URL=f"sqlite://{tmp_path / 'fresh' / 'hermes.sqlite3'}", **extra)
+    unset = ("SLACK_", "DISCORD_", "ADMIN_", "BRIDGE_", "HERMES_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
+    env.update(DATABASE_URL=f"sqlite://{tmp_path / 'fresh' / 'hermes.sqlite3'}",
+               HERMES_HOME=str(tmp_path / "hermes"), BRIDGE_PORT=str(_free_port()), **extra)
     return env
+
+
+def _start_serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], int]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path, text=True,
+        env=_env(tmp_path, ADMIN_PORT=str(port), **env),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    return process, port
 
 
 def _wait_healthy(url: str, process: subprocess.Popen[str]) -> httpx.Response:
@@ -38,25 +50,35 @@ def _wait_healthy(url: str, process: subprocess.Popen[str]) -> httpx.Response:
     raise AssertionError(f"{url} never answered")
 
 
-def test_serve_starts_on_a_fresh_sqlite_file_answers_health_and_stops_on_sigint(tmp_path: Path):
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path, text=True,
-        env=_env(tmp_path, ADMIN_PORT=str(port)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
+def test_serve_starts_everything_on_a_fresh_sqlite_file_and_stops_on_sigint(tmp_path: Path):
+    process, port = _start_serve(tmp_path)
     try:
         response = _wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
         assert response.status_code == 200
-        # No Bridge runs here: the service is up (200) but degraded.
-        assert response.json() == {"status": "degraded", "database": "ok", "bridge": "unreachable"}
+        assert response.json() == {"status": "ok", "database": "ok", "bridge": "ok"}
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=DEADLINE)
     finally:
         process.kill()
     assert process.returncode == 0, output
+    assert "bridge: started as process" in output and "bridge: stopped" in output
     assert "slack: not started" in output and "discord: not started" in output
+    assert "this replica runs the upkeep jobs" in output
     assert output.rstrip().endswith("stopped")
     assert (tmp_path / "fresh" / "hermes.sqlite3").exists()
+
+
+def test_an_unreachable_external_bridge_leaves_the_service_up_but_degraded(tmp_path: Path):
+    process, port = _start_serve(tmp_path, HERMES_BRIDGE_URL="http://127.0.0.1:9")
+    try:
+        response = _wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
+        assert response.json() == {"status": "degraded", "database": "ok", "bridge": "unreachable"}
+        second = _run(tmp_path, "serve", HERMES_BRIDGE_URL="http://127.0.0.1:9")
+        assert second.returncode == 1
+        assert "SQLite runs one replica only" in second.stderr
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=DEADLINE)
 
 
 def _run(tmp_path: Path, command: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,69 @@
+"""The composition root of `serve`: every part built once, from the settings, and passed down."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from core import db
+from core.bridge_client import BridgeClient
+from core.catalogue import Catalogue, load_catalogue
+from core.config import Settings
+from core.runtime.jobs import start_jobs
+from core.runtime.pool import RunPool
+from core.runtime.recovery import recover
+from core.runtime.singleton import SchedulerLock
+from hermes_chat.bridge_process import bridge_child
+
+log = logging.getLogger("hermes_chat.serve")
+LEADER_RETRY_SECONDS = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """What the servers and bots of `serve` share."""
+
+    settings: Settings
+    catalogue: Catalogue
+    bridge: BridgeClient
+    pool: RunPool
+
+
+@asynccontextmanager
+async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
+    """Database, Bridge (child or external), run pool with recovery, and the upkeep jobs."""
+    catalogue = load_catalogue(settings.models_file, settings.skills_dir)
+    lock = SchedulerLock(settings.database_url)
+    await lock.try_acquire()  # on SQLite a second process stops here, saying why
+    await db.migrate(settings.database_url)
+    await db.open_database(settings.database_url)
+    try:
+        async with bridge_child(settings) as url, BridgeClient(url) as bridge:
+            pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs)
+            await pool.open()
+            leader = asyncio.create_task(_run_jobs_when_leader(pool, lock), name="upkeep")
+            try:
+                log.info("runtime: recovered %d runs in flight", await recover(pool))
+                yield Parts(settings, catalogue, bridge, pool)
+            finally:
+                leader.cancel()
+                await asyncio.gather(leader, return_exceptions=True)
+                await pool.close()  # flushes every log row; runs stay resumable
+    finally:
+        await lock.release()
+        await db.close_database()
+
+
+async def _run_jobs_when_leader(pool: RunPool, lock: SchedulerLock) -> None:
+    """Run the upkeep jobs while this replica holds the lock; keep trying until it does."""
+    while not await lock.try_acquire():
+        await asyncio.sleep(LEADER_RETRY_SECONDS)
+    scheduler = start_jobs(pool)
+    log.info("runtime: this replica runs the upkeep jobs")
+    try:
+        await asyncio.Event().wait()
+    finally:
+        scheduler.shutdown(wait=False)
