@@ -13,6 +13,7 @@ from core.bridge_client import BridgeClient
 from core.catalogue import Catalogue, load_catalogue
 from core.config import Settings
 from core.runtime.jobs import start_jobs
+from core.runtime.metrics import RunMetrics
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from core.runtime.singleton import SchedulerLock
@@ -41,8 +42,11 @@ async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
     await db.migrate(settings.database_url)
     await db.open_database(settings.database_url)
     try:
-        async with bridge_child(settings) as url, BridgeClient(url) as bridge:
-            pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs)
+        metrics = RunMetrics()
+        async with bridge_child(settings) as url, \
+                BridgeClient(url, sleep=metrics.reconnect_pause) as bridge:
+            pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
+                           metrics=metrics)
             await pool.open()
             leader = asyncio.create_task(_run_jobs_when_leader(pool, lock), name="upkeep")
             try:

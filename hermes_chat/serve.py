@@ -16,6 +16,7 @@ from admin.services import AdminServices
 from core.config import Settings
 from core.errors import InvalidInput
 from hermes_chat.compose import running_parts
+from hermes_chat.metrics import metrics_route
 
 log = logging.getLogger("hermes_chat.serve")
 
@@ -26,6 +27,7 @@ async def serve(settings: Settings) -> None:
     async with running_parts(settings) as parts:
         _report_parts(settings)
         app = create_app(settings, AdminServices(bridge=parts.bridge, catalogue=parts.catalogue))
+        app.register(metrics_route(parts.pool))
         config = uvicorn.Config(
             app, host=settings.admin_host, port=settings.admin_port,
             log_config=None, lifespan="on", timeout_graceful_shutdown=3,

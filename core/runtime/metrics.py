@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
 from dataclasses import dataclass, field
 
 
@@ -11,6 +13,20 @@ class RunMetrics:
     flushes: int = 0
     rows_flushed: int = 0
     flush_seconds: list[float] = field(default_factory=list)
+    platform_calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # (platform, method)
+    rate_limited: Counter[str] = field(default_factory=Counter)  # platform -> 429 answers
+    bridge_reconnects: int = 0
+
+    async def reconnect_pause(self, seconds: float) -> None:
+        """The Bridge client's backoff sleep: each one is a stream being resumed."""
+        self.bridge_reconnects += 1
+        await asyncio.sleep(seconds)
+
+    def platform_call(self, platform: str, method: str, rate_limited: bool = False) -> None:
+        """Adapters count each call they make to their platform, and each 429 answer."""
+        self.platform_calls[(platform, method)] += 1
+        if rate_limited:
+            self.rate_limited[platform] += 1
 
     def event(self) -> None:
         self.events += 1

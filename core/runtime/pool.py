@@ -36,10 +36,11 @@ class RunPool:
 
     def __init__(self, bridge: Bridge, catalogue: Catalogue, *, max_active_runs: int = 5,
                  buffer: LogBuffer | None = None, leases: Leases | None = None,
+                 metrics: RunMetrics | None = None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
         self.catalogue = catalogue
-        self.metrics = RunMetrics()
+        self.metrics = metrics or RunMetrics()
         self.buffer = buffer or LogBuffer(on_flush=self.metrics.flushed)
         self.hub = Hub()
         self.slots = RunSlots(max_active_runs, on_moved=self._moved)

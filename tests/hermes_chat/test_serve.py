@@ -56,6 +56,8 @@ def test_serve_starts_everything_on_a_fresh_sqlite_file_and_stops_on_sigint(tmp_
         response = _wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
         assert response.status_code == 200
         assert response.json() == {"status": "ok", "database": "ok", "bridge": "ok"}
+        metrics = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+        assert "hermes_runs_active 0.0" in metrics and "hermes_events_total 0.0" in metrics
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=DEADLINE)
     finally:

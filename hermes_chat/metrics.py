@@ -1,0 +1,67 @@
+"""`GET /metrics`: the runtime's figures in the Prometheus text format."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from litestar import Response, get
+from litestar.handlers import HTTPRouteHandler
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
+from prometheus_client.registry import Collector
+
+from core.models import MessageStatus, PauseStatus
+from core.runtime.pool import RunPool
+
+
+class RuntimeCollector(Collector):
+    """Reads the pool's counters at scrape time (nothing is updated on the hot path)."""
+
+    def __init__(self, pool: RunPool) -> None:
+        self.pool = pool
+
+    def collect(self) -> Iterator[object]:
+        active = self.pool.active()
+        metrics = self.pool.metrics
+        yield _gauge("hermes_runs_active", "runs streaming now",
+                     sum(1 for u in active if u.status == MessageStatus.RUNNING))
+        yield _gauge("hermes_runs_queued", "runs waiting for a slot",
+                     sum(1 for u in active if u.status == MessageStatus.QUEUED))
+        yield _gauge("hermes_clarify_pending", "questions waiting for an answer",
+                     sum(1 for u in active if u.pause and u.pause.status == PauseStatus.UNANSWERED))
+        yield CounterMetricFamily("hermes_events", "Bridge events processed", value=metrics.events)
+        yield CounterMetricFamily("hermes_bridge_reconnects", "event streams resumed",
+                                  value=metrics.bridge_reconnects)
+        flush = SummaryMetricFamily("hermes_log_flush_seconds", "log buffer flush latency")
+        flush.add_metric([], count_value=metrics.flushes, sum_value=sum(metrics.flush_seconds))
+        yield flush
+        yield from _platform_counters(metrics.platform_calls, metrics.rate_limited)
+
+
+def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, doc, value=value)
+
+
+def _platform_counters(calls: dict, limited: dict) -> Iterator[CounterMetricFamily]:
+    family = CounterMetricFamily("hermes_platform_calls", "platform API calls",
+                                 labels=["platform", "method"])
+    for (platform, method), count in sorted(calls.items()):
+        family.add_metric([platform, method], count)
+    yield family
+    throttled = CounterMetricFamily("hermes_platform_rate_limited", "429 answers",
+                                    labels=["platform"])
+    for platform, count in sorted(limited.items()):
+        throttled.add_metric([platform], count)
+    yield throttled
+
+
+def metrics_route(pool: RunPool) -> HTTPRouteHandler:
+    """The route, bound to this process's pool."""
+    registry = CollectorRegistry()
+    registry.register(RuntimeCollector(pool))
+
+    @get("/metrics", include_in_schema=False, sync_to_thread=False)
+    def metrics() -> Response[bytes]:
+        return Response(generate_latest(registry), media_type="text/plain; version=0.0.4")
+
+    return metrics

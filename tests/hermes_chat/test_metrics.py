@@ -1,0 +1,33 @@
+"""/metrics reads the runtime's counters in the Prometheus text format."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from core import sessions
+from core.runtime.pool import RunPool
+from hermes_chat.metrics import RuntimeCollector
+from tests.core.runtime.conftest import fake_bridge, fake_pool, skills_dir  # noqa: F401
+from tests.core.runtime.waiting import finished, until
+from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+
+
+async def test_the_figures_follow_the_runs(fake_pool: RunPool, fake_bridge: FakeBridge) -> None:
+    registry = CollectorRegistry()
+    registry.register(RuntimeCollector(fake_pool))
+    fake_bridge.default_script = lambda run_id: [ev("text", text="a"), Stall(run_id),
+                                                 ev("done", final_text="a")]
+    runs = [await fake_pool.start((await sessions.create_session()).id, "x") for _ in range(3)]
+    await until(fake_pool, runs[0].run_id, lambda u: u.state.last_seq == 1)
+    fake_pool.metrics.platform_call("slack", "chat.update")
+    fake_pool.metrics.platform_call("slack", "chat.update", rate_limited=True)
+    text = generate_latest(registry).decode()
+    assert "hermes_runs_active 2.0" in text and "hermes_runs_queued 1.0" in text
+    assert 'hermes_platform_calls_total{method="chat.update",platform="slack"} 2.0' in text
+    assert 'hermes_platform_rate_limited_total{platform="slack"} 1.0' in text
+    for run in runs:
+        fake_bridge.release(run.run_id)
+    for run in runs:
+        await finished(fake_pool, run.run_id)
+    text = generate_latest(registry).decode()
+    assert "hermes_runs_active 0.0" in text and "hermes_events_total 6.0" in text
