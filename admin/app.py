@@ -1,7 +1,4 @@
-"""The admin HTTP application (DESIGN §7): sessions, messages, catalogue and health.
-
-The routes that start and drive runs join when the run pool lands (`AdminServices.runtime`).
-"""
+"""The admin HTTP application (DESIGN §7): sessions, messages, runs, catalogue and health."""
 
 from __future__ import annotations
 
@@ -17,6 +14,7 @@ from admin.health import HealthController
 from admin.messages.controller import MessageController
 from admin.openapi import StrictStructSchemaPlugin, openapi_config
 from admin.request_checks import check_request
+from admin.runs.controller import RunController
 from admin.services import SERVICES_KEY, AdminServices
 from admin.sessions.controller import SessionController
 from core.config import Settings
@@ -27,7 +25,10 @@ MAX_BODY_BYTES = 1024 * 1024
 def create_app(settings: Settings, services: AdminServices) -> Litestar:
     """The Litestar app served by `hermes-chat serve` on ADMIN_HOST:ADMIN_PORT."""
     return Litestar(
-        route_handlers=[HealthController, SessionController, MessageController, CatalogueController],
+        route_handlers=[
+            HealthController, SessionController, MessageController, RunController,
+            CatalogueController,
+        ],
         state=State({SERVICES_KEY: services, TOKEN_KEY: settings.admin_token}),
         exception_handlers={Exception: handle_error},
         before_request=check_request,

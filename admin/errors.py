@@ -44,7 +44,7 @@ def handle_error(request: Request, exc: Exception) -> Response[ErrorBody]:  # ty
     if isinstance(exc, HermesChatError):
         return _answer(_core_status(exc), _core_body(exc))
     if isinstance(exc, ValidationException):
-        return _answer(400, _validation_body(exc))
+        return _answer(400, _validation_body(exc, _sent_names(request)))
     if isinstance(exc, HTTPException) and exc.status_code < 500:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         return _answer(exc.status_code, ErrorBody(code, str(exc.detail)), exc.headers)
@@ -63,9 +63,9 @@ def _core_body(exc: HermesChatError) -> ErrorBody:
     return ErrorBody(exc.code, exc.message)
 
 
-def _validation_body(exc: ValidationException) -> ErrorBody:
+def _validation_body(exc: ValidationException, sent_names: dict[str, str]) -> ErrorBody:
     problems = exc.extra if isinstance(exc.extra, list) else []
-    details = [_detail(p) for p in problems if isinstance(p, dict)]
+    details = [_detail(p, sent_names) for p in problems if isinstance(p, dict)]
     if not details:
         return ErrorBody("invalid_input", str(exc.detail))
     message = "; ".join(f"{key}: {text}" if key else text for key, text in details)
@@ -73,13 +73,27 @@ def _validation_body(exc: ValidationException) -> ErrorBody:
     return ErrorBody("invalid_input", message, field)
 
 
-def _detail(problem: dict[str, object]) -> tuple[str, str]:
+def _detail(problem: dict[str, object], sent_names: dict[str, str]) -> tuple[str, str]:
     message = str(problem.get("message") or "")
     key = str(problem.get("key") or "")
     if key == "data":  # Litestar names the whole body after the handler's `data` parameter
         named = _NAMED_FIELD.search(message)
         key = named.group(1) if named else "body"
-    return key, message
+    return sent_names.get(key, key), message
+
+
+def _sent_names(request: Request) -> dict[str, str]:  # type: ignore[type-arg]
+    """Handler parameter names -> the names clients send, where they differ (`Last-Event-ID`)."""
+    handler = request.scope.get("route_handler")
+    signature = getattr(handler, "parsed_fn_signature", None)
+    if signature is None:
+        return {}
+    names = {}
+    for name, field in signature.parameters.items():
+        sent = getattr(field.kwarg_definition, "name", None)
+        if isinstance(sent, str) and sent != name:
+            names[name] = sent
+    return names
 
 
 def _answer(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -42,11 +43,13 @@ def openapi_config(version: str) -> OpenAPIConfig:
     )
 
 
-def errors(*statuses: int) -> dict[int, ResponseSpec]:
-    """Error answers of a route: always 400 and 401, plus the given ones."""
+def errors(*statuses: int, meanings: Mapping[int, str] | None = None) -> dict[int, ResponseSpec]:
+    """Error answers of a route: always 400 and 401, plus the given ones; `meanings` says what
+    a status means on this route when the usual sentence does not fit."""
+    said = {**_MEANINGS, **(meanings or {})}
     return {
         status: ResponseSpec(
-            data_container=ErrorBody, description=_MEANINGS[status], generate_examples=False
+            data_container=ErrorBody, description=said[status], generate_examples=False
         )
         for status in sorted({400, 401, *statuses})
     }

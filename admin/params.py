@@ -1,10 +1,10 @@
-"""Path and query parameters shared by the admin routes, with the limits the OpenAPI shows."""
+"""Path, query and header parameters shared by the admin routes, with the limits the OpenAPI shows."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from litestar.params import PathParameter, QueryParameter
+from litestar.params import HeaderParameter, PathParameter, QueryParameter
 
 from admin.text import NO_NUL
 from core.field_errors import MAX_ID
@@ -21,4 +21,26 @@ Search = Annotated[
 ]
 PageCursor = Annotated[
     str, QueryParameter(max_length=200, pattern=NO_NUL, description="`nextCursor` of the page before")
+]
+# Run ids are chosen by the run pool (hex uuids); any URL-safe id up to the column's width.
+RunId = Annotated[
+    str, PathParameter(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._~-]+$",
+                       description="id of a run (`runId` of the run's answer)")
+]
+MAX_SEQ = 2**31 - 1  # event seqs are 32-bit integers in the log table
+_FROM_ZERO = {"minimum": 0}  # Litestar leaves a falsy bound like `ge=0` out of the document
+LastEventIdHeader = Annotated[
+    int | None,
+    HeaderParameter(
+        name="Last-Event-ID", ge=0, le=MAX_SEQ, schema_extra=_FROM_ZERO,
+        description="the `id:` of the last event received: the stream goes on after it (wins "
+                    "over `lastEventId`; browsers send it when an EventSource reconnects)",
+    ),
+]
+LastEventIdQuery = Annotated[
+    int | None,
+    QueryParameter(
+        name="lastEventId", ge=0, le=MAX_SEQ, schema_extra=_FROM_ZERO,
+        description="the `id:` of the last event received, for clients that cannot set headers",
+    ),
 ]

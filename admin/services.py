@@ -8,16 +8,20 @@ from litestar.datastructures import State
 
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
+from core.runtime.pool import RunPool
 
 SERVICES_KEY = "admin_services"
+KEEPALIVE_SECONDS = 15.0
 
 
 @dataclass(frozen=True, slots=True)
 class AdminServices:
-    """The Bridge and the catalogue today; the run pool (`runtime`) joins with the run routes."""
+    """The Bridge, the catalogue and the run pool; `keepalive` paces SSE comment lines."""
 
     bridge: Bridge
     catalogue: Catalogue
+    runtime: RunPool
+    keepalive: float = KEEPALIVE_SECONDS
 
 
 def provide_services(state: State) -> AdminServices:

@@ -14,3 +14,5 @@ Title = Annotated[str, msgspec.Meta(min_length=1, max_length=255, pattern=NON_BL
 MessageText = Annotated[str, msgspec.Meta(min_length=1, max_length=100_000, pattern=NON_BLANK)]
 ModelId = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=NO_NUL)]
 SkillFolder = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=NO_NUL)]
+ClarifyId = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern=NO_NUL)]
+Person = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern=NON_BLANK)]

@@ -26,7 +26,8 @@ async def serve(settings: Settings) -> None:
     _check_admin_binding(settings)
     async with running_parts(settings) as parts:
         _report_parts(settings)
-        app = create_app(settings, AdminServices(bridge=parts.bridge, catalogue=parts.catalogue))
+        services = AdminServices(bridge=parts.bridge, catalogue=parts.catalogue, runtime=parts.pool)
+        app = create_app(settings, services)
         app.register(metrics_route(parts.pool))
         config = uvicorn.Config(
             app, host=settings.admin_host, port=settings.admin_port,

@@ -1,14 +1,21 @@
-"""`/api/chat/messages`: edit a user message, list and switch versions (seed 000 §4.2.3)."""
+"""`/api/chat/messages`: regenerate an answer, edit a user message, list and switch versions
+(seed 000 §4.2.3)."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from litestar import Controller, get, patch, post
+from litestar.di import NamedDependency, Provide
 from litestar.params import JSONBody
 
 from admin.auth import require_admin_token
 from admin.messages.schemas import EditOut, MessageEdit, VersionOut, versions_out
 from admin.openapi import SECURITY, errors
 from admin.params import MessageId
+from admin.runs import commands
+from admin.runs.schemas import RegeneratedOut, regenerated_out
+from admin.services import AdminServices, provide_services
 from core import tree
 
 
@@ -17,6 +24,16 @@ class MessageController(Controller):
     tags = ("messages",)
     guards = (require_admin_token,)
     security = SECURITY
+    dependencies = MappingProxyType(
+        {"services": Provide(provide_services, sync_to_thread=False)}
+    )
+
+    @post("/{message_id:int}/regenerate", summary="A new version of an answer, by a new run",
+          responses=errors(404, 409))
+    async def regenerate_message(
+        self, services: NamedDependency[AdminServices], message_id: MessageId
+    ) -> RegeneratedOut:
+        return regenerated_out(await commands.regenerate(services.runtime, message_id))
 
     @patch("/{message_id:int}", summary="Edit a user message (a new version; no run)",
            responses=errors(404, 413))

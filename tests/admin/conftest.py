@@ -1,8 +1,14 @@
-"""Fixtures of the admin API tests: a catalogue on disk, a fake Bridge, the real server."""
+"""Fixtures of the admin API tests: a catalogue on disk, a fake Bridge, the real server.
+
+The shared server (`api`) has a run pool that no test starts runs on; tests of runs serve the
+app on the run pool fixtures of tests/core/runtime: `pool_api` (the real Bridge, a scripted
+LLM) and `fake_pool_api` (the fault-injecting fake Bridge, a cap of two runs).
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import httpx
 import pytest
@@ -12,10 +18,19 @@ from admin.services import AdminServices
 from core.bridge_client import BridgeClient
 from core.catalogue import Catalogue, load_catalogue
 from core.config import Settings
+from core.runtime.pool import RunPool
 from tests.admin.server import DEADLINE, serving
-from tests.fakes.fake_bridge import FakeBridge
+from tests.core.runtime import conftest as runtime_fixtures
+from tests.fakes.fake_bridge import FakeBridge, Item, ev
+
+# The run pools of the runtime tests; `fake_pool` runs on this module's shared `fake_bridge`.
+pool = runtime_fixtures.pool
+fake_pool = runtime_fixtures.fake_pool
+skills_dir = runtime_fixtures.skills_dir
 
 TOKEN = "admin-token-for-tests"
+KEEPALIVE = 0.2  # seconds between SSE keep-alive comments of the run tests' servers
+HEARTBEAT = 0.2  # the fake Bridge's: well inside the run pool's read timeout
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 MODELS_TOML = """
 [[models]]
@@ -49,26 +64,38 @@ def catalogue(tmp_path_factory: pytest.TempPathFactory) -> Catalogue:
 
 @pytest.fixture(scope="session")
 async def shared_bridge() -> AsyncIterator[FakeBridge]:
-    async with FakeBridge() as running:
+    async with FakeBridge(heartbeat=HEARTBEAT) as running:
         yield running
 
 
 @pytest.fixture(scope="session")
-async def admin_url(catalogue: Catalogue, shared_bridge: FakeBridge) -> AsyncIterator[str]:
+async def admin_url(
+    migrated_database: str, catalogue: Catalogue, shared_bridge: FakeBridge
+) -> AsyncIterator[str]:
     """One admin API for the whole run (ADMIN_TOKEN set), talking to the fake Bridge."""
     async with BridgeClient(shared_bridge.url, call_timeout=5.0) as bridge:
-        app = create_app(Settings(admin_token=TOKEN), AdminServices(bridge, catalogue))
-        async with serving(app) as url:
-            yield url
+        runtime = RunPool(bridge, catalogue)
+        await runtime.open()
+        try:
+            app = create_app(Settings(admin_token=TOKEN), AdminServices(bridge, catalogue, runtime))
+            async with serving(app) as url:
+                yield url
+        finally:
+            await runtime.close()
 
 
 @pytest.fixture
 def fake_bridge(shared_bridge: FakeBridge) -> FakeBridge:
     """The fake Bridge, with what earlier tests left in it forgotten."""
     for recorded in (shared_bridge.requests, shared_bridge.agents, shared_bridge.memory,
-                     shared_bridge.runs, shared_bridge.scripts):
+                     shared_bridge.runs, shared_bridge.scripts, shared_bridge.released):
         recorded.clear()
+    shared_bridge.default_script = _done
     return shared_bridge
+
+
+def _done(run_id: str) -> list[Item]:
+    return [ev("done", final_text=f"done {run_id}")]  # the fake's own default
 
 
 @pytest.fixture
@@ -98,4 +125,38 @@ async def api(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
 async def anonymous(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
     """A client without any token."""
     async with httpx.AsyncClient(base_url=base_url, timeout=DEADLINE) as client:
+        yield client
+
+
+@asynccontextmanager
+async def admin_on(runtime: RunPool, keepalive: float = KEEPALIVE) -> AsyncIterator[str]:
+    """The admin API served on this run pool (and its Bridge and catalogue); yields its URL."""
+    services = AdminServices(runtime.bridge, runtime.catalogue, runtime, keepalive=keepalive)
+    async with serving(create_app(Settings(admin_token=TOKEN), services)) as url:
+        yield url
+
+
+@pytest.fixture
+async def pool_url(pool: RunPool) -> AsyncIterator[str]:
+    async with admin_on(pool) as url:
+        yield url
+
+
+@pytest.fixture
+async def fake_pool_url(fake_pool: RunPool) -> AsyncIterator[str]:
+    async with admin_on(fake_pool) as url:
+        yield url
+
+
+@pytest.fixture
+async def pool_api(pool_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    """The admin API on `pool`: runs go to the real Bridge and the scripted LLM `llm`."""
+    async with httpx.AsyncClient(base_url=pool_url, headers=AUTH, timeout=DEADLINE) as client:
+        yield client
+
+
+@pytest.fixture
+async def fake_pool_api(fake_pool_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    """The admin API on `fake_pool`: runs play `fake_bridge` scripts, two at a time at most."""
+    async with httpx.AsyncClient(base_url=fake_pool_url, headers=AUTH, timeout=DEADLINE) as client:
         yield client

@@ -10,6 +10,7 @@ from admin.services import AdminServices
 from core.bridge_client import BridgeClient
 from core.catalogue import Catalogue
 from core.config import Settings
+from core.runtime.pool import RunPool
 from tests.admin.conftest import TOKEN
 from tests.admin.server import serving
 from tests.fakes.fake_bridge import FakeBridge
@@ -27,6 +28,13 @@ GUARDED = [
     ("PATCH", "/api/chat/messages/1"),
     ("GET", "/api/chat/messages/1/versions"),
     ("POST", "/api/chat/messages/1/activate"),
+    ("POST", "/api/chat/messages/1/regenerate"),
+    ("POST", "/api/chat/sessions/1/runs"),
+    ("GET", "/api/chat/runs"),
+    ("GET", "/api/chat/runs/r1/stream"),
+    ("GET", "/api/chat/runs/r1/state"),
+    ("POST", "/api/chat/runs/r1/resume"),
+    ("POST", "/api/chat/runs/r1/stop"),
     ("GET", "/api/models"),
     ("GET", "/api/skills"),
 ]
@@ -76,7 +84,7 @@ async def test_without_an_admin_token_the_api_is_open(
 ) -> None:
     # serve refuses to bind anything but loopback then (tests/hermes_chat/test_serve.py).
     async with BridgeClient(fake_bridge.url) as bridge:
-        app = create_app(Settings(), AdminServices(bridge, catalogue))
+        app = create_app(Settings(), AdminServices(bridge, catalogue, RunPool(bridge, catalogue)))
         async with serving(app) as url, httpx.AsyncClient(base_url=url) as client:
             assert (await client.get("/api/chat/sessions")).status_code == 200
             response = await client.post("/api/chat/sessions", json={"title": "open"})

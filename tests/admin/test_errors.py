@@ -13,6 +13,7 @@ from core.bridge_types import Memory
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.field_errors import MAX_ID
+from core.runtime.pool import RunPool
 from tests.admin.builders import conversation
 from tests.admin.conftest import AUTH
 from tests.admin.server import serving
@@ -28,6 +29,14 @@ ID_ROUTES = [
     ("PATCH", "/api/chat/messages/{}", {"content": "x"}),
     ("GET", "/api/chat/messages/{}/versions", None),
     ("POST", "/api/chat/messages/{}/activate", None),
+    ("POST", "/api/chat/messages/{}/regenerate", None),
+    ("POST", "/api/chat/sessions/{}/runs", {"message": "x"}),
+]
+RUN_ROUTES = [
+    ("GET", "/api/chat/runs/{}/stream", None),
+    ("GET", "/api/chat/runs/{}/state", None),
+    ("POST", "/api/chat/runs/{}/resume", {"clarifyId": "c1", "answer": "yes"}),
+    ("POST", "/api/chat/runs/{}/stop", None),
 ]
 
 
@@ -52,6 +61,20 @@ async def test_ids_out_of_range_are_400_naming_the_parameter(
         assert error["code"] == "invalid_input"
         assert error["field"] in ("session_id", "message_id")
         assert error["field"] in error["message"]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), RUN_ROUTES)
+async def test_unknown_runs_are_404_and_impossible_run_ids_400(
+    api: httpx.AsyncClient, method: str, path: str, body: object
+) -> None:
+    for ident in ("1", "0123456789abcdef0123456789abcdef", "run-7", "x" * 64):
+        response = await api.request(method, path.format(ident), json=body)
+        assert response.status_code == 404, response.text
+        assert response.json() == {"code": "not_found", "message": f"no run {ident}"}
+    for ident in ("x" * 65, "a%20b", "%00", "a%09", "%C3%A9"):
+        response = await api.request(method, path.format(ident), json=body)
+        assert response.status_code == 400, response.text
+        assert response.json()["field"] == "run_id"
 
 
 @pytest.mark.parametrize(("method", "path", "body"), ID_ROUTES)
@@ -172,7 +195,9 @@ async def test_an_unexpected_exception_is_logged_and_answered_500_internal(
     db: str, catalogue: Catalogue, caplog: pytest.LogCaptureFixture
 ) -> None:
     session = await conversation("x")
-    app = create_app(Settings(), AdminServices(_BrokenBridge(), catalogue))  # type: ignore[arg-type]
+    bridge = _BrokenBridge()
+    services = AdminServices(bridge, catalogue, RunPool(bridge, catalogue))  # type: ignore[arg-type]
+    app = create_app(Settings(), services)
     async with serving(app) as url, httpx.AsyncClient(base_url=url, headers=AUTH) as client:
         with caplog.at_level(logging.ERROR, logger="admin.errors"):
             response = await client.get(f"/api/chat/sessions/{session.id}/memory")

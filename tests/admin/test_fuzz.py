@@ -1,8 +1,10 @@
 """schemathesis against the live server's /schema/openapi.json: no 5xx, answers as documented.
 
 Each operation gets positive and negative cases, and positive cases again with its path ids
-pinned to seeded rows so the happy paths answer real data (drawn ids almost never exist).
-Bounded and derandomized, so a run is reproducible and short; DELETE goes last.
+pinned to seeded rows so the happy paths answer real data (drawn ids almost never exist): runs
+start on the fake Bridge (each ends at once) and the run stream replays a finished run's log, so
+every SSE answer ends. Bounded and derandomized, so a run is reproducible and short; DELETE goes
+last.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup
 
 from core.models import ChatMessage, MessageStatus, Platform, Role
+from core.runtime.pool import RunPool
 from tests.admin.builders import conversation, running_turn, store_logs, thinking_events
 from tests.admin.conftest import AUTH
 
@@ -39,8 +42,8 @@ CONFIG = {
 }
 
 
-async def _seed() -> dict[str, int]:
-    """Ids of rows the pinned cases use: a session with a logged answer, and its messages."""
+async def _seed() -> dict[str, int | str]:
+    """Ids of rows the pinned cases use: a session with a logged answer, its messages, its run."""
     first = await conversation(
         "Deploy plan", ("how do we deploy?", "blue/green"), ("and roll back?", "flip")
     )
@@ -50,12 +53,21 @@ async def _seed() -> dict[str, int]:
     answer = await ChatMessage.filter(session_id=first.id, role=Role.ASSISTANT).order_by("id").first()
     assert answer is not None and answer.parent_id is not None
     await store_logs(answer.id, thinking_events())
-    return {"session_id": first.id, "message_id": answer.parent_id}
+    assert answer.run_id is not None
+    return {"session_id": first.id, "message_id": answer.parent_id, "answer_id": answer.id,
+            "run_id": answer.run_id}
+
+
+def _pins(path: str, seeded: dict[str, int | str]) -> dict[str, int | str]:
+    """The seeded ids of the path's parameters (regenerate takes the answer, not the question)."""
+    chosen = {**seeded, "message_id": seeded["answer_id"]} if path.endswith("/regenerate") else seeded
+    return {k: v for k, v in chosen.items() if f"{{{k}}}" in path}
 
 
 async def test_schemathesis_finds_no_server_error_and_no_undocumented_answer(
-    db: str, base_url: str
+    fake_pool_url: str, fake_pool: RunPool
 ) -> None:
+    base_url = fake_pool_url
     pinned = await _seed()
     started = time.monotonic()
     schema = await asyncio.to_thread(
@@ -67,7 +79,9 @@ async def test_schemathesis_finds_no_server_error_and_no_undocumented_answer(
     assert time.monotonic() - started < BUDGET_SECONDS
 
 
-def _fuzz(schema: schemathesis.BaseSchema, base_url: str, pinned: dict[str, int]) -> list[str]:
+def _fuzz(
+    schema: schemathesis.BaseSchema, base_url: str, pinned: dict[str, int | str]
+) -> list[str]:
     operations = sorted(
         (result.ok() for result in schema.get_all_operations()),
         key=lambda op: op.method.upper() == "DELETE",
@@ -75,7 +89,7 @@ def _fuzz(schema: schemathesis.BaseSchema, base_url: str, pinned: dict[str, int]
     failures: list[str] = []
     with requests.Session() as session:
         for operation in operations:
-            ids = {k: v for k, v in pinned.items() if f"{{{k}}}" in operation.path}
+            ids = _pins(operation.path, pinned)
             runs: list[tuple[GenerationMode, dict[str, Any] | None]] = [
                 (GenerationMode.POSITIVE, None), (GenerationMode.NEGATIVE, None),
             ]

@@ -20,6 +20,13 @@ ROUTES = {
     ("patch", "/api/chat/messages/{message_id}"),
     ("get", "/api/chat/messages/{message_id}/versions"),
     ("post", "/api/chat/messages/{message_id}/activate"),
+    ("post", "/api/chat/messages/{message_id}/regenerate"),
+    ("post", "/api/chat/sessions/{session_id}/runs"),
+    ("get", "/api/chat/runs"),
+    ("get", "/api/chat/runs/{run_id}/stream"),
+    ("get", "/api/chat/runs/{run_id}/state"),
+    ("post", "/api/chat/runs/{run_id}/resume"),
+    ("post", "/api/chat/runs/{run_id}/stop"),
     ("get", "/api/models"),
     ("get", "/api/skills"),
 }
@@ -57,7 +64,7 @@ async def test_every_route_is_documented_with_its_answers(db: str, anonymous: ht
 async def test_bodies_are_camel_case_and_closed(db: str, anonymous: httpx.AsyncClient) -> None:
     schemas = (await _document(anonymous))["components"]["schemas"]
     assert set(schemas["SessionPatch"]["properties"]) == {"title", "modelId", "skillFolder", "status"}
-    for name in ("SessionCreate", "SessionPatch", "ResetIn", "MessageEdit"):
+    for name in ("SessionCreate", "SessionPatch", "ResetIn", "MessageEdit", "RunStart", "ResumeIn"):
         assert schemas[name]["additionalProperties"] is False
     assert "hasActiveRun" in schemas["SessionOut"]["required"]
     thinking = schemas["ThinkingOut"]["properties"]
@@ -72,3 +79,23 @@ async def test_the_export_documents_both_formats_and_the_file_name(
     ok = doc["paths"]["/api/chat/sessions/{session_id}/export"]["get"]["responses"]["200"]
     assert set(ok["content"]) == {"text/markdown", "application/json"}
     assert "Content-Disposition" in ok["headers"]
+
+
+async def test_the_run_stream_is_documented_as_server_sent_events(
+    db: str, anonymous: httpx.AsyncClient
+) -> None:
+    doc = await _document(anonymous)
+    op = doc["paths"]["/api/chat/runs/{run_id}/stream"]["get"]
+    assert set(op["responses"]["200"]["content"]) == {"text/event-stream"}
+    event = op["responses"]["200"]["content"]["text/event-stream"]["schema"]  # one event
+    assert event["required"] == ["id", "event", "data"]
+    assert {"text", "clarify_request", "done", "error"} <= set(event["properties"]["event"]["enum"])
+    parameters = {(p["in"], p["name"]): p["schema"] for p in op["parameters"]}
+    assert set(parameters) == {("path", "run_id"), ("header", "Last-Event-ID"), ("query", "lastEventId")}
+    assert parameters[("query", "lastEventId")]["minimum"] == 0
+    start = doc["components"]["schemas"]["RunStart"]
+    assert start["required"] == ["message"]
+    assert set(start["properties"]) == {
+        "message", "modelId", "skillFolder", "maxIterations", "parentMessageId"}
+    state = doc["components"]["schemas"]["RunStateOut"]["properties"]
+    assert state["thinking"] == {"$ref": "#/components/schemas/ThinkingOut"}

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from admin.errors import camel
+from admin.runs.stream import sse_message
+from core.events import ClarifyRequest, Todo, TodoUpdate
 from core.session_queries import preview
+
+AT = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -20,3 +26,15 @@ def test_previews_are_one_trimmed_line() -> None:
     assert preview("  two\n\nlines\t here ") == "two lines here"
     assert preview("x" * 10, limit=5) == "xxxx…"
     assert preview("exact", limit=5) == "exact"
+
+
+def test_events_are_framed_as_the_bridge_sends_them() -> None:
+    clarify = ClarifyRequest(seq=8, at=AT, clarify_id="q1", question="Which\nday?", choices=("Mon",))
+    assert sse_message(clarify).encode() == (
+        b'id: 8\r\nevent: clarify_request\r\n'
+        b'data: {"clarify_id":"q1","question":"Which\\nday?","choices":["Mon"]}\r\n\r\n'
+    )
+    todos = TodoUpdate(seq=2, at=AT, todos=(Todo("1", "Read", "completed"),))
+    assert sse_message(todos).data == (
+        '{"todos":[{"id":"1","content":"Read","status":"completed"}],"summary":{}}'
+    )

@@ -1,0 +1,1 @@
+"""Run routes: start, follow (SSE), state, resume a clarify, stop, list; regenerate's run."""

@@ -1,0 +1,107 @@
+"""`POST /api/chat/runs/{runId}/resume`: answer a clarify question, whoever started the run."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from core import sessions
+from core.models import ClarifyPause, MessageStatus, PauseStatus
+from core.runtime.pool import RunPool
+from tests.admin.sse import events, stream
+from tests.core.runtime.waiting import finished, until
+from tests.fakes.fake_bridge import FakeBridge, WaitAnswer, ev
+from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+
+
+async def test_an_answer_over_http_resumes_a_run_a_chat_platform_started(
+    pool_api: httpx.AsyncClient, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", {"question": "Which colour?", "choices": ["red", "blue"]})),
+               text_reply("Blue it is."))
+    session = await sessions.create_session()
+    run = await pool.start(session.id, "paint the shed", author="U1")  # as Slack or Discord do
+    asked = await until(pool, run.run_id, lambda u: u.pause is not None)
+    url = f"/api/chat/runs/{run.run_id}"
+
+    state = (await pool_api.get(f"{url}/state")).json()
+    assert state["status"] == "RUNNING"
+    assert state["pendingClarify"] == {
+        "clarifyId": asked.pause.clarify_id, "question": "Which colour?", "choices": ["red", "blue"]}
+    listed = (await pool_api.get("/api/chat/runs")).json()["running"]
+    assert [r["pendingClarify"]["question"] for r in listed] == ["Which colour?"]
+
+    body = {"clarifyId": asked.pause.clarify_id, "answer": "blue", "answeredBy": "ops"}
+    answered = await pool_api.post(f"{url}/resume", json=body)
+    assert answered.status_code == 200, answered.text
+    assert answered.json() == {"accepted": True, "runId": run.run_id,
+                               "clarifyId": asked.pause.clarify_id, "answer": "blue",
+                               "answeredBy": "ops"}
+    late = await pool_api.post(f"{url}/resume", json={**body, "answer": "red", "answeredBy": "U2"})
+    assert (late.status_code, late.json()["code"]) == (409, "conflict")
+    assert late.json()["message"] == "already answered by ops: blue"
+
+    done = await finished(pool, run.run_id)
+    assert done.status == MessageStatus.SUCCESS and done.pause.answered_by == "ops"
+    assert json.loads(llm.requests[-1]["messages"][-1]["content"])["user_response"] == "blue"
+    state = (await pool_api.get(f"{url}/state")).json()
+    assert (state["status"], state["pendingClarify"]) == ("SUCCESS", None)
+    async with stream(pool_api, run.run_id) as frames:
+        kinds = [f.event for f in await events(frames)]
+    assert "clarify_request" in kinds and kinds[-1] == "done"
+
+
+def _asks(fake_bridge: FakeBridge) -> None:
+    fake_bridge.default_script = lambda run_id: [
+        ev("clarify_request", clarify_id=f"c-{run_id}", question="Go on?", choices=["yes", "no"]),
+        WaitAnswer(f"c-{run_id}"), ev("done", final_text="went on"),
+    ]
+
+
+async def _asking_run(api: httpx.AsyncClient, pool: RunPool) -> str:
+    session = await sessions.create_session()
+    started = await api.post(f"/api/chat/sessions/{session.id}/runs", json={"message": "go"})
+    run_id: str = started.json()["runId"]
+    await until(pool, run_id, lambda u: u.pause is not None)
+    return run_id
+
+
+async def test_a_bridge_failure_is_503_and_the_question_stays_open(
+    fake_pool_api: httpx.AsyncClient, fake_pool: RunPool, fake_bridge: FakeBridge
+) -> None:
+    _asks(fake_bridge)
+    run_id = await _asking_run(fake_pool_api, fake_pool)
+    url, body = f"/api/chat/runs/{run_id}/resume", {"clarifyId": f"c-{run_id}", "answer": "yes"}
+    fake_bridge.fail("answer", 503)
+    failed = await fake_pool_api.post(url, json=body)
+    assert (failed.status_code, failed.json()["code"]) == (503, "bridge_unavailable")
+    assert (await ClarifyPause.get(clarify_id=f"c-{run_id}")).status == PauseStatus.UNANSWERED
+    answered = await fake_pool_api.post(url, json=body)
+    assert answered.status_code == 200 and answered.json()["answeredBy"] == "admin"
+    assert (await finished(fake_pool, run_id)).status == MessageStatus.SUCCESS
+
+
+async def test_answers_to_the_wrong_run_or_question_are_refused(
+    fake_pool_api: httpx.AsyncClient, fake_pool: RunPool, fake_bridge: FakeBridge
+) -> None:
+    _asks(fake_bridge)
+    first, second = [await _asking_run(fake_pool_api, fake_pool) for _ in range(2)]
+    url = f"/api/chat/runs/{first}/resume"
+    refusals = [
+        ("/api/chat/runs/no-such-run/resume", {"clarifyId": f"c-{first}", "answer": "yes"}, 404, None),
+        (url, {"clarifyId": f"c-{second}", "answer": "yes"}, 400, "clarifyId"),
+        (url, {"clarifyId": "never-asked", "answer": "yes"}, 400, "clarifyId"),
+        (url, {"clarifyId": f"c-{first}", "answer": " "}, 400, "answer"),
+        (url, {"clarifyId": f"c-{first}"}, 400, "answer"),
+        (url, {"clarifyId": f"c-{first}", "answer": "yes", "answeredBy": ""}, 400, "answeredBy"),
+    ]
+    for path, body, status, field in refusals:
+        response = await fake_pool_api.post(path, json=body)
+        assert response.status_code == status, (body, response.text)
+        assert response.json().get("field") == field
+    assert await ClarifyPause.filter(status=PauseStatus.UNANSWERED).count() == 2
+    for run_id in (first, second):
+        await fake_pool_api.post(f"/api/chat/runs/{run_id}/resume",
+                                 json={"clarifyId": f"c-{run_id}", "answer": "no"})
+        assert (await finished(fake_pool, run_id)).status == MessageStatus.SUCCESS
