@@ -17,6 +17,7 @@ from core.config import Settings
 from core.errors import InvalidInput
 from hermes_chat.compose import running_parts
 from hermes_chat.metrics import metrics_route
+from hermes_chat.platforms import start_platforms, stop_platforms
 
 log = logging.getLogger("hermes_chat.serve")
 
@@ -25,18 +26,22 @@ async def serve(settings: Settings) -> None:
     """Run every part whose settings are present; say in one line why each other part is not."""
     _check_admin_binding(settings)
     async with running_parts(settings) as parts:
-        _report_parts(settings)
         services = AdminServices(bridge=parts.bridge, catalogue=parts.catalogue, runtime=parts.pool)
         app = create_app(settings, services)
         app.register(metrics_route(parts.pool))
-        config = uvicorn.Config(
-            app, host=settings.admin_host, port=settings.admin_port,
-            log_config=None, lifespan="on", timeout_graceful_shutdown=3,
-        )
-        log.info("admin API: listening on http://%s:%s", settings.admin_host, settings.admin_port)
-        log.info("admin API: %s", "bearer token required" if settings.admin_token
-                 else "open to loopback callers (ADMIN_TOKEN unset)")
-        await _serve_until_signalled(_QuietServer(config))
+        platforms = await start_platforms(settings, parts, app)
+        try:
+            config = uvicorn.Config(
+                app, host=settings.admin_host, port=settings.admin_port,
+                log_config=None, lifespan="on", timeout_graceful_shutdown=3,
+            )
+            log.info("admin API: listening on http://%s:%s", settings.admin_host,
+                     settings.admin_port)
+            log.info("admin API: %s", "bearer token required" if settings.admin_token
+                     else "open to loopback callers (ADMIN_TOKEN unset)")
+            await _serve_until_signalled(_QuietServer(config))
+        finally:
+            await stop_platforms(platforms)
     log.info("stopped")
 
 
@@ -56,17 +61,6 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _report_parts(settings: Settings) -> None:
-    if settings.slack_bot_token and (settings.slack_signing_secret or settings.slack_app_token):
-        log.info("slack: configured (the adapter arrives with the Slack issue)")
-    else:
-        log.info("slack: not started (SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET unset)")
-    if settings.discord_token:
-        log.info("discord: configured (the adapter arrives with the Discord issue)")
-    else:
-        log.info("discord: not started (DISCORD_TOKEN unset)")
 
 
 class _QuietServer(uvicorn.Server):

@@ -39,6 +39,7 @@ class _Failure:
     remaining: int
     status: int
     body: Any
+    headers: dict[str, str] | None = None
 
 
 class FaultBoard:
@@ -49,9 +50,10 @@ class FaultBoard:
         self._failures: list[_Failure] = []
         self._hangs: list[Hang] = []
 
-    def fail(self, route: str, *, times: int = 1, status: int = 503, body: Any = None) -> None:
+    def fail(self, route: str, *, times: int = 1, status: int = 503, body: Any = None,
+             headers: dict[str, str] | None = None) -> None:
         body = body if body is not None else {"message": f"{status}: injected failure", "code": 0}
-        self._failures.append(_Failure(route, times, status, body))
+        self._failures.append(_Failure(route, times, status, body, headers))
 
     def hang(self, route: str, *, times: int = 1) -> Hang:
         hang = Hang(route, times)
@@ -74,5 +76,5 @@ class FaultBoard:
         for failure in self._failures:
             if failure.remaining > 0 and fnmatch.fnmatchcase(route_key, failure.route):
                 failure.remaining -= 1
-                return json_response(failure.body, status=failure.status)
+                return json_response(failure.body, status=failure.status, headers=failure.headers)
         return None

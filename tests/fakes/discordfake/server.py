@@ -276,9 +276,11 @@ class FakeDiscord(Driving):
 
     # -- faults -----------------------------------------------------------------------
 
-    def fail_next(self, route: str, *, times: int = 1, status: int = 503, body: Any = None) -> None:
-        """Answer the next `times` calls of `route` (wildcards allowed) with `status`."""
-        self.core.faults.fail(route, times=times, status=status, body=body)
+    def fail_next(self, route: str, *, times: int = 1, status: int = 503, body: Any = None,
+                  headers: dict[str, str] | None = None) -> None:
+        """Answer the next `times` calls of `route` (wildcards allowed) with `status`
+        (and `headers`, e.g. a 429's Retry-After)."""
+        self.core.faults.fail(route, times=times, status=status, body=body, headers=headers)
 
     def hang_next(self, route: str, *, times: int = 1) -> Hang:
         """Hold the next `times` calls of `route` until `hang.release()` (or the fake closes)."""

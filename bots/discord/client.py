@@ -1,0 +1,52 @@
+"""The discord.py client: intents, persistent components and commands in `setup_hook`, and
+the gateway events handed to the adapter's services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from bots.discord.services import Services
+from bots.discord.views import ActionButton, ActionSelect
+
+
+def intents() -> discord.Intents:
+    """Guilds, guild and DM messages, and the privileged message content intent."""
+    chosen = discord.Intents.default()
+    chosen.message_content = True
+    return chosen
+
+
+class HermesClient(discord.Client):
+    def __init__(self, services: Services | None = None, **options: Any) -> None:
+        super().__init__(intents=intents(), **options)
+        self.tree = app_commands.CommandTree(self)
+        self._services = services
+
+    @property
+    def hermes(self) -> Services:
+        assert self._services is not None, "attach the services before logging in"
+        return self._services
+
+    def attach(self, services: Services) -> None:
+        self._services = services
+
+    async def setup_hook(self) -> None:
+        """Runs at login: buttons/selects of earlier runs work again, commands are synced."""
+        self.add_dynamic_items(ActionButton, ActionSelect)
+        self.tree.add_command(self.hermes.commands)
+        await self.tree.sync()
+
+    async def on_message(self, message: discord.Message) -> None:
+        await self.hermes.conversations.on_message(message)
+
+    async def on_message_edit(self, before: discord.Message, after: discord.Message) -> None:
+        await self.hermes.edits.on_message_edit(before, after)
+
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        await self.hermes.edits.on_raw_message_edit(payload)
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        await self.hermes.actions.on_interaction(interaction)

@@ -1,0 +1,1 @@
+"""`/hermes new|reset|model|skill|export|memory|status`."""

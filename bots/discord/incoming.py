@@ -1,0 +1,106 @@
+"""A user's message becomes a run of the right session (DESIGN §6).
+
+A mention in a text channel opens a thread on the message and binds it to a new session;
+every later message in a bound thread continues it without a mention; a mention in another
+thread binds that thread; a DM channel is one session until `/hermes new`. Gateway RESUME
+replays are recognised by message id and never start a second run.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import discord
+
+from bots.discord import places
+from bots.discord.boundary import log_failure
+from bots.discord.bounded import Seen
+from bots.discord.errors import CannotAnswerHere
+from bots.discord.notices import Notices
+from bots.discord.places import Place
+from bots.discord.render import refusals
+from bots.discord.render.parts import Part
+from bots.discord.running import running_in
+from bots.discord.sessions import Found, SessionFinder
+from core.errors import Busy
+from core.models import ChatMessage
+from core.runtime.pool import RunPool
+
+log = logging.getLogger(__name__)
+TURN_TYPES = (discord.MessageType.default, discord.MessageType.reply)
+
+
+@dataclass(slots=True)
+class Incoming:
+    message: discord.Message
+    place: Place
+    text: str
+    mentioned: bool
+
+
+class Conversations:
+    def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
+                 notices: Notices, allow_list: tuple[str, ...]) -> None:
+        self._client = client
+        self._pool = pool
+        self._sessions = sessions
+        self._notices = notices
+        self._allow_list = allow_list
+        self._seen = Seen()
+
+    async def on_message(self, message: discord.Message) -> None:
+        incoming = await self._incoming(message)
+        if incoming is None or not self._seen.claim(message.id):
+            return  # not for us, or a gateway replay of a message already handled
+        try:
+            found = await self._sessions.for_message(
+                message, incoming.place, incoming.mentioned, incoming.text)
+            if found is not None:
+                incoming.place = found.place
+                await self._turn(found, incoming)
+        except Exception as error:
+            log_failure(error, f"message {message.id}")
+            await self._refuse(incoming, error)
+
+    async def _incoming(self, message: discord.Message) -> Incoming | None:
+        me = self._client.user
+        if message.author.bot or message.type not in TURN_TYPES or me is None:
+            return None
+        place = await self._sessions.place_of(message.channel, message.guild)
+        if place is None or not places.allowed(place, self._allow_list):
+            return None
+        mentioned = any(user.id == me.id for user in message.mentions)
+        return Incoming(message, place, places.prompt_text(message.content, me.id), mentioned)
+
+    async def _turn(self, found: Found, incoming: Incoming) -> None:
+        message = incoming.message
+        if not incoming.text:
+            text = refusals.TEXT_ONLY if message.attachments else refusals.EMPTY_MENTION
+            self._reply(incoming, refusals.notice_part(text))
+            return
+        known = ChatMessage.filter(session_id=found.session.id, platform_message_id=str(message.id))
+        if await known.exists():
+            return  # handled before (by another process, or before a restart)
+        try:
+            await self._pool.start(found.session.id, incoming.text, author=str(message.author.id),
+                                   platform_message_id=str(message.id))
+        except Busy as error:
+            log_failure(error, f"message {message.id}")
+            self._reply(incoming, refusals.refusal_part(error, running_in(self._pool, found.session.id)))
+
+    async def _refuse(self, incoming: Incoming, error: Exception) -> None:
+        if isinstance(error, CannotAnswerHere) and not error.can_send:
+            try:  # the channel is closed to us: tell the author in private
+                dm = await incoming.message.author.create_dm()
+            except discord.HTTPException:
+                log.warning("cannot tell %s why: DMs closed too", incoming.message.author.id)
+                return
+            self._notices.post(dm.id, refusals.refusal_part(error), key=incoming.message.id)
+            return
+        self._reply(incoming, refusals.refusal_part(error))
+
+    def _reply(self, incoming: Incoming, part: Part) -> None:
+        target = incoming.place.target
+        reply_to = incoming.message.id if incoming.message.channel.id == target else None
+        self._notices.post(target, part, key=incoming.message.id, reply_to=reply_to)

@@ -1,0 +1,42 @@
+"""Read-only buttons: Show thinking (ephemeral, paginated) and a compaction's summary."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import discord
+
+from bots.discord import ids
+from bots.discord.render.pages import summary_part, thinking_page, thinking_pages
+from bots.discord.render.parts import Part
+from bots.discord.stored import stored_update
+from bots.discord.views import view_of
+from core import tree
+
+
+class InfoActions:
+    async def thinking(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        part = await _thinking(action.number(), 0)
+        await interaction.edit_original_response(**_edit_kwargs(part))
+
+    async def page(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
+        await interaction.response.defer()
+        part = await _thinking(action.number(0), action.number(1))
+        await interaction.edit_original_response(**_edit_kwargs(part))
+
+    async def summary(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        message = await tree.get_message(action.number())
+        await interaction.edit_original_response(**_edit_kwargs(summary_part(message.content)))
+
+
+async def _thinking(message_id: int, page: int) -> Part:
+    update = await stored_update(message_id)
+    return thinking_page(thinking_pages(update.state), page, message_id)
+
+
+def _edit_kwargs(part: Part) -> dict[str, Any]:
+    files = [discord.File(io.BytesIO(part.file.data), filename=part.file.filename)] if part.file else []
+    return {"embed": part.embed, "view": view_of(part), "attachments": files}

@@ -1,0 +1,97 @@
+"""Every Discord message of one assistant turn: the live view while it runs, then the answer.
+
+A turn's messages are shared by all versions of the answer (regenerate, switcher): the first
+one is edited in place, extra parts are posted below it and surplus ones deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import discord
+
+from bots.discord import ids
+from bots.discord.render.live import colour, live_part
+from bots.discord.render.parts import ButtonSpec, FilePart, Part
+from core.models import MessageStatus
+from core.presenting import footer, status_line
+from core.runtime.updates import RunUpdate
+from core.splitting import split_markdown
+
+PART_CHARS = 4000  # an embed description holds 4,096; one embed per message stays under 6,000
+MAX_PARTS = 4  # beyond this the whole answer is attached as a file
+BRANCH_NOTE = "↪️ New branch: answering your edited message"
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """Where the shown answer sits among its siblings (index from 0)."""
+
+    index: int
+    count: int
+    previous: int | None = None
+    next: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnContext:
+    versions: Versions | None = None
+    branched: bool = False
+
+
+def turn_parts(update: RunUpdate, context: TurnContext) -> list[Part]:
+    """The messages of the turn for this state of its run."""
+    note = BRANCH_NOTE if context.branched else None
+    if not update.finished:
+        return [live_part(update, note)]
+    if update.status == MessageStatus.SUCCESS:
+        return answer_parts(update, context, note)
+    embed = discord.Embed(description=status_line(update), colour=colour(update.status))
+    if note:
+        embed.set_author(name=note)
+    embed.set_footer(text=footer(update))
+    return [Part(embed, controls(update, context))]
+
+
+def answer_parts(update: RunUpdate, context: TurnContext, note: str | None = None) -> list[Part]:
+    """The answer split on paragraph / code-fence boundaries; footer and buttons on the last part."""
+    text = update.state.final_text or "*(The agent finished without an answer.)*"
+    chunks = split_markdown(text, PART_CHARS)
+    file = None
+    if len(chunks) > MAX_PARTS:
+        chunks = [*chunks[: MAX_PARTS - 1], "📎 The answer goes on: the whole of it is attached."]
+        file = FilePart("answer.md", text.encode())
+    parts = [Part(discord.Embed(description=chunk, colour=colour(update.status))) for chunk in chunks]
+    if note:
+        parts[0].embed.set_author(name=note)
+    last = parts[-1]
+    last.embed.set_footer(text=footer(update))
+    parts[-1] = Part(last.embed, controls(update, context), file)
+    return parts
+
+
+def controls(update: RunUpdate, context: TurnContext) -> tuple[ButtonSpec, ...]:
+    """Regenerate, the version switcher "◀ 2/3 ▶", Show thinking."""
+    message_id = update.message_id
+    buttons = [ButtonSpec("Regenerate", ids.encode(ids.Action.REGENERATE, message_id), emoji="🔄")]
+    if context.versions is not None and context.versions.count > 1:
+        buttons += switcher(context.versions)
+    if len(update.state.thinking) or update.state.tools:
+        thinking = ids.encode(ids.Action.THINKING, message_id)
+        buttons.append(ButtonSpec("Show thinking", thinking, emoji="💭"))
+    return tuple(buttons)
+
+
+def switcher(versions: Versions) -> list[ButtonSpec]:
+    """◀ n/m ▶: the arrows carry the id of the version they show; ends are disabled."""
+    def arrow(label: str, target: int | None, side: str) -> ButtonSpec:
+        if target is None:
+            return ButtonSpec(label, ids.encode(ids.Action.NOOP, side), disabled=True)
+        return ButtonSpec(label, ids.encode(ids.Action.VERSION, target))
+
+    position = f"{versions.index + 1}/{versions.count}"
+    return [
+        arrow("◀", versions.previous, "prev"),
+        ButtonSpec(position, ids.encode(ids.Action.NOOP, "pos"), disabled=True),
+        arrow("▶", versions.next, "next"),
+    ]

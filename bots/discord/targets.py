@@ -1,0 +1,110 @@
+"""Where things show on Discord, read from the database (then cached): the channel of each
+session, the messages of each turn, the message of each clarify question.
+
+Refs live in the `platform_refs` columns: a turn's messages on its USER node (they are shared
+by every version of the answer), a question's message on its ClarifyPause, a divider on its
+SYSTEM summary node. So a new process finds and edits the same messages after a restart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bots.discord.bounded import Recent
+from core.models import ChatMessage, ClarifyPause, ConversationBinding, Platform
+
+KEY = "discord"
+
+
+@dataclass(slots=True)
+class TurnTarget:
+    """The Discord messages of one turn (head first), in their channel."""
+
+    channel_id: int
+    message_ids: list[int] = field(default_factory=list)
+    reply_to: int | None = None  # the user's message, when it is in the same channel
+    branched: bool = False  # the user edited their message: this turn is a new branch
+
+
+class Targets:
+    def __init__(self) -> None:
+        self._channels: Recent[int, int | None] = Recent()
+        self._turns: Recent[int, TurnTarget] = Recent()
+
+    async def channel_of(self, session_id: int) -> int | None:
+        """The Discord channel (thread or DM) a session is bound to; None if not on Discord."""
+        if session_id in self._channels:
+            return self._channels.get(session_id)
+        binding = await ConversationBinding.filter(
+            session_id=session_id, platform=Platform.DISCORD).order_by("-id").first()
+        channel = int(binding.thread or binding.channel) if binding else None
+        self._channels.put(session_id, channel)
+        return channel
+
+    def bound(self, session_id: int, channel_id: int) -> None:
+        """The bot bound a session to a channel just now."""
+        self._channels.put(session_id, channel_id)
+
+    async def turn(self, session_id: int, user_message_id: int) -> TurnTarget | None:
+        cached = self._turns.get(user_message_id)
+        if cached is not None:
+            return cached
+        if session_id in self._channels and self._channels.get(session_id) is None:
+            return None  # a session of another platform: no query for each of its updates
+        user = await ChatMessage.get_or_none(id=user_message_id)
+        if user is None:
+            return None
+        target = _turn_from(refs_of(user.platform_refs))
+        if target is None:
+            channel = await self.channel_of(session_id)
+            if channel is None:
+                return None
+            branched = user.branch_order > 0
+            target = TurnTarget(channel, reply_to=_reply_to(user, channel), branched=branched)
+        self._turns.put(user_message_id, target)
+        return target
+
+    async def save_turn(self, user_message_id: int, target: TurnTarget) -> None:
+        refs = {"channel": str(target.channel_id), "messages": [str(m) for m in target.message_ids],
+                "reply_to": str(target.reply_to or ""), "branched": target.branched}
+        await _merge(ChatMessage, user_message_id, refs)
+
+    async def pause(self, pause_id: int) -> dict[str, Any]:
+        row = await ClarifyPause.get_or_none(id=pause_id)
+        return refs_of(row.platform_refs) if row else {}
+
+    async def save_pause(self, pause_id: int, refs: dict[str, Any]) -> None:
+        await _merge(ClarifyPause, pause_id, refs)
+
+    async def summary_posted(self, summary_id: int) -> bool:
+        row = await ChatMessage.get_or_none(id=summary_id)
+        return row is None or bool(refs_of(row.platform_refs))
+
+    async def save_summary(self, summary_id: int, channel_id: int, message_id: int) -> None:
+        await _merge(ChatMessage, summary_id, {"channel": str(channel_id), "message": str(message_id)})
+
+
+def refs_of(platform_refs: Any) -> dict[str, Any]:
+    return dict((platform_refs or {}).get(KEY) or {}) if isinstance(platform_refs, dict) else {}
+
+
+def _turn_from(refs: dict[str, Any]) -> TurnTarget | None:
+    if not refs.get("channel"):
+        return None
+    reply_to = int(refs["reply_to"]) if refs.get("reply_to") else None
+    messages = [int(m) for m in refs.get("messages", [])]
+    return TurnTarget(int(refs["channel"]), messages, reply_to, bool(refs.get("branched")))
+
+
+def _reply_to(user: ChatMessage, channel: int) -> int | None:
+    # A thread opened on a message has that message's id; a reply can't cross channels.
+    mid = int(user.platform_message_id) if (user.platform_message_id or "").isdigit() else None
+    return mid if mid is not None and mid != channel else None
+
+
+async def _merge(model: type[ChatMessage | ClarifyPause], row_id: int, refs: dict[str, Any]) -> None:
+    row = await model.get_or_none(id=row_id)
+    if row is not None:
+        current = row.platform_refs if isinstance(row.platform_refs, dict) else {}
+        await model.filter(id=row_id).update(platform_refs={**current, KEY: refs})

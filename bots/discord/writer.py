@@ -1,0 +1,94 @@
+"""The bot's REST writes of message parts: every write spends a token of its channel's budget,
+and a 429 closes the channel for its Retry-After before the job is tried again."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+from collections.abc import AsyncIterator
+
+import aiohttp
+import discord
+
+from bots.discord.bounded import Recent
+from bots.discord.budget import FORBIDDEN_PAUSE, Permit, RetryLater, retry_after
+from bots.discord.render.parts import Part
+from bots.discord.views import view_of
+
+log = logging.getLogger(__name__)
+SERVER_ERROR_PAUSE = 1.0
+
+
+class Writer:
+    def __init__(self, client: discord.Client) -> None:
+        self._client = client
+        self._shown: Recent[int, str] = Recent()  # message id -> signature of what it shows
+
+    async def post(self, permit: Permit, part: Part, reply_to: int | None = None) -> int:
+        channel = self._client.get_partial_messageable(permit.channel_id)
+        reference = None
+        if reply_to is not None:
+            reference = discord.MessageReference(
+                message_id=reply_to, channel_id=permit.channel_id, fail_if_not_exists=False)
+        async with self._writing(permit):
+            message = await channel.send(**_body(part), reference=reference)  # type: ignore[arg-type]
+        self._shown.put(message.id, part.signature())
+        return message.id
+
+    async def edit(self, permit: Permit, message_id: int, part: Part) -> int:
+        """Show `part` in the message; the id of the message showing it (a new one if it was deleted)."""
+        if self._shown.get(message_id) == part.signature():
+            return message_id
+        channel = self._client.get_partial_messageable(permit.channel_id)
+        try:
+            async with self._writing(permit):
+                body = _body(part)
+                await channel.get_partial_message(message_id).edit(
+                    embeds=body["embeds"], view=body.get("view"),
+                    attachments=[body["file"]] if "file" in body else [])
+        except discord.NotFound:
+            log.info("a message of the bot was deleted; posting it again",
+                     extra={"message_id": message_id})
+            return await self.post(permit, part)
+        self._shown.put(message_id, part.signature())
+        return message_id
+
+    async def delete(self, permit: Permit, message_id: int) -> None:
+        channel = self._client.get_partial_messageable(permit.channel_id)
+        with contextlib.suppress(discord.NotFound):
+            async with self._writing(permit):
+                await channel.get_partial_message(message_id).delete()
+        self._shown.pop(message_id)
+
+    @contextlib.asynccontextmanager
+    async def _writing(self, permit: Permit) -> AsyncIterator[None]:
+        await permit.take()
+        try:
+            yield
+        except discord.RateLimited as error:
+            permit.budget.penalise(permit.channel_id, error.retry_after)
+            raise RetryLater from error
+        except discord.HTTPException as error:
+            if error.status == 429:
+                permit.budget.penalise(permit.channel_id, retry_after(error))
+                raise RetryLater from error
+            if error.status >= 500:
+                permit.budget.penalise(permit.channel_id, SERVER_ERROR_PAUSE)
+                raise RetryLater from error
+            if error.status == 403:
+                permit.budget.penalise(permit.channel_id, FORBIDDEN_PAUSE)
+            raise
+        except (aiohttp.ClientError, OSError) as error:
+            permit.budget.penalise(permit.channel_id, SERVER_ERROR_PAUSE)
+            raise RetryLater from error
+
+
+def _body(part: Part) -> dict[str, object]:
+    body: dict[str, object] = {"embeds": [part.embed]}
+    view = view_of(part)
+    if view is not None:
+        body["view"] = view
+    if part.file is not None:
+        body["file"] = discord.File(io.BytesIO(part.file.data), filename=part.file.filename)
+    return body

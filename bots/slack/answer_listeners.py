@@ -1,0 +1,63 @@
+"""Clicks on a turn's message: Stop, Regenerate, the version switcher, Show thinking."""
+
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+
+from core import tree
+from core.errors import Busy, NotFound
+
+from . import ids, lookups, refs
+from .answers import show_answer
+from .clicks import click_listener
+from .payloads import Click
+from .refs import Slot
+from .replies import to_clicker
+from .services import Services
+
+FINISHED = "That run has already finished."
+
+
+class AnswerListeners:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    def register(self, app: AsyncApp) -> None:
+        app.action(ids.STOP)(click_listener(self._services, self._stop, "stop"))
+        app.action(ids.REGENERATE)(click_listener(self._services, self._regenerate, "regenerate"))
+        app.action(ids.SWITCH_PATTERN)(click_listener(self._services, self._switch, "switch version"))
+        app.action(ids.POSITION)(self.on_position)
+
+    async def on_position(self, ack: AsyncAck) -> None:
+        await ack()  # the "2/3" label is a button only to sit between the arrows
+
+    async def _stop(self, clicked: Click) -> None:
+        try:
+            await self._services.pool.stop(ids.parse_run(clicked.value))
+        except NotFound:
+            await to_clicker(self._services, clicked)(FINISHED)
+
+    async def _regenerate(self, clicked: Click) -> None:
+        (message_id,) = ids.unpack(clicked.value, 1)
+        slot = await self._slot(message_id, clicked)
+        await self._services.pool.regenerate(message_id, platform_refs=slot.moved(final=False).to_refs())
+
+    async def _switch(self, clicked: Click) -> None:
+        current, target = ids.unpack(clicked.value, 2)
+        message = await tree.get_message(target)
+        if any(u.session_id == message.session_id for u in self._services.pool.active()):
+            raise Busy("this conversation is still working; switch versions once it is done")
+        slot = await self._slot(current, clicked)
+        own = await refs.slot_of(target)
+        await tree.activate(target)
+        update = await lookups.stored_update(target)
+        await show_answer(self._services, update, slot.moved(branched=own.branched if own else slot.branched))
+
+    async def _slot(self, message_id: int, clicked: Click) -> Slot:
+        """The message the click came from (its refs, else the click's own coordinates)."""
+        slot = await refs.slot_of(message_id)
+        if slot is not None and slot.ts is not None:
+            return slot
+        if not clicked.channel or not clicked.message_ts:
+            raise NotFound("the message of this answer is unknown")
+        return Slot(clicked.team, clicked.channel, clicked.thread_ts, clicked.message_ts)

@@ -1,0 +1,90 @@
+"""Clarify clicks: a choice button, "Custom answer…" (a modal, opened within the trigger's 3 s),
+and the modal's submission. The first answer wins; later ones learn who answered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+
+from core.errors import HermesChatError
+from core.models import PauseStatus
+from core.runtime.clarify import ClarifyOutcome, find_pause
+from core.runtime.clarify import view as pause_view
+from core.runtime.updates import PauseView
+
+from . import ids, refs
+from .boundary import Reply
+from .clarify_view import custom_answer_modal
+from .clicks import click_listener
+from .payloads import Click
+from .refusals import refusal_text
+from .replies import to_clicker, to_user
+from .services import Services
+
+EMPTY = "Please write an answer."
+
+
+def not_open(pause: PauseView) -> str:
+    """Why a question takes no more answers (for an ephemeral or a modal error)."""
+    if pause.status == PauseStatus.EXPIRED:
+        return "⌛ This question expired, so it cannot be answered any more."
+    who = f"<@{pause.answered_by}>" if pause.answered_by else "someone"
+    return f"✅ This question was already answered by {who}: {pause.answer}"
+
+
+class ClarifyListeners:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    def register(self, app: AsyncApp) -> None:
+        app.action(ids.CLARIFY_CHOICE_PATTERN)(click_listener(self._services, self._choose, "clarify choice"))
+        app.action(ids.CLARIFY_CUSTOM)(click_listener(self._services, self._open, "custom answer"))
+        app.view(ids.CUSTOM_ANSWER_VIEW)(self.on_submit)
+
+    async def on_submit(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
+        """Errors show in the modal (it stays open); an accepted answer closes it."""
+        try:
+            pause, answer = await _submission(view)
+        except HermesChatError as error:
+            await ack(response_action="errors", errors={ids.ANSWER_BLOCK: refusal_text(error)})
+            return
+        if not answer or pause.status != PauseStatus.UNANSWERED:
+            error_text = EMPTY if not answer else not_open(pause)
+            await ack(response_action="errors", errors={ids.ANSWER_BLOCK: error_text})
+            return
+        await ack()
+        user, team = body["user"]["id"], (body.get("team") or {}).get("id", "")
+        posted = await refs.pause_message(pause.pause_id)
+        reply = to_user(self._services, team, posted.channel, user) if posted else _nowhere
+        self._services.background.spawn(self._answer(pause, answer, user, reply), reply, "custom answer")
+
+    async def _choose(self, clicked: Click) -> None:
+        pause_id, index = ids.unpack(clicked.value, 2)
+        pause = pause_view(await find_pause(pause_id=pause_id))
+        if not 0 <= index < len(pause.choices):
+            raise IndexError(f"choice {index} of pause {pause_id}")
+        await self._answer(pause, pause.choices[index], clicked.user, to_clicker(self._services, clicked))
+
+    async def _open(self, clicked: Click) -> None:
+        pause = pause_view(await find_pause(pause_id=ids.unpack(clicked.value, 1)[0]))
+        if pause.status != PauseStatus.UNANSWERED:
+            await to_clicker(self._services, clicked)(not_open(pause))
+            return
+        await self._services.sender.open_view(clicked.trigger_id, custom_answer_modal(pause.pause_id, pause.question))
+
+    async def _answer(self, pause: PauseView, answer: str, user: str, reply: Reply) -> None:
+        outcome: ClarifyOutcome = await self._services.pool.answer(
+            pause.clarify_id, answer, user, pause_id=pause.pause_id)
+        if not outcome.accepted:
+            await reply(not_open(outcome.pause))
+
+
+async def _submission(modal: dict[str, Any]) -> tuple[PauseView, str]:
+    pause_id = ids.unpack(modal.get("private_metadata"), 1)[0]
+    value = modal["state"]["values"].get(ids.ANSWER_BLOCK, {}).get(ids.ANSWER_INPUT, {})
+    return pause_view(await find_pause(pause_id=pause_id)), (value.get("value") or "").strip()
+
+
+async def _nowhere(text: str) -> None:
+    return None

@@ -1,0 +1,69 @@
+"""A user's message becomes a run of its thread's session; an edit becomes a branch.
+
+Retries and double deliveries start nothing twice: the Slack ts of every user message is
+stored on its node, so one that is already there (or arrives while it is being stored) is
+ignored, on any replica.
+"""
+
+from __future__ import annotations
+
+from core.errors import Busy
+from core.models import ChatSession
+from core.sessions import session_for_thread
+
+from . import ids, lookups
+from .blocks import Payload, actions, button, section
+from .payloads import Incoming
+from .places import Place
+from .refs import Slot
+from .refusals import BUSY
+from .services import Services
+
+
+class Conversations:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    async def message(self, incoming: Incoming, create: bool) -> None:
+        """Start the run that answers `incoming` (creating the session when asked)."""
+        session = await self._session(incoming.place, create)
+        if session is None or await lookups.user_message(session.id, incoming.ts):
+            return
+        slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread)
+        try:
+            await self._services.pool.start(
+                session.id, incoming.text, author=incoming.user,
+                platform_message_id=incoming.ts, platform_refs=slot.to_refs())
+        except Busy:
+            if not await lookups.user_message(session.id, incoming.ts):  # not a duplicate
+                await self.refuse_busy(session.id, incoming.place)
+
+    async def edit(self, incoming: Incoming) -> None:
+        """A user edited a message the bot answered: answer the new text in a new branch."""
+        session = await lookups.bound_session(incoming.place.key)
+        node = await lookups.user_message(session.id, incoming.ts) if session else None
+        if session is None or node is None or node.content == incoming.text:
+            return
+        slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread,
+                    branched=True)
+        try:
+            await self._services.pool.edit(node.id, incoming.text, author=incoming.user,
+                                           platform_message_id=incoming.ts,
+                                           platform_refs=slot.to_refs())
+        except Busy:
+            await self.refuse_busy(session.id, incoming.place)
+
+    async def refuse_busy(self, session_id: int, place: Place) -> None:
+        """Say the conversation is busy, with a Stop button for the run in the way."""
+        running = next((u for u in self._services.pool.active() if u.session_id == session_id), None)
+        blocks = [section(BUSY)]
+        if running is not None:
+            blocks.append(actions(button("Stop", ids.STOP, ids.run_value(running.run_id), "danger")))
+        await self._services.sender.post(place.team, place.channel, place.reply_thread,
+                                         Payload(BUSY, blocks))
+
+    async def _session(self, place: Place, create: bool) -> ChatSession | None:
+        if not create:
+            return await lookups.bound_session(place.key)
+        session, _ = await session_for_thread(place.key)
+        return session

@@ -1,0 +1,78 @@
+"""Events API listeners: mentions, messages in DMs and bound threads, edits.
+
+Each acknowledges at once (bolt acks events for us) and does the work in a tracked task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from .command_words import Command, mention_command
+from .commands import Commands, Where
+from .conversation import Conversations
+from .payloads import Incoming, edited, incoming
+from .places import Place
+from .replies import in_thread
+from .services import Services
+
+HANDLED_SUBTYPES = (None, "file_share", "thread_broadcast")
+
+
+class EventListeners:
+    def __init__(self, services: Services, conversations: Conversations, commands: Commands) -> None:
+        self._services = services
+        self._conversations = conversations
+        self._commands = commands
+
+    def register(self, app: AsyncApp) -> None:
+        app.event("app_mention")(self.on_mention)
+        app.event("message")(self.on_message)
+
+    async def on_mention(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        message = incoming(context.team_id or "", event, context.bot_user_id)
+        if message is not None and self._services.seen.first(message.key):
+            self._handle(message, create=True, commands=True)
+
+    async def on_message(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        team, bot = context.team_id or "", context.bot_user_id
+        subtype = event.get("subtype")
+        if subtype == "message_changed":
+            return self._edit(edited(team, event, bot), event.get("ts", ""))
+        message = incoming(team, event, bot) if subtype in HANDLED_SUBTYPES else None
+        if message is None or (not message.place.is_dm and f"<@{bot}>" in (event.get("text") or "")):
+            return None  # not a user's message, or a mention (app_mention handles those)
+        if not message.place.is_dm and not event.get("thread_ts"):
+            return None  # channel chatter outside any thread the bot is in
+        if self._services.seen.first(message.key):
+            self._handle(message, create=message.place.is_dm, commands=message.place.is_dm)
+        return None
+
+    def _handle(self, message: Incoming, create: bool, commands: bool) -> None:
+        """A mention or DM may be a command ("@hermes status"); the rest goes to the agent."""
+        command = _command_in(message.text) if commands else None
+        if command is not None:
+            work = self._command(command, message.place, message.user)
+        elif message.text:
+            work = self._conversations.message(message, create)
+        else:
+            return  # nothing to answer (a file without words in a thread)
+        reply = in_thread(self._services, message.place)
+        self._services.background.spawn(work, reply, f"message {message.ts}", queue=message.place.key)
+
+    async def _command(self, command: Command, place: Place, user: str) -> None:
+        payload = await self._commands.run(command, Where(place.team, place.channel, user, place))
+        await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
+
+    def _edit(self, message: Incoming | None, edit_ts: str) -> None:
+        if message is None or not self._services.seen.first(("edit", *message.key, edit_ts)):
+            return
+        reply = in_thread(self._services, message.place)
+        self._services.background.spawn(self._conversations.edit(message), reply, f"edit {message.ts}",
+                                        queue=message.place.key)
+
+
+def _command_in(text: str) -> Command | None:
+    return mention_command(text) if text else Command("help")

@@ -1,0 +1,54 @@
+"""Action ids, callback ids and button values (pure).
+
+Everything a click needs is in the click: values carry database ids (pause, message, run,
+session), so buttons keep working after a restart and on any replica.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.errors import InvalidInput
+
+CLARIFY_CHOICE = "hermes.clarify.choice"  # + ".<index>": action ids are unique per message
+CLARIFY_CUSTOM = "hermes.clarify.custom"
+CUSTOM_ANSWER_VIEW = "hermes.clarify.answer"  # the modal's callback_id
+ANSWER_BLOCK, ANSWER_INPUT = "answer", "text"
+STOP = "hermes.run.stop"
+REGENERATE = "hermes.answer.regenerate"
+PREVIOUS, NEXT, POSITION = "hermes.answer.previous", "hermes.answer.next", "hermes.answer.position"
+SHOW_THINKING = "hermes.answer.thinking"
+THINKING_PREVIOUS, THINKING_NEXT = "hermes.thinking.previous", "hermes.thinking.next"
+SHOW_SUMMARY = "hermes.summary.show"
+SET_MODEL, SET_SKILL = "hermes.session.model", "hermes.session.skill"
+
+CLARIFY_CHOICE_PATTERN = re.compile(rf"^{re.escape(CLARIFY_CHOICE)}\.\d+$")
+SWITCH_PATTERN = re.compile(rf"^({re.escape(PREVIOUS)}|{re.escape(NEXT)})$")
+THINKING_PAGE_PATTERN = re.compile(rf"^({re.escape(THINKING_PREVIOUS)}|{re.escape(THINKING_NEXT)})$")
+
+
+def choice_action(index: int) -> str:
+    return f"{CLARIFY_CHOICE}.{index}"
+
+
+def pack(*ids: int) -> str:
+    """"12:3": the ids a button carries."""
+    return ":".join(str(i) for i in ids)
+
+
+def unpack(value: str | None, count: int) -> tuple[int, ...]:
+    """The `count` ids of a value made by `pack`; InvalidInput for anything else."""
+    parts = (value or "").split(":")
+    if len(parts) != count or not all(p.isascii() and p.isdigit() for p in parts):
+        raise InvalidInput(f"this button carries an unexpected value {value!r}")
+    return tuple(int(p) for p in parts)
+
+
+def run_value(run_id: str) -> str:
+    return run_id
+
+
+def parse_run(value: str | None) -> str:
+    if not value or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", value):
+        raise InvalidInput(f"this button carries an unexpected run id {value!r}")
+    return value

@@ -1,0 +1,45 @@
+"""Read-only modals: Show thinking (paginated) and a compaction's summary."""
+
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncApp
+
+from core import tree
+from core.thinking import ThinkingState
+
+from . import ids, lookups
+from .clicks import click_listener
+from .modals import summary_modal, thinking_modal, thinking_pages
+from .payloads import Click
+from .services import Services
+
+
+class InsightListeners:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    def register(self, app: AsyncApp) -> None:
+        app.action(ids.SHOW_THINKING)(click_listener(self._services, self._thinking, "show thinking"))
+        app.action(ids.THINKING_PAGE_PATTERN)(click_listener(self._services, self._page, "thinking page"))
+        app.action(ids.SHOW_SUMMARY)(click_listener(self._services, self._summary, "show summary"))
+
+    async def _thinking(self, clicked: Click) -> None:
+        (message_id,) = ids.unpack(clicked.value, 1)
+        pages = thinking_pages(await self._state(message_id))
+        await self._services.sender.open_view(clicked.trigger_id, thinking_modal(message_id, pages, 0))
+
+    async def _page(self, clicked: Click) -> None:
+        message_id, page = ids.unpack(clicked.value, 2)
+        pages = thinking_pages(await self._state(message_id))
+        await self._services.sender.update_view(clicked.team, clicked.view_id or "",
+                                                thinking_modal(message_id, pages, page))
+
+    async def _summary(self, clicked: Click) -> None:
+        summary = await tree.get_message(ids.unpack(clicked.value, 1)[0])
+        await self._services.sender.open_view(clicked.trigger_id, summary_modal(summary.content))
+
+    async def _state(self, message_id: int) -> ThinkingState:
+        """The live state while the run is in this process, else the one replayed from its logs."""
+        message = await tree.get_message(message_id)
+        live = self._services.pool.view(message.run_id) if message.run_id else None
+        return live.state if live is not None else (await lookups.stored_update(message_id)).state

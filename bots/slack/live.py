@@ -1,0 +1,91 @@
+"""One run's bot message, kept in step with the run.
+
+Coalescing: the run's updates only replace `_latest`; one loop sends an edit when the
+message's budget (~1 edit/s) and the workspace's Tier-3 budget allow, rendering whatever is
+newest at that moment, so a burst of events costs one edit. The finished state is always sent:
+an edit whose turn comes after the run ended already carries the answer, so the end costs no
+extra wait in a busy workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from core.runtime.updates import RunUpdate
+
+from . import lookups, refs
+from .answer_view import Versions, render_answer
+from .answers import show_answer
+from .blocks import Payload, section
+from .extras import ThreadExtras
+from .live_view import render_live
+from .refs import Slot
+from .services import Services
+
+
+class LiveMessage:
+    def __init__(self, services: Services, first: RunUpdate) -> None:
+        self._services = services
+        self._latest = first
+        self._changed = asyncio.Event()
+        self._changed.set()
+        self.slot: Slot | None = None
+        self._versions = Versions()
+        self._sent: Payload | None = None  # what the message shows now
+
+    def offer(self, update: RunUpdate) -> None:
+        self._latest = update
+        self._changed.set()
+
+    async def run(self) -> None:
+        """Post (or find) the message, edit it as the run goes, then show the answer."""
+        slot = await self._find_slot(self._latest)
+        if slot is None or (slot.final and self._latest.finished):
+            return  # not a Slack conversation, or already shown (a re-published finished run)
+        self.slot = slot = await self._posted(slot)
+        self._versions = await lookups.versions(self._latest.message_id)  # fixed while it runs
+        extras = ThreadExtras(self._services, slot)
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            await extras.sync(self._latest)
+            if self._latest.finished:
+                break
+            await self._services.sender.edit(slot.team, slot.channel, slot.ts or "", self._render)
+        await show_answer(self._services, self._latest, slot, upload=True,
+                          versions=self._versions, shown=self._sent)
+
+    async def reply(self, text: str) -> None:
+        if self.slot is not None:
+            slot = self.slot
+            await self._services.sender.post(slot.team, slot.channel, slot.thread_ts,
+                                             Payload(text, [section(text)]))
+
+    def _render(self) -> Payload:
+        """The newest state, when the budgets let an edit through."""
+        latest, branched = self._latest, self.slot.branched if self.slot else False
+        if latest.finished:
+            self._sent = render_answer(latest, self._versions, branched).main
+        else:
+            self._sent = render_live(latest, branched)
+        return self._sent
+
+    async def _find_slot(self, update: RunUpdate) -> Slot | None:
+        """Where the turn shows: its refs (started here or before a restart), else the
+        Slack thread its session is bound to (a run started through the admin API)."""
+        slot = await refs.slot_of(update.message_id)
+        if slot is not None:
+            return slot
+        binding = await lookups.latest_binding(update.session_id)
+        if binding is None:
+            return None
+        return Slot(binding.workspace, binding.channel, binding.thread or None)
+
+    async def _posted(self, slot: Slot) -> Slot:
+        if slot.ts is not None:
+            return slot.moved(final=False)
+        ts = await self._services.sender.post(slot.team, slot.channel, slot.thread_ts,
+                                              render_live(self._latest, slot.branched))
+        posted = slot.moved(ts=ts)
+        await refs.save_slot(self._latest.message_id, posted)
+        return posted

@@ -1,0 +1,44 @@
+"""The live message of a run in flight (pure): status, tool, todos, recent tools, thinking tail."""
+
+from __future__ import annotations
+
+from core import presenting
+from core.runtime.updates import RunUpdate
+
+from . import ids
+from .blocks import Block, Payload, actions, button, context, section
+from .mrkdwn import escape
+
+THINKING_TAIL = 600
+RECENT_TOOLS = 5
+BRANCHED = "↪️ Answering your edited message (a new branch of this conversation)"
+
+
+def render_live(update: RunUpdate, branched: bool = False) -> Payload:
+    """What the bot message shows while the run is queued or running."""
+    status = presenting.status_line(update)
+    blocks: list[Block] = [context(BRANCHED)] if branched else []
+    blocks.append(section(f"*{escape(status)}*"))
+    blocks += _tool_and_todos(update)
+    if len(update.state.thinking):
+        tail = presenting.thinking_tail(update.state, THINKING_TAIL)
+        blocks.append(context(f"💭 {escape(tail)}"))
+    if not update.finished:
+        blocks.append(actions(button("Stop", ids.STOP, ids.run_value(update.run_id), "danger")))
+    return Payload(status, blocks)
+
+
+def _tool_and_todos(update: RunUpdate) -> list[Block]:
+    state = update.state
+    blocks: list[Block] = []
+    current = state.current_tool
+    if current is not None:
+        preview = f" `{escape(current.args_preview)}`" if current.args_preview else ""
+        blocks.append(section(f"🔧 *{escape(current.name)}*{preview}"))
+    if state.todos:
+        lines = presenting.todo_lines(state.todos)
+        blocks.append(section("*Todo*\n" + "\n".join(escape(line) for line in lines)))
+    if state.tools:
+        lines = presenting.recent_tools(state, RECENT_TOOLS)
+        blocks.append(context("Tools: " + " · ".join(escape(line) for line in lines)))
+    return blocks

@@ -1,0 +1,35 @@
+"""Markdown to Slack mrkdwn and back (pure).
+
+The agent writes Markdown; Slack shows mrkdwn. `slackify-markdown` parses the Markdown with
+markdown-it (bold, links, lists, fences, escaping of & < >) rather than regex-rewriting it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from slackify_markdown import slackify_markdown
+
+_LINK = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")
+_BARE_LINK = re.compile(r"<(https?://[^|>]+)>")
+
+
+def to_mrkdwn(markdown: str) -> str:
+    """The answer as Slack shows it."""
+    return slackify_markdown(markdown).strip() if markdown.strip() else ""
+
+
+def escape(text: str) -> str:
+    """Plain text inside mrkdwn: Slack's three control characters escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def from_slack(text: str, bot_user_id: str | None = None) -> str:
+    """What a user typed, for the agent: the bot's mention removed, links unwrapped."""
+    if bot_user_id:
+        text = text.replace(f"<@{bot_user_id}>", " ")
+    text = _LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})" if m.group(2) != m.group(1)
+                     else m.group(1), text)
+    text = _BARE_LINK.sub(r"\1", text)
+    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return re.sub(r"[ \t]+", " ", text).strip()

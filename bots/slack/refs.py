@@ -1,0 +1,79 @@
+"""Where each thing of a conversation lives in Slack, kept in the database's platform_refs
+(namespaced under "slack"), so clicks, switches and recovery work after a restart."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from core.models import ChatMessage, ClarifyPause
+
+KEY = "slack"
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """The bot message of an assistant turn (its versions share it) and its follow-ups."""
+
+    team: str
+    channel: str
+    thread_ts: str | None
+    ts: str | None = None  # None until the live message is posted
+    followups: tuple[str, ...] = ()
+    branched: bool = False  # the turn answers an edited message
+    final: bool = False  # the finished state was rendered
+
+    def to_refs(self) -> dict[str, Any]:
+        return {KEY: {**asdict(self), "followups": list(self.followups)}}
+
+    @classmethod
+    def from_refs(cls, refs: Any) -> Slot | None:
+        data = refs.get(KEY) if isinstance(refs, dict) else None
+        if not isinstance(data, dict) or not data.get("channel"):
+            return None
+        known = {k: v for k, v in data.items() if k in cls.__slots__}
+        return cls(**{**known, "followups": tuple(known.get("followups") or ())})
+
+    def moved(self, **changes: Any) -> Slot:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """A single bot message: a clarify question, a compaction divider."""
+
+    team: str
+    channel: str
+    ts: str
+
+
+async def slot_of(message_id: int) -> Slot | None:
+    row = await ChatMessage.filter(id=message_id).values_list("platform_refs", flat=True)
+    return Slot.from_refs(row[0]) if row else None
+
+
+async def save_slot(message_id: int, slot: Slot) -> None:
+    await ChatMessage.filter(id=message_id).update(platform_refs=slot.to_refs())
+
+
+async def pause_message(pause_id: int) -> Posted | None:
+    row = await ClarifyPause.filter(id=pause_id).values_list("platform_refs", flat=True)
+    return _posted(row[0]) if row else None
+
+
+async def save_pause_message(pause_id: int, posted: Posted) -> None:
+    await ClarifyPause.filter(id=pause_id).update(platform_refs={KEY: asdict(posted)})
+
+
+async def divider_of(summary_id: int) -> Posted | None:
+    row = await ChatMessage.filter(id=summary_id).values_list("platform_refs", flat=True)
+    return _posted(row[0]) if row else None
+
+
+async def save_divider(summary_id: int, posted: Posted) -> None:
+    await ChatMessage.filter(id=summary_id).update(platform_refs={KEY: asdict(posted)})
+
+
+def _posted(refs: Any) -> Posted | None:
+    data = refs.get(KEY) if isinstance(refs, dict) else None
+    return Posted(**data) if isinstance(data, dict) and data.get("ts") else None

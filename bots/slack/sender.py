@@ -1,0 +1,90 @@
+"""Every Web API call the adapter makes, each inside its budgets; a 429 closes the budgets for
+Retry-After seconds and the call is tried again (rendering the newest state at that time)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
+
+from core.ratelimit import RateLimiter
+
+from . import budgets
+from .blocks import Payload
+
+log = logging.getLogger(__name__)
+ATTEMPTS = 5
+Call = Callable[[], Awaitable[AsyncSlackResponse]]
+
+
+def retry_after(error: SlackApiError) -> float | None:
+    """Seconds Slack asked us to wait, or None when the error is not a rate limit."""
+    response = error.response
+    if response.status_code != 429 and response.get("error") != "ratelimited":
+        return None
+    headers = {k.lower(): v for k, v in (response.headers or {}).items()}
+    try:
+        return max(1.0, float(headers.get("retry-after", 1)))
+    except (TypeError, ValueError):
+        return 1.0
+
+
+class SlackSender:
+    def __init__(self, client: AsyncWebClient, limiter: RateLimiter) -> None:
+        self.client = client
+        self.limiter = limiter
+
+    async def post(self, team: str, channel: str, thread_ts: str | None, payload: Payload) -> str:
+        response = await self._within(budgets.post(team, channel), lambda: self.client.chat_postMessage(
+            channel=channel, thread_ts=thread_ts, text=payload.text, blocks=payload.blocks,
+            unfurl_links=False, unfurl_media=False))
+        return str(response["ts"])
+
+    async def edit(self, team: str, channel: str, ts: str, render: Callable[[], Payload]) -> None:
+        """chat.update with what `render` gives once the budgets allow: rendering at send time
+        is what makes the newest state win."""
+        async def call() -> AsyncSlackResponse:
+            payload = render()
+            return await self.client.chat_update(channel=channel, ts=ts, text=payload.text,
+                                                 blocks=payload.blocks)
+        await self._within(budgets.edit(team, channel, ts), call)
+
+    async def delete(self, team: str, channel: str, ts: str) -> None:
+        await self._within(budgets.delete(team), lambda: self.client.chat_delete(channel=channel, ts=ts))
+
+    async def ephemeral(self, team: str, channel: str, user: str, text: str,
+                        thread_ts: str | None = None) -> None:
+        await self._within(budgets.ephemeral(team), lambda: self.client.chat_postEphemeral(
+            channel=channel, user=user, text=text, thread_ts=thread_ts))
+
+    async def upload(self, team: str, channel: str, thread_ts: str | None, filename: str,
+                     content: bytes, comment: str) -> None:
+        await self._within(budgets.upload(team), lambda: self.client.files_upload_v2(
+            channel=channel, thread_ts=thread_ts, filename=filename, title=filename,
+            content=content, initial_comment=comment))
+
+    async def open_view(self, trigger_id: str, view: dict[str, Any]) -> None:
+        # No budget wait here: a trigger_id is good for 3 s only (views.open is Tier 4).
+        await self.client.views_open(trigger_id=trigger_id, view=view)
+
+    async def update_view(self, team: str, view_id: str, view: dict[str, Any]) -> None:
+        await self._within(budgets.views(team), lambda: self.client.views_update(view_id=view_id, view=view))
+
+    async def _within(self, limits: list[budgets.Budget], call: Call) -> Any:
+        for attempt in range(1, ATTEMPTS + 1):
+            for key, limit in limits:
+                await self.limiter.acquire(key, limit)
+            try:
+                return await call()
+            except SlackApiError as error:
+                wait = retry_after(error)
+                if wait is None or attempt == ATTEMPTS:
+                    raise
+                log.info("slack rate limit: waiting %.0fs (Retry-After)", wait)
+                for key, _ in limits:
+                    self.limiter.penalise(key, wait)
+        raise AssertionError("unreachable")

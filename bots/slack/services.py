@@ -1,0 +1,41 @@
+"""What the listeners and renderers share, built once by SlackBot and passed down."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from dataclasses import dataclass, field
+
+from core.bridge_port import Bridge
+from core.catalogue import Catalogue
+from core.runtime.pool import RunPool
+
+from .boundary import Background
+from .seen import RecentKeys
+from .sender import SlackSender
+
+
+class SlotLocks:
+    """One lock per bot message, so a version switch and a final render never interleave."""
+
+    def __init__(self) -> None:
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def of(self, channel: str, ts: str) -> asyncio.Lock:
+        key = f"{channel}:{ts}"
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[key] = lock
+        return lock
+
+
+@dataclass
+class Services:
+    pool: RunPool
+    catalogue: Catalogue
+    bridge: Bridge
+    sender: SlackSender
+    background: Background = field(default_factory=Background)
+    seen: RecentKeys = field(default_factory=RecentKeys)
+    locks: SlotLocks = field(default_factory=SlotLocks)

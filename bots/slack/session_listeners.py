@@ -1,0 +1,37 @@
+"""The model and skill select menus of `/hermes model` and `/hermes skill`."""
+
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncApp
+
+from core import sessions
+
+from . import ids
+from .clicks import click_listener
+from .menus import parse_option
+from .payloads import Click
+from .replies import to_clicker
+from .services import Services
+
+
+class SessionListeners:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    def register(self, app: AsyncApp) -> None:
+        listener = click_listener(self._services, self._choose, "choose model or skill")
+        app.action(ids.SET_MODEL)(listener)
+        app.action(ids.SET_SKILL)(listener)
+
+    async def _choose(self, clicked: Click) -> None:
+        session_id, chosen = parse_option(clicked.value)
+        catalogue = self._services.catalogue
+        if clicked.action_id == ids.SET_MODEL:
+            entry = catalogue.model(chosen)
+            await sessions.update_session_defaults(session_id, model_id=entry.id)
+            text = f"✅ This conversation now uses the model *{entry.name}* (`{entry.id}`)."
+        else:
+            skill = catalogue.skill(chosen)
+            await sessions.update_session_defaults(session_id, skill_folder=skill.folder)
+            text = f"✅ This conversation now uses the skill *{skill.name}*."
+        await to_clicker(self._services, clicked)(text)

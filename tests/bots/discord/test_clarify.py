@@ -1,0 +1,173 @@
+"""Clarify questions in Discord: buttons, the Custom answer modal, double clicks, restarts,
+and a busy session's Stop button (real Bridge, scripted LLM)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.bridge_client import BridgeClient
+from core.models import ClarifyPause, MessageStatus, PauseStatus
+from core.runtime.pool import RunPool
+from core.runtime.recovery import recover
+from tests.bots.discord.harness import (
+    answered,
+    bot_messages,
+    button,
+    buttons,
+    mention,
+    running_bot,
+    showing,
+    text_of,
+)
+from tests.bridge.harness import RunningBridge
+from tests.core.runtime.conftest import FAST, catalogue_for
+from tests.fakes.discordfake import FakeDiscord
+from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+
+WAIT = 15.0
+COLOUR = {"question": "Which colour?", "choices": ["red", "blue"]}
+Payload = dict[str, Any]
+
+
+async def ask(fake: FakeDiscord, question: str = "Which colour?") -> tuple[int, Payload]:
+    """Mention the bot; the thread and the question's message once it shows with buttons."""
+    asked = await fake.send_user_message(mention(fake, "paint the shed"))
+    thread = int(asked["id"])
+
+    def question_shown() -> Payload | None:
+        return next((m for m in bot_messages(fake, thread)
+                     if m["embeds"] and m["embeds"][0].get("title") == "❓ Hermes asks"
+                     and question in text_of(m) and buttons(m)), None)
+
+    await fake.wait_until(question_shown, WAIT, "the question")
+    message = question_shown()
+    assert message is not None
+    return thread, message
+
+
+def ephemeral_replies(fake: FakeDiscord, interaction_id: str) -> list[str]:
+    record = fake.interaction(interaction_id)
+    return [text_of(fake.message(m)) for m in record.followup_ids]
+
+
+async def test_a_choice_button_answers_and_the_question_shows_who(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Blue it is."))
+    async with running_bot(fake, pool):
+        thread, question = await ask(fake)
+        assert [b["label"] for b in buttons(question)] == ["red", "blue", "Custom answer…"]
+        click = await fake.click(question["id"], button(question, "blue")["custom_id"])
+        await fake.wait_until(lambda: answered(fake, thread, "Blue it is."), WAIT, "the answer")
+        await fake.wait_until(lambda: "answered by" in text_of(fake.message(question["id"])), WAIT)
+    assert fake.interaction(click.id).response == {"type": 6}
+    closed = fake.message(question["id"])
+    assert f"✅ answered by <@{fake.user['id']}>: blue" in text_of(closed) and not buttons(closed)
+    assert (await ClarifyPause.get()).answered_by == fake.user["id"]
+
+
+async def test_custom_answer_opens_a_modal_whose_text_answers(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Green, then."))
+    async with running_bot(fake, pool):
+        thread, question = await ask(fake)
+        opened = await fake.click(question["id"], button(question, "Custom answer…")["custom_id"])
+        await fake.wait_for_response(opened)
+        assert opened.modal is not None and opened.modal["title"] == "Answer Hermes"
+        await fake.submit_modal(opened, {"answer": "green please"})
+        await fake.wait_until(lambda: answered(fake, thread, "Green, then."), WAIT, "the answer")
+    pause = await ClarifyPause.get()
+    assert (pause.status, pause.answer) == (PauseStatus.ANSWERED, "green please")
+
+
+async def test_a_second_click_is_told_who_answered_first(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    bob = fake.add_user("bob")
+    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Noted."))
+    async with running_bot(fake, pool):
+        thread, question = await ask(fake)
+        blue, red = button(question, "blue")["custom_id"], button(question, "red")["custom_id"]
+        alice_click = await fake.click(question["id"], blue)
+        bob_click = await fake.click(question["id"], red, user=bob)
+        clicks = (alice_click, bob_click)
+        await fake.wait_until(lambda: any(ephemeral_replies(fake, c.id) for c in clicks), WAIT)
+        await fake.wait_until(lambda: answered(fake, thread, "Noted."), WAIT, "the answer")
+        # A stale click, after the edit took the buttons away, is answered too.
+        late = await fake.click(question["id"], red, user=bob)
+        await fake.wait_until(lambda: ephemeral_replies(fake, late.id), WAIT, "the late refusal")
+    pause = await ClarifyPause.get()
+    winner = alice_click if pause.answered_by == fake.user["id"] else bob_click
+    loser = bob_click if winner is alice_click else alice_click
+    expected = f"This question was already answered by <@{pause.answered_by}>: {pause.answer}"
+    assert ephemeral_replies(fake, winner.id) == []
+    assert ephemeral_replies(fake, loser.id) == ephemeral_replies(fake, late.id) == [expected]
+    assert fake.message(fake.interaction(late.id).followup_ids[0])["flags"] & 64
+    assert not buttons(fake.message(question["id"]))
+
+
+async def test_a_busy_conversation_offers_stop_and_stop_ends_the_run(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", {"question": "Wait?", "choices": []})))
+    async with running_bot(fake, pool):
+        thread, question = await ask(fake, "Wait?")
+        await fake.send_user_message("are you there?", channel_id=thread)
+        await fake.wait_until(lambda: showing(fake, thread, "still working"), WAIT, "the refusal")
+        refusal = showing(fake, thread, "still working")
+        assert refusal is not None
+        await fake.click(refusal["id"], button(refusal, "Stop")["custom_id"])
+        await fake.wait_until(lambda: showing(fake, thread, "⏹ Stopped"), WAIT, "stopped")
+        await fake.wait_until(lambda: "closed" in text_of(fake.message(question["id"])), WAIT)
+    assert not buttons(fake.message(question["id"]))
+    assert len(llm.requests) == 1
+
+
+@pytest.fixture
+async def second_pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
+                      ) -> AsyncIterator[RunPool]:
+    """Another RunPool on the same database and Bridge: the process after a restart."""
+    async with BridgeClient(bridge.url, policy=FAST) as client:
+        runs = RunPool(client, catalogue_for(llm, skills_dir))
+        await runs.open()
+        yield runs
+        await runs.close()
+
+
+async def test_buttons_work_after_a_restart(
+    fake: FakeDiscord, pool: RunPool, second_pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Red it is."))
+    async with running_bot(fake, pool):
+        thread, question = await ask(fake)
+        (live,) = [m for m in bot_messages(fake, thread) if m["id"] != question["id"]]
+    await pool.close()
+    async with running_bot(fake, second_pool):
+        assert await recover(second_pool) == 1
+        await fake.click(question["id"], button(question, "red")["custom_id"])
+        await fake.wait_until(lambda: answered(fake, thread, "Red it is."), WAIT, "the answer")
+        await fake.wait_until(lambda: "answered by" in text_of(fake.message(question["id"])), WAIT)
+    assert answered(fake, thread, "Red it is.")["id"] == live["id"], "the same live message"
+    assert len(bot_messages(fake, thread)) == 2, "nothing posted twice"
+
+
+async def test_a_modal_opened_before_a_restart_answers_after_it(
+    fake: FakeDiscord, pool: RunPool, second_pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Purple, noted."))
+    async with running_bot(fake, pool):
+        thread, question = await ask(fake)
+        opened = await fake.click(question["id"], button(question, "Custom answer…")["custom_id"])
+        await fake.wait_for_response(opened)
+    await pool.close()
+    async with running_bot(fake, second_pool):
+        await recover(second_pool)
+        await fake.submit_modal(opened, {"answer": "purple"})
+        await fake.wait_until(lambda: answered(fake, thread, "Purple, noted."), WAIT, "the answer")
+    assert (await ClarifyPause.get()).answer == "purple"
+    assert second_pool.view((await ClarifyPause.get()).run_id).status == MessageStatus.SUCCESS

@@ -1,0 +1,111 @@
+"""Conversations on the real Bridge with a scripted LLM: threads from mentions, DMs, replays."""
+
+from __future__ import annotations
+
+from core.models import ChatMessage, ConversationBinding, Role
+from core.runtime.pool import RunPool
+from tests.bots.discord.harness import answered, bot_messages, mention, running_bot, text_of
+from tests.fakes import discord_payloads as dp
+from tests.fakes.discordfake import FakeDiscord
+from tests.fakes.llm_server import ScriptedLLM, request_text, text_reply
+
+WAIT = 15.0
+
+
+async def test_a_mention_opens_a_thread_and_the_next_message_continues_it(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(text_reply("Paris is the capital of France."), text_reply("About 2.1 million people."))
+    async with running_bot(fake, pool):
+        asked = await fake.send_user_message(mention(fake, "What is the capital of France?"))
+        thread = int(asked["id"])
+        await fake.wait_until(lambda: answered(fake, thread, "Paris is the capital"), WAIT, "answer 1")
+        follow_up = await fake.send_user_message("How many people live there?", channel_id=thread)
+        await fake.wait_until(lambda: answered(fake, thread, "2.1 million"), WAIT, "answer 2")
+
+    assert fake.channel(thread)["name"] == "What is the capital of France?"
+    first, second = bot_messages(fake, thread)
+    assert "0 tool calls" in text_of(first) and first["components"]
+    assert second["message_reference"]["message_id"] == follow_up["id"]
+    (binding,) = await ConversationBinding.all()
+    assert (binding.channel, binding.thread) == (str(fake.channel_id), str(thread))
+    users = await ChatMessage.filter(role=Role.USER).order_by("id")
+    assert [u.platform_message_id for u in users] == [asked["id"], follow_up["id"]]
+    assert "Paris is the capital of France." in request_text(llm.requests[-1])
+    assert fake.rejected == []
+
+
+async def test_a_dm_is_one_conversation(fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM) -> None:
+    llm.script(text_reply("Hello in private."), text_reply("Still me."))
+    dm = fake.dm_channel_id()
+    async with running_bot(fake, pool):
+        first = await fake.send_user_message("hi there", channel_id=dm)
+        await fake.wait_until(lambda: answered(fake, dm, "Hello in private."), WAIT, "answer 1")
+        await fake.send_user_message("again", channel_id=dm)
+        await fake.wait_until(lambda: answered(fake, dm, "Still me."), WAIT, "answer 2")
+    (binding,) = await ConversationBinding.all()
+    assert (binding.workspace, binding.channel, binding.thread) == ("dm", str(dm), "")
+    assert bot_messages(fake, dm)[0]["message_reference"]["message_id"] == first["id"]
+    assert await ChatMessage.filter(role=Role.ASSISTANT).count() == 2
+
+
+async def test_a_mention_in_an_existing_thread_binds_it_and_then_no_mention_is_needed(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    thread = int(fake.world.ids.next())
+    owner = fake.user["id"]
+    fake.world.add_channel(dp.make_thread(thread, fake.guild_id, fake.channel_id, owner, "ideas"))
+    llm.script(text_reply("First answer."), text_reply("Second answer."))
+    async with running_bot(fake, pool):
+        await fake.send_user_message("just people talking", channel_id=thread)
+        await fake.send_user_message(mention(fake, "what do you think?"), channel_id=thread)
+        await fake.wait_until(lambda: answered(fake, thread, "First answer."), WAIT, "answer 1")
+        await fake.send_user_message("and now?", channel_id=thread)
+        await fake.wait_until(lambda: answered(fake, thread, "Second answer."), WAIT, "answer 2")
+    (binding,) = await ConversationBinding.all()
+    assert (binding.channel, binding.thread) == (str(fake.channel_id), str(thread))
+    users = await ChatMessage.filter(role=Role.USER).order_by("id").values_list("content", flat=True)
+    assert users == ["what do you think?", "and now?"]
+
+
+async def test_a_resume_replay_of_a_mention_does_not_start_a_second_run(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(text_reply("Only once."), text_reply("Second turn."))
+    async with running_bot(fake, pool):
+        asked = await fake.send_user_message(mention(fake, "say it once"))
+        thread = int(asked["id"])
+        await fake.wait_until(lambda: answered(fake, thread, "Only once."), WAIT, "answer")
+        created = next(f for f in fake.gateway.sent("MESSAGE_CREATE") if f.d["id"] == asked["id"])
+        await fake.disconnect(redeliver=fake.gateway.session.seq - created.s + 1, hold=True)
+        fake.release_gateway()
+        await fake.wait_until(lambda: fake.gateway.received(6), WAIT, "a RESUME")
+        await fake.send_user_message("next", channel_id=thread)
+        await fake.wait_until(lambda: answered(fake, thread, "Second turn."), WAIT, "answer 2")
+    replayed = [f for f in fake.gateway.sent("MESSAGE_CREATE") if f.d["id"] == asked["id"]]
+    assert len(replayed) == 2, "the fake replayed the mention"
+    assert await ChatMessage.filter(role=Role.ASSISTANT).count() == 2
+    assert len(llm.requests) == 2 and len(fake.threads_of(fake.channel_id)) == 1
+
+
+async def test_a_channel_outside_discord_channels_is_ignored(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    allowed = fake.add_text_channel("hermes")
+    llm.script(text_reply("Answered where allowed."))
+    async with running_bot(fake, pool, channels=(str(allowed),)):
+        await fake.send_user_message(mention(fake, "hello from general"))
+        asked = await fake.send_user_message(mention(fake, "hello from hermes"), channel_id=allowed)
+        await fake.wait_until(lambda: answered(fake, asked["id"], "Answered where allowed."), WAIT)
+    assert fake.threads_of(fake.channel_id) == [] and bot_messages(fake, fake.channel_id) == []
+    assert len(llm.requests) == 1 and await ConversationBinding.all().count() == 1
+
+
+async def test_a_bare_mention_gets_a_greeting_not_a_run(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    async with running_bot(fake, pool):
+        asked = await fake.send_user_message(mention(fake, ""))
+        await fake.wait_until(lambda: bot_messages(fake, asked["id"]), WAIT, "a greeting")
+    assert "Ask me something" in text_of(bot_messages(fake, asked["id"])[0])
+    assert llm.requests == [] and await ChatMessage.all().count() == 0

@@ -1,0 +1,51 @@
+"""Pure helpers: places, mentions, thread names, modal submissions, bounded memories."""
+
+from __future__ import annotations
+
+from bots.discord.bounded import Recent, Seen
+from bots.discord.modal import submitted_values
+from bots.discord.places import Place, allowed, prompt_text, thread_name
+from core.models import Platform
+from core.sessions import ThreadKey
+
+
+def test_places_map_to_thread_keys() -> None:
+    assert Place(1, 2, 3).key() == ThreadKey(Platform.DISCORD, "1", "2", "3")
+    assert Place(None, 9).key() == ThreadKey(Platform.DISCORD, "dm", "9", "")
+    assert Place(1, 2, 3).target == 3 and Place(1, 2).target == 2
+
+
+def test_discord_channels_allows_listed_channels_their_threads_and_dms_only_when_listed() -> None:
+    assert allowed(Place(1, 2), ())
+    assert allowed(Place(1, 2, 3), ("2",)) and allowed(Place(1, 5, 3), ("3",))
+    assert not allowed(Place(1, 5), ("2",))
+    assert not allowed(Place(None, 9), ("2",)) and allowed(Place(None, 9), ("2", "dm"))
+
+
+def test_the_prompt_is_the_message_without_the_bots_mentions() -> None:
+    assert prompt_text("<@42> what is <@!42> 2+2? cc <@7>", 42) == "what is   2+2? cc <@7>"
+    assert prompt_text("<@42>", 42) == ""
+
+
+def test_threads_are_named_after_the_question_within_100_characters() -> None:
+    assert thread_name("  what   is\nthis? ") == "what is this?"
+    assert len(thread_name("word " * 50)) == 100 and thread_name("").startswith("Conversation")
+
+
+def test_modal_values_are_read_from_labels_and_action_rows() -> None:
+    labels = [{"type": 18, "id": 1, "component": {"type": 4, "custom_id": "answer", "value": "blue"}}]
+    rows = [{"type": 1, "components": [{"type": 4, "custom_id": "answer", "value": "red"}]}]
+    assert submitted_values(labels) == {"answer": "blue"}
+    assert submitted_values(rows) == {"answer": "red"}
+
+
+def test_bounded_memories_forget_the_oldest() -> None:
+    recent: Recent[int, str] = Recent(2)
+    recent.put(1, "a")
+    recent.put(2, "b")
+    recent.get(1)
+    recent.put(3, "c")
+    assert 2 not in recent and recent.get(1) == "a" and recent.get(3) == "c"
+    seen = Seen(2)
+    assert seen.claim("m1") and not seen.claim("m1") and seen.claim("m2") and seen.claim("m3")
+    assert seen.claim("m1"), "forgotten after two newer ones"

@@ -1,0 +1,181 @@
+"""A SlackBot served over real HTTP (Litestar + uvicorn on a random 127.0.0.1 port) against the
+fake Slack, and the helpers tests use to talk to it as Slack does and read what it posted."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import uvicorn
+from litestar import Litestar
+
+from bots.slack import SlackBot
+from core.config import Settings
+from core.ratelimit import RateLimiter
+from core.runtime.pool import RunPool
+from tests.fakes.slack import FakeSlack, Message
+from tests.fakes.slack_payloads import (
+    CHANNEL_ID,
+    command_request,
+    event_request,
+    interaction_request,
+    make_block_action,
+    make_slack_event,
+    make_slash_command,
+    make_view_submission,
+)
+
+SECRET = "test-signing-secret"
+DEADLINE = 20.0
+Clock = Any  # SteppedClock or FastClock
+
+
+def bot_settings(slack: FakeSlack, **extra: Any) -> Settings:
+    return Settings(slack_bot_token="xoxb-test", slack_signing_secret=SECRET,
+                    slack_api_url=slack.api_url, **extra)
+
+
+def new_bot(slack: FakeSlack, pool: RunPool, clock: Clock, **settings: Any) -> SlackBot:
+    limiter = RateLimiter(clock, clock.sleep)
+    return SlackBot(bot_settings(slack, **settings), pool, pool.catalogue, pool.bridge,
+                    limiter=limiter, clock=clock)
+
+
+@asynccontextmanager
+async def serving(app: Litestar) -> AsyncIterator[str]:
+    """Serve `app` until the block exits; yields its base URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    await until(lambda: server.started)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, DEADLINE)
+        sock.close()
+
+
+async def until(predicate: Callable[[], Any], deadline: float = DEADLINE) -> Any:
+    """Poll until `predicate()` is truthy; returns that value."""
+    async with asyncio.timeout(deadline):
+        while not (value := predicate()):
+            await asyncio.sleep(0.005)
+    return value
+
+
+@dataclass
+class Harness:
+    slack: FakeSlack
+    bot: SlackBot
+    pool: RunPool
+    http: httpx.AsyncClient
+
+    # --- as Slack: events, clicks, modals, commands ---------------------------------------
+
+    async def event(self, kind: str = "app_mention", retry_num: int | None = None,
+                    event_id: str | None = None, **fields: Any) -> dict[str, Any]:
+        payload = make_slack_event(kind, event_id=event_id, **fields)
+        response = await self.post_event(payload, retry_num)
+        assert response.status_code == 200, response.text
+        return payload["event"]
+
+    async def post_event(self, payload: dict[str, Any], retry_num: int | None = None) -> httpx.Response:
+        request = event_request(payload, SECRET, retry_num=retry_num)
+        return await self.http.post("/slack/events", content=request.body, headers=request.headers)
+
+    async def click(self, message: Message, action_id: str, user: str = "U0USER",
+                    trigger: bool = False, **fields: Any) -> httpx.Response:
+        """Click the button `action_id` of a bot message (its value as rendered)."""
+        element = button(message, action_id)
+        payload = make_block_action(
+            action_id, element.get("value"), user=user, channel=message.channel,
+            message_ts=message.ts, thread_ts=message.thread_ts,
+            trigger_id=self.slack.new_trigger_id() if trigger else "0.0.unknown", **fields)
+        return await self.interact(payload)
+
+    async def interact(self, payload: dict[str, Any]) -> httpx.Response:
+        request = interaction_request(payload, SECRET)
+        response = await self.http.post("/slack/events", content=request.body, headers=request.headers)
+        assert response.status_code == 200, response.text
+        return response
+
+    async def submit(self, callback_id: str, values: dict[str, dict[str, Any]],
+                     private_metadata: str, user: str = "U0USER") -> httpx.Response:
+        payload = make_view_submission(callback_id, values, private_metadata=private_metadata, user=user)
+        return await self.interact(payload)
+
+    async def command(self, text: str, channel: str = CHANNEL_ID, user: str = "U0USER") -> dict[str, Any]:
+        """`/hermes <text>`; the acknowledgement's message (Slack takes JSON or plain text)."""
+        fields = make_slash_command("/hermes", text, channel=channel, user=user,
+                                    trigger_id=self.slack.new_trigger_id())
+        request = command_request(fields, SECRET)
+        response = await self.http.post("/slack/events", content=request.body, headers=request.headers)
+        assert response.status_code == 200, response.text
+        if response.headers["content-type"].startswith("application/json"):
+            return response.json()
+        return {"text": response.text}
+
+    # --- reading what the bot did ---------------------------------------------------------
+
+    def bot_messages(self, channel: str, thread_ts: str) -> list[Message]:
+        return [m for m in self.slack.thread(channel, thread_ts) if m.bot_id]
+
+    async def answered(self, channel: str, thread_ts: str, count: int = 1) -> list[Message]:
+        """Until `count` bot messages of the thread show a finished turn (a Regenerate button)."""
+        return await until(lambda: _if(
+            [m for m in self.bot_messages(channel, thread_ts) if has_button(m, "hermes.answer.regenerate")],
+            count))
+
+    def ephemerals(self, user: str = "U0USER") -> list[str]:
+        return [e.get("text", "") for e in self.slack.workspace.ephemerals if e.get("user") == user]
+
+
+def _if(items: list[Message], count: int) -> list[Message] | None:
+    return items if len(items) >= count else None
+
+
+def texts(message: Message) -> str:
+    """Every text a message shows (its blocks' sections and contexts), one per line."""
+    lines: list[str] = []
+    for block in message.blocks or []:
+        if "text" in block and isinstance(block["text"], dict):
+            lines.append(block["text"].get("text", ""))
+        for element in block.get("elements", []):
+            if element.get("type") == "mrkdwn":
+                lines.append(element.get("text", ""))
+    return "\n".join(lines)
+
+
+def buttons(message: Message) -> list[dict[str, Any]]:
+    return [e for b in message.blocks or [] if b.get("type") == "actions" for e in b["elements"]]
+
+
+def button(message: Message, action_id: str) -> dict[str, Any]:
+    found = [e for e in buttons(message) if e.get("action_id") == action_id]
+    assert found, f"no {action_id} in {[e.get('action_id') for e in buttons(message)]}"
+    return found[0]
+
+
+def has_button(message: Message, action_id: str) -> bool:
+    return any(e.get("action_id") == action_id for e in buttons(message))
+
+
+@asynccontextmanager
+async def running(slack: FakeSlack, pool: RunPool, clock: Clock, **settings: Any) -> AsyncIterator[Harness]:
+    """A started SlackBot for `pool`, its route served over HTTP; stopped on exit."""
+    bot = new_bot(slack, pool, clock, **settings)
+    app = Litestar(route_handlers=bot.route_handlers(), logging_config=None)
+    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=DEADLINE) as http:
+        await bot.start()
+        try:
+            yield Harness(slack, bot, pool, http)
+        finally:
+            await bot.stop()

@@ -1,0 +1,125 @@
+"""Clarify questions: buttons, the custom-answer modal, double clicks, clicks after a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from bots.slack import ids
+from core.bridge_client import BridgeClient
+from core.models import ClarifyPause, PauseStatus
+from core.runtime.pool import RunPool
+from core.runtime.recovery import recover
+from tests.bots.slack.clocks import FastClock
+from tests.bots.slack.harness import Harness, button, has_button, running, texts, until
+from tests.bridge.harness import RunningBridge
+from tests.core.runtime.conftest import FAST, catalogue_for
+from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.fakes.slack import FakeSlack, Message
+from tests.fakes.slack_payloads import CHANNEL_ID
+
+QUESTION = {"question": "Which colour?", "choices": ["red", "blue"]}
+
+
+async def asked(h: Harness, thread: str) -> Message:
+    """The clarify question's message, once posted with its buttons."""
+    found = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread)
+                                 if has_button(m, ids.CLARIFY_CUSTOM)])
+    return found[0]
+
+
+def user_answer(llm: ScriptedLLM) -> str:
+    return json.loads(llm.requests[-1]["messages"][-1]["content"])["user_response"]
+
+
+async def test_a_choice_button_answers_and_the_buttons_give_way(h: Harness, llm: ScriptedLLM) -> None:
+    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Blue it is."))
+    thread = (await h.event("app_mention", text="paint the shed"))["ts"]
+    question = await asked(h, thread)
+    assert "Which colour?" in texts(question)
+    assert [b["text"]["text"] for b in question.blocks[1]["elements"]] == ["red", "blue", "Custom answer…"]
+
+    await h.click(question, ids.choice_action(1), user="U0ALICE")
+    [done] = await h.answered(CHANNEL_ID, thread)
+    assert "Blue it is." in texts(done) and user_answer(llm) == "blue"
+    await until(lambda: "answered by <@U0ALICE>: blue" in texts(h.slack.message(CHANNEL_ID, question.ts)))
+    assert not has_button(h.slack.message(CHANNEL_ID, question.ts), ids.CLARIFY_CUSTOM)
+
+
+async def test_a_double_click_is_told_who_answered(h: Harness, llm: ScriptedLLM) -> None:
+    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Done."))
+    thread = (await h.event("app_mention", text="paint"))["ts"]
+    question = await asked(h, thread)
+    await asyncio.gather(h.click(question, ids.choice_action(0), user="U0ALICE"),
+                         h.click(question, ids.choice_action(1), user="U0BOB"))  # both at once
+    await h.answered(CHANNEL_ID, thread)
+    winner = {"red": "U0ALICE", "blue": "U0BOB"}[user_answer(llm)]
+    loser = "U0BOB" if winner == "U0ALICE" else "U0ALICE"
+    told = f"already answered by <@{winner}>: {user_answer(llm)}"
+    await until(lambda: any(told in t for t in h.ephemerals(loser)))
+    assert not h.ephemerals(winner)
+    await until(lambda: f"answered by <@{winner}>" in texts(h.slack.message(CHANNEL_ID, question.ts)))
+
+
+async def test_custom_answer_through_the_modal(h: Harness, llm: ScriptedLLM) -> None:
+    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Teal, then."))
+    thread = (await h.event("app_mention", text="paint"))["ts"]
+    question = await asked(h, thread)
+    await h.click(question, ids.CLARIFY_CUSTOM, trigger=True)
+    opened = await h.slack.wait_for_calls("views.open")
+    assert opened[0].ok, opened[0].response
+    modal = opened[0].args["view"]
+    assert modal["callback_id"] == ids.CUSTOM_ANSWER_VIEW and "Which colour?" in json.dumps(modal)
+
+    empty = await h.submit(ids.CUSTOM_ANSWER_VIEW, {ids.ANSWER_BLOCK: {ids.ANSWER_INPUT: "  "}},
+                           modal["private_metadata"])
+    assert empty.json()["response_action"] == "errors"
+    closed = await h.submit(ids.CUSTOM_ANSWER_VIEW, {ids.ANSWER_BLOCK: {ids.ANSWER_INPUT: "teal"}},
+                            modal["private_metadata"])
+    assert closed.content in (b"", b"{}") or "errors" not in closed.text
+    [done] = await h.answered(CHANNEL_ID, thread)
+    assert "Teal, then." in texts(done) and user_answer(llm) == "teal"
+    late = await h.submit(ids.CUSTOM_ANSWER_VIEW, {ids.ANSWER_BLOCK: {ids.ANSWER_INPUT: "pink"}},
+                          modal["private_metadata"])
+    assert "already answered by <@U0USER>: teal" in late.json()["errors"][ids.ANSWER_BLOCK]
+
+
+async def test_an_expired_question_says_so(h: Harness, llm: ScriptedLLM) -> None:
+    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("never"))
+    thread = (await h.event("app_mention", text="paint"))["ts"]
+    question = await asked(h, thread)
+    await ClarifyPause.all().update(status=PauseStatus.EXPIRED)
+    await h.click(question, ids.choice_action(0))
+    await h.click(question, ids.CLARIFY_CUSTOM, trigger=True)
+    await until(lambda: len([t for t in h.ephemerals() if "expired" in t]) == 2)
+    assert not h.slack.calls_to("views.open")
+    run = h.pool.active()[0]
+    await h.pool.stop(run.run_id)
+
+
+async def test_a_button_works_after_a_restart(
+    db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path,
+    fake_slack: FakeSlack, fast_clock: FastClock,
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Blue, after the restart."))
+    async with BridgeClient(bridge.url, policy=FAST) as client:
+        first = RunPool(client, catalogue_for(llm, skills_dir))
+        await first.open()
+        async with running(fake_slack, first, fast_clock) as h:
+            thread = (await h.event("app_mention", text="paint"))["ts"]
+            question = await asked(h, thread)
+        await first.close()  # the process goes away; the run waits on the Bridge
+
+        second = RunPool(client, catalogue_for(llm, skills_dir))
+        await second.open()
+        try:
+            async with running(fake_slack, second, fast_clock) as h2:
+                assert await recover(second) == 1
+                await h2.click(question, ids.choice_action(1))
+                [done] = await h2.answered(CHANNEL_ID, thread)
+        finally:
+            await second.close()
+    assert "Blue, after the restart." in texts(done) and user_answer(llm) == "blue"
+    assert len(h2.bot_messages(CHANNEL_ID, thread)) == 2  # the same live message, one question
+    assert button(done, ids.REGENERATE)

@@ -1,0 +1,87 @@
+"""The live message while a run works: todos, tools, Stop; busy refusals; Slack's retries."""
+
+from __future__ import annotations
+
+import asyncio
+
+from core.models import ChatMessage, MessageStatus, Role
+from tests.bots.slack.harness import Harness, has_button, texts, until
+from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.fakes.slack_payloads import (
+    CHANNEL_ID,
+    SignedRequest,
+    event_request,
+    make_slack_event,
+    sign_request,
+)
+
+TODOS = {"todos": [{"id": "1", "content": "read the brief", "status": "completed"},
+                   {"id": "2", "content": "write the answer", "status": "in_progress"}]}
+
+
+async def test_todos_and_tools_show_while_the_run_works(h: Harness, llm: ScriptedLLM) -> None:
+    gate = asyncio.Event()
+    llm.script(tool_reply(ToolCall("todo", TODOS)), text_reply("All planned.", gate=gate))
+    thread = (await h.event("app_mention", text="plan it"))["ts"]
+
+    def live() -> str:
+        messages = h.bot_messages(CHANNEL_ID, thread)
+        return texts(messages[0]) if messages and has_button(messages[0], "hermes.run.stop") else ""
+
+    shown = await until(lambda: "☑ read the brief" in live() and "✓ todo" in live() and live())
+    assert "▶ write the answer" in shown
+    gate.set()
+    [done] = await h.answered(CHANNEL_ID, thread)
+    assert "All planned." in texts(done) and "1 tool call · 1/2 todos" in texts(done)
+    revisions = [r.blocks for r in done.revisions]
+    assert any("Todo" in str(blocks) for blocks in revisions)
+
+
+async def test_a_second_message_while_busy_is_refused_with_a_stop_button(h: Harness, llm: ScriptedLLM) -> None:
+    gate = asyncio.Event()
+    llm.script(text_reply("a long story", gate=gate, chunk_size=2))
+    thread = (await h.event("app_mention", text="tell me a story"))["ts"]
+    await until(lambda: h.bot_messages(CHANNEL_ID, thread))
+    await h.event("thread_message", text="and faster please", thread_ts=thread)
+    refusal = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread) if "still working" in m.text])
+    assert has_button(refusal[0], "hermes.run.stop")
+
+    await h.click(refusal[0], "hermes.run.stop")
+    stopped = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread) if "⏹ Stopped" in texts(m)])
+    assert has_button(stopped[0], "hermes.answer.regenerate")
+    gate.set()
+    assert await ChatMessage.filter(role=Role.ASSISTANT, status=MessageStatus.STOPPED).count() == 1
+    await h.click(refusal[0], "hermes.run.stop")  # again, once it is over: told so, privately
+    await until(lambda: "That run has already finished." in h.ephemerals())
+
+
+async def test_retries_and_double_deliveries_start_one_run(h: Harness, llm: ScriptedLLM) -> None:
+    llm.script(text_reply("once"), text_reply("twice?"))
+    payload = make_slack_event("app_mention", text="hello")
+    for retry in (None, 1, 2):
+        assert (await h.post_event(payload, retry_num=retry)).status_code == 200
+    # The same message as a plain `message` event (Slack sends both for a mention in a thread).
+    as_message = {**payload["event"], "type": "message", "channel_type": "channel"}
+    await h.post_event(make_slack_event(as_message))
+    await h.answered(CHANNEL_ID, payload["event"]["ts"])
+    await h.bot.idle()
+    assert await ChatMessage.filter(role=Role.USER).count() == 1
+    assert len(llm.requests) == 1
+    assert len(h.bot_messages(CHANNEL_ID, payload["event"]["ts"])) == 1
+
+
+async def test_a_bad_signature_is_refused_with_401(h: Harness) -> None:
+    good = event_request(make_slack_event("app_mention", text="hi"), "test-signing-secret")
+    forged = SignedRequest(good.body, {**good.headers, **sign_request(good.body, "wrong-secret")})
+    response = await h.http.post("/slack/events", content=forged.body, headers=forged.headers)
+    assert response.status_code == 401
+    stale = event_request(make_slack_event("app_mention"), "test-signing-secret", timestamp=1_000_000)
+    response = await h.http.post("/slack/events", content=stale.body, headers=stale.headers)
+    assert response.status_code == 401
+    assert await ChatMessage.all().count() == 0
+
+
+async def test_slack_verifies_the_request_url(h: Harness) -> None:
+    challenge = {"token": "verification-token", "challenge": "3eZbrw1aBm", "type": "url_verification"}
+    response = await h.post_event(challenge)
+    assert response.status_code == 200 and response.json() == {"challenge": "3eZbrw1aBm"}

@@ -1,0 +1,55 @@
+"""Answers past Slack's limits: split on paragraph and code-fence boundaries into follow-up
+messages (fences closed and reopened), and beyond a few messages uploaded as a file."""
+
+from __future__ import annotations
+
+from tests.bots.slack.harness import Harness, texts
+from tests.fakes.llm_server import ScriptedLLM, text_reply
+from tests.fakes.slack_payloads import CHANNEL_ID
+
+CODE = "\n".join(f"    value_{i} = compute({i}) * 2  # step {i}" for i in range(180))
+
+
+def long_answer(paragraphs: int) -> str:
+    prose = [f"Paragraph {i}: " + "the quick brown fox jumps over the lazy dog. " * 9 for i in range(paragraphs)]
+    half = len(prose) // 2
+    return "\n\n".join([*prose[:half], f"```python\ndef main():\n{CODE}\n```", *prose[half:]])
+
+
+def sections(message) -> list[str]:  # type: ignore[no-untyped-def]
+    return [b["text"]["text"] for b in message.blocks or [] if b["type"] == "section"]
+
+
+async def test_a_20000_character_answer_is_split_with_its_code_intact(h: Harness, llm: ScriptedLLM) -> None:
+    answer = long_answer(29)
+    assert 19_000 < len(answer) < 21_000
+    llm.script(text_reply(answer, chunk_size=5000))
+    thread = (await h.event("app_mention", text="write a lot"))["ts"]
+    await h.answered(CHANNEL_ID, thread)
+    await h.bot.idle()
+    messages = h.bot_messages(CHANNEL_ID, thread)
+    assert 2 <= len(messages) <= 3
+    assert all(c.ok or c.status == 429 for c in h.slack.calls if c.method.startswith("chat.")), "Slack refused a part"
+    body = [s for m in messages for s in sections(m) if "Paragraph" in s or "value_" in s]
+    assert all(len(s) <= 3000 for s in body)
+    assert all(s.count("```") % 2 == 0 for s in body), "a part has an unclosed code fence"
+    code_parts = [s for s in body if "value_" in s]
+    assert len(code_parts) >= 2, "the code block should span parts"
+    joined = "\n".join(body)
+    assert all(f"value_{i} = compute({i}) * 2" in joined for i in range(180))
+    assert all(f"Paragraph {i}:" in joined for i in range(29))
+    assert "Regenerate" in str(messages[0].blocks) and "Regenerate" not in str(messages[-1].blocks)
+    assert not h.slack.calls_to("files.completeUploadExternal")
+
+
+async def test_a_very_long_answer_is_uploaded_as_a_file(h: Harness, llm: ScriptedLLM) -> None:
+    answer = long_answer(70)
+    llm.script(text_reply(answer, chunk_size=10000))
+    thread = (await h.event("app_mention", text="write even more"))["ts"]
+    await h.answered(CHANNEL_ID, thread)
+    await h.bot.idle()
+    [upload] = h.slack.calls_to("files.completeUploadExternal")
+    file_id = upload.response["files"][0]["id"]
+    assert h.slack.file_content(file_id).decode().strip() == answer.strip()
+    main = h.bot_messages(CHANNEL_ID, thread)[0]
+    assert "attached below" in texts(main)

@@ -1,0 +1,152 @@
+"""Coalescing and Slack's rate limits, on a clock the test moves (no waiting for time to pass):
+the fake Bridge plays a run one event at a time while the clock advances 0.1 s per event."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.bridge_client import BridgeClient
+from core.runtime.pool import RunPool
+from tests.bots.slack.clocks import SteppedClock
+from tests.bots.slack.harness import DEADLINE, Harness, running, texts
+from tests.core.runtime.conftest import FAST, catalogue_for
+from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.fakes.slack import FakeSlack
+from tests.fakes.slack_payloads import CHANNEL_ID
+
+STEP = 0.1  # seconds of clock per event
+
+
+@dataclass
+class Timed:
+    clock: SteppedClock
+    slack: FakeSlack
+    h: Harness
+    bridge: FakeBridge
+
+
+@pytest.fixture
+async def timed(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[Timed]:
+    clock = SteppedClock()
+    async with BridgeClient(fake_bridge.url, policy=FAST) as client, FakeSlack(clock=clock) as slack:
+        pool = RunPool(client, catalogue_for(None, skills_dir), max_active_runs=10)
+        await pool.open()
+        try:
+            async with running(slack, pool, clock) as h:
+                yield Timed(clock, slack, h, fake_bridge)
+        finally:
+            await pool.close()
+
+
+def paced_script(steps: int, final: str) -> tuple[list[Any], list[int]]:
+    """`steps` events, each held until the test releases it; the seq of each."""
+    items: list[Any] = []
+    seqs: list[int] = []
+    for i in range(steps):
+        items.append(Stall(f"s{i}"))
+        if i % 60 == 0:
+            items.append(ev("tool_start", tool_call_id=f"t{i}", tool_name="search", args={"q": i}))
+        items.append(ev("text", text=f"token {i} "))
+        seqs.append(sum(1 for item in items if isinstance(item, tuple)))
+    return [*items, ev("done", final_text=final)], seqs
+
+
+async def poll(predicate: Callable[[], Any]) -> Any:
+    async with asyncio.timeout(DEADLINE):
+        while not (value := predicate()):
+            await asyncio.sleep(0.001)
+    return value
+
+
+async def advance_until(clock: SteppedClock, predicate: Callable[[], Any]) -> Any:
+    """Move the clock a step at a time until `predicate()` holds (what waits on it can go on)."""
+    async with asyncio.timeout(DEADLINE):
+        while not (value := predicate()):
+            clock.advance(STEP)
+            await asyncio.sleep(0.002)
+    return value
+
+
+async def play(t: Timed, steps: int, seqs: list[int], runs: list[str]) -> None:
+    """Release the runs' events one step at a time, the clock moving 0.1 s per step."""
+    for i in range(steps):
+        t.bridge.release(f"s{i}")
+        await poll(lambda seq=seqs[i]: all((v := t.h.pool.view(r)) and v.state.last_seq >= seq for r in runs))
+        t.clock.advance(STEP)
+        await asyncio.sleep(0)
+
+
+def edits_of(slack: FakeSlack, ts: str) -> list[Any]:
+    return [c for c in slack.calls_to("chat.update") if c.args.get("ts") == ts]
+
+
+def newest_token(call: Any) -> int:
+    return max((int(n) for n in re.findall(r"token (\d+)", str(call.args.get("blocks")))), default=-1)
+
+
+def final_shown(slack: FakeSlack, ts: str, text: str) -> bool:
+    return text in texts(slack.message(CHANNEL_ID, ts))
+
+
+async def test_a_30_second_run_makes_at_most_31_edits_and_no_429(timed: Timed) -> None:
+    script, seqs = paced_script(300, "Finished after thirty seconds.")
+    timed.bridge.default_script = lambda run_id: list(script)
+    thread = (await timed.h.event("app_mention", text="a long job"))["ts"]
+    [run] = await poll(lambda: timed.h.pool.active())
+    live = await poll(lambda: timed.h.bot_messages(CHANNEL_ID, thread))
+    await play(timed, 300, seqs, [run.run_id])
+    await advance_until(timed.clock, lambda: final_shown(timed.slack, live[0].ts, "Finished after thirty"))
+
+    edits = edits_of(timed.slack, live[0].ts)
+    print(f"\n30 s run: {len(edits)} chat.update calls, {timed.slack.ratelimited} rate-limited")
+    assert 20 <= len(edits) <= 31
+    assert timed.slack.ratelimited == 0
+    gaps = [b.at - a.at for a, b in itertools.pairwise(edits)]
+    assert min(gaps) >= 1.0, "two edits of one message within a second"
+    shown = [newest_token(c) for c in edits[:-1]]
+    assert shown == sorted(shown) and shown[-1] >= 299 - 15  # each edit showed the state of its time
+
+
+async def test_ten_concurrent_runs_share_the_workspace_budget(timed: Timed) -> None:
+    script, seqs = paced_script(300, "Done together.")
+    timed.bridge.default_script = lambda run_id: list(script)
+    threads = [(await timed.h.event("app_mention", text=f"job {n}"))["ts"] for n in range(10)]
+    runs = await poll(lambda: len(a := timed.h.pool.active()) == 10 and a)
+    await advance_until(timed.clock, lambda: all(timed.h.bot_messages(CHANNEL_ID, t) for t in threads))
+    await play(timed, 300, seqs, [r.run_id for r in runs])
+    lives = [timed.h.bot_messages(CHANNEL_ID, t)[0].ts for t in threads]
+    await advance_until(timed.clock, lambda: all(final_shown(timed.slack, ts, "Done together.") for ts in lives))
+
+    updates = timed.slack.calls_to("chat.update")
+    per_message = sorted(len(edits_of(timed.slack, ts)) for ts in lives)
+    span = updates[-1].at - updates[0].at
+    print(f"\n10 runs: {len(updates)} chat.update in {span:.0f} s, per message {per_message}, "
+          f"{timed.slack.ratelimited} rate-limited")
+    assert timed.slack.ratelimited == 0
+    assert per_message[0] >= 2 and per_message[-1] - per_message[0] <= 3  # shared fairly
+    for first in updates:  # never more than Slack's Tier 3 (50/min + a burst of 10) in a minute
+        assert len([c for c in updates if first.at <= c.at < first.at + 60]) <= 60
+
+
+async def test_a_429_is_waited_out_and_the_final_state_still_sent(timed: Timed) -> None:
+    script, seqs = paced_script(40, "Made it.")
+    timed.bridge.default_script = lambda run_id: list(script)
+    timed.slack.ratelimit("chat.update", times=1, retry_after=5)
+    thread = (await timed.h.event("app_mention", text="go"))["ts"]
+    [run] = await poll(lambda: timed.h.pool.active())
+    live = await poll(lambda: timed.h.bot_messages(CHANNEL_ID, thread))
+    await play(timed, 40, seqs, [run.run_id])
+    await advance_until(timed.clock, lambda: final_shown(timed.slack, live[0].ts, "Made it."))
+
+    edits = edits_of(timed.slack, live[0].ts)
+    assert edits[0].status == 429 and timed.slack.ratelimited == 1
+    assert edits[1].at - edits[0].at >= 5.0  # Retry-After honoured
+    assert all(c.status == 200 for c in edits[1:])
