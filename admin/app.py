@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from litestar import Litestar
+from litestar import Litestar, Router
+from litestar.di import Provide
 from litestar.datastructures import State
 
-from admin.auth import TOKEN_KEY
+from admin.auth import TOKEN_KEY, require_admin_token
 from admin.catalogue import CatalogueController
 from admin.errors import handle_error
 from admin.health import HealthController
 from admin.messages.controller import MessageController
-from admin.openapi import StrictStructSchemaPlugin, openapi_config
+from admin.openapi import SECURITY, StrictStructSchemaPlugin, openapi_config
 from admin.request_checks import check_request
 from admin.runs.controller import RunController
-from admin.services import SERVICES_KEY, AdminServices
+from admin.services import SERVICES_KEY, AdminServices, provide_services
 from admin.sessions.controller import SessionController
 from core.config import Settings
 
@@ -25,10 +26,7 @@ MAX_BODY_BYTES = 1024 * 1024
 def create_app(settings: Settings, services: AdminServices) -> Litestar:
     """The Litestar app served by `hermes-chat serve` on ADMIN_HOST:ADMIN_PORT."""
     return Litestar(
-        route_handlers=[
-            HealthController, SessionController, MessageController, RunController,
-            CatalogueController,
-        ],
+        route_handlers=[HealthController, _guarded_api()],
         state=State({SERVICES_KEY: services, TOKEN_KEY: settings.admin_token}),
         exception_handlers={Exception: handle_error},
         before_request=check_request,
@@ -36,6 +34,17 @@ def create_app(settings: Settings, services: AdminServices) -> Litestar:
         plugins=[StrictStructSchemaPlugin()],
         request_max_body_size=MAX_BODY_BYTES,
         logging_config=None,
+    )
+
+
+def _guarded_api() -> Router:
+    """Every route but health: the bearer guard, its OpenAPI security, and the services."""
+    return Router(
+        path="/",
+        route_handlers=[SessionController, MessageController, RunController, CatalogueController],
+        guards=[require_admin_token],
+        security=SECURITY,
+        dependencies={"services": Provide(provide_services, sync_to_thread=False)},
     )
 
 

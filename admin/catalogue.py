@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
 
 import msgspec
 from litestar import Controller, get
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 
-from admin.auth import require_admin_token
-from admin.openapi import SECURITY, errors
-from admin.services import AdminServices, provide_services
+from admin.openapi import errors
+from admin.services import AdminServices
 
 
 class ModelOut(msgspec.Struct, frozen=True):
@@ -33,11 +31,6 @@ class SkillOut(msgspec.Struct, frozen=True):
 class CatalogueController(Controller):
     path = "/api"
     tags = ("catalogue",)
-    guards = (require_admin_token,)
-    security = SECURITY
-    dependencies = MappingProxyType(
-        {"services": Provide(provide_services, sync_to_thread=False)}
-    )
 
     @get("/models", summary="Models sessions may use", responses=errors())
     async def list_models(self, services: NamedDependency[AdminServices]) -> list[ModelOut]:

@@ -3,30 +3,23 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
 
 from litestar import Controller, get, patch, post
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
-from admin.auth import require_admin_token
 from admin.messages.schemas import EditOut, MessageEdit, VersionOut, versions_out
-from admin.openapi import SECURITY, errors
+from admin.openapi import errors
 from admin.params import MessageId
 from admin.runs import commands
 from admin.runs.schemas import RegeneratedOut, regenerated_out
-from admin.services import AdminServices, provide_services
+from admin.services import AdminServices
 from core import tree
 
 
 class MessageController(Controller):
     path = "/api/chat/messages"
     tags = ("messages",)
-    guards = (require_admin_token,)
-    security = SECURITY
-    dependencies = MappingProxyType(
-        {"services": Provide(provide_services, sync_to_thread=False)}
-    )
 
     @post("/{message_id:int}/regenerate", summary="A new version of an answer, by a new run",
           responses=errors(404, 409))

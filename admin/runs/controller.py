@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
 
 from litestar import Controller, get, post
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import JSONBody
 from litestar.response import ServerSentEvent
 
-from admin.auth import require_admin_token
-from admin.openapi import SECURITY, errors
+from admin.openapi import errors
 from admin.params import LastEventIdHeader, LastEventIdQuery, RunId, SessionId
 from admin.runs import commands
 from admin.runs.schemas import (
@@ -29,7 +27,7 @@ from admin.runs.schemas import (
 )
 from admin.runs.stream import EventStreamOperation, event_stream
 from admin.runs.views import run_state
-from admin.services import AdminServices, provide_services
+from admin.services import AdminServices
 
 Services = NamedDependency[AdminServices]
 NO_RUN = {404: "No such run"}
@@ -39,11 +37,6 @@ DONE_WITH = "The run has already ended, or another process drives it"
 class RunController(Controller):
     path = "/api/chat"
     tags = ("runs",)
-    guards = (require_admin_token,)
-    security = SECURITY
-    dependencies = MappingProxyType(
-        {"services": Provide(provide_services, sync_to_thread=False)}
-    )
 
     @post(
         "/sessions/{session_id:int}/runs", summary="Send a message: a user message and its run",

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import Annotated, Literal
 
 from litestar import Controller, delete, get, patch, post
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.params import FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 
-from admin.auth import require_admin_token
 from admin.messages.schemas import MessagePageOut, message_page_out
-from admin.openapi import SECURITY, errors
+from admin.openapi import errors
 from admin.params import BeforeId, PageCursor, PageLimit, Search, SessionId
-from admin.services import AdminServices, provide_services
+from admin.services import AdminServices
 from admin.sessions import schemas as out
 from admin.sessions.export import ExportOperation, export_response
 from admin.sessions.schemas import (
@@ -41,11 +39,6 @@ Services = NamedDependency[AdminServices]
 class SessionController(Controller):
     path = "/api/chat/sessions"
     tags = ("sessions",)
-    guards = (require_admin_token,)
-    security = SECURITY
-    dependencies = MappingProxyType(
-        {"services": Provide(provide_services, sync_to_thread=False)}
-    )
 
     @post("/", summary="Create a session", responses=errors(413))
     async def create_session(self, services: Services, data: JSONBody[SessionCreate]) -> SessionOut:
