@@ -1,0 +1,144 @@
+"""Admin API on a large PostgreSQL database: list pages and exports, over real HTTP.
+
+    .venv/bin/python -m bench.admin [--sessions 100000] [--messages 10000] [--pages 200]
+
+Fills a fresh database (dropped afterwards) with `--sessions` sessions of two messages each
+and one session of `--messages` messages, serves the real admin app with uvicorn on loopback,
+and prints, beside the row counts: list-page latency p50/p99 (newest first, then paging
+deeper by cursor), one text search, and the time to stream the big session's export.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import asyncpg
+import httpx
+import uvicorn
+
+from admin.app import create_app
+from admin.services import AdminServices
+from core import db
+from core.bridge_client import BridgeClient
+from core.catalogue import Catalogue
+from core.config import Settings
+from core.runtime.pool import RunPool
+
+ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+async def fill(url: str, sessions: int, messages: int) -> None:
+    """Rows written with COPY: the point is reading them, not writing them."""
+    conn = await asyncpg.connect("postgresql://" + url.split("://", 1)[1])
+    rows = [(i, str(uuid.uuid4()), f"session {i}", f"chat-{i}", "ACTIVE", T0, T0 + timedelta(seconds=i), T0)
+            for i in range(1, sessions + 2)]
+    await conn.copy_records_to_table("chat_session", records=rows, columns=[
+        "id", "uuid", "title", "hermes_session", "status", "created_at", "last_message_at",
+        "updated_at"])
+    pairs = []
+    for i in range(1, sessions + 1):
+        pairs.append((2 * i - 1, i, None, "USER", f"question {i} about invoices", "SENT"))
+        pairs.append((2 * i, i, 2 * i - 1, "ASSISTANT", f"answer {i}", "SUCCESS"))
+    big = sessions + 1
+    first = 2 * sessions + 1
+    pairs += [(first + k, big, first + k - 1 if k else None, "USER" if k % 2 == 0 else "ASSISTANT",
+               f"long conversation message {k} " + "lorem ipsum " * 20,
+               "SENT" if k % 2 == 0 else "SUCCESS") for k in range(messages)]
+    await conn.copy_records_to_table("chat_message", records=[
+        (*p, True, 0, T0) for p in pairs], columns=[
+        "id", "session_id", "parent_id", "role", "content", "status", "is_active", "branch_order",
+        "created_at"])
+    for table in ("chat_session", "chat_message"):
+        await conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                           f"(SELECT max(id) FROM {table}))")
+    await conn.execute("ANALYZE")
+    await conn.close()
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+async def measure(base: str, pages: int, big: int) -> None:
+    needle = f"question {big // 2} about"
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        first, deep, cursor = [], [], None
+        for _ in range(pages):
+            started = time.perf_counter()
+            page = (await client.get("/api/chat/sessions", params={"limit": 50})).json()
+            first.append(time.perf_counter() - started)
+        for _ in range(pages):
+            params = {"limit": 50, **({"cursor": cursor} if cursor else {})}
+            started = time.perf_counter()
+            page = (await client.get("/api/chat/sessions", params=params)).json()
+            deep.append(time.perf_counter() - started)
+            cursor = page["nextCursor"]
+        started = time.perf_counter()
+        found = (await client.get("/api/chat/sessions", params={"q": needle})).json()
+        search = time.perf_counter() - started
+        exports = {}
+        for fmt in ("md", "json"):
+            started = time.perf_counter()
+            async with client.stream("GET", f"/api/chat/sessions/{big}/export",
+                                     params={"format": fmt, "branch": "active"}) as response:
+                size = sum([len(chunk) async for chunk in response.aiter_bytes()])
+            exports[fmt] = (time.perf_counter() - started, size)
+    print(f"list, first page (limit 50):   p50 {statistics.median(first) * 1000:7.1f} ms"
+          f"   p99 {percentile(first, 0.99) * 1000:7.1f} ms   ({pages} requests)")
+    print(f"list, paging deeper by cursor: p50 {statistics.median(deep) * 1000:7.1f} ms"
+          f"   p99 {percentile(deep, 0.99) * 1000:7.1f} ms   ({pages} pages of 50)")
+    print(f"list, text search q={needle!r}: {search * 1000:7.1f} ms ({len(found['items'])} found)")
+    for fmt, (seconds, size) in exports.items():
+        print(f"export {fmt:4} of the big session: {seconds * 1000:7.1f} ms, {size / 1e6:.1f} MB")
+
+
+async def main(sessions: int, messages: int, pages: int) -> None:
+    name = f"hermes_chat_bench_admin_{uuid.uuid4().hex[:8]}"
+    admin = await asyncpg.connect(ADMIN_URL)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    url = ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        await db.migrate(url)
+        await fill(url, sessions, messages)
+        await db.open_database(url)
+        print(f"rows: {sessions + 1:,} sessions, {2 * sessions + messages:,} messages "
+              f"(one session of {messages:,}); PostgreSQL, admin API over loopback HTTP")
+        await serve_and_measure(pages, sessions + 1)
+        await db.close_database()
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+async def serve_and_measure(pages: int, big: int) -> None:
+    bridge = BridgeClient("http://127.0.0.1:9")  # not called by these routes
+    pool = RunPool(bridge, Catalogue((), Path(".")))
+    app = create_app(Settings(), AdminServices(bridge=bridge, catalogue=pool.catalogue, runtime=pool))
+    server = uvicorn.Server(uvicorn.Config(app, port=0, log_level="warning", lifespan="on"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        await measure(f"http://127.0.0.1:{port}", pages, big)
+    finally:
+        server.should_exit = True
+        await task
+        await bridge.aclose()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=100_000)
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument("--pages", type=int, default=200)
+    args = parser.parse_args()
+    asyncio.run(main(args.sessions, args.messages, args.pages))
