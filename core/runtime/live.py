@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from core.events import Event
-from core.models import MessageStatus, PauseStatus
+from core.models import MessageStatus
 from core.runtime.records import Turn
 from core.runtime.updates import PauseView, RunUpdate
 from core.thinking import ThinkingState, reduce
@@ -18,7 +18,6 @@ class LiveRun:
 
     run_id: str
     turn: Turn
-    request_text: str
     status: MessageStatus
     state: ThinkingState = field(default_factory=ThinkingState)
     position: int | None = None
@@ -52,10 +51,3 @@ class LiveRun:
             error=self.error, model_id=self.turn.assistant.model_id,
             skill_folder=self.turn.assistant.skill_folder, summary_ids=self.summary_ids,
         )
-
-    def with_pause(self, pause: PauseView | None) -> None:
-        self.pause = pause
-
-    def answered(self, answer: str, by: str | None) -> None:
-        if self.pause is not None:
-            self.pause = replace(self.pause, status=PauseStatus.ANSWERED, answer=answer, answered_by=by)

@@ -126,7 +126,7 @@ class RunPool:
         outcome = await answer_pause(self.bridge, pause, answer, user)
         live = self._runs.get(pause.run_id)
         if live is not None:
-            live.with_pause(outcome.pause)
+            live.pause = outcome.pause
             self.publish(live)
         return outcome
 
@@ -220,7 +220,7 @@ class RunPool:
         status = MessageStatus.RUNNING if self._slot_free(options) else MessageStatus.QUEUED
         turn = await records.insert_turn(session_id, run_id, status, **kwargs)
         await self.leases.claim(run_id)
-        live = LiveRun(run_id, turn, turn.user.content, status)
+        live = LiveRun(run_id, turn, status)
         self.adopt(live, options)
         self.publish(live)
         return live.update()

@@ -63,10 +63,10 @@ async def _rebuild(message: ChatMessage) -> LiveRun:
     state = replay(LogRecord(seq=r.seq, kind=r.kind, content=r.content, tool_name=r.tool_name,
                              meta_json=r.meta_json, created_at=r.created_at) for r in rows)
     turn = records.Turn(message.session, message.parent, message)
-    live = LiveRun(message.run_id, turn, message.parent.content, MessageStatus(message.status), state)
+    live = LiveRun(message.run_id, turn, MessageStatus(message.status), state)
     pause = await ClarifyPause.filter(run_id=message.run_id).order_by("-id").first()
     if pause is not None:
-        live.with_pause(view(pause))
+        live.pause = view(pause)
         if pause.status != PauseStatus.UNANSWERED:
             live.state = answered(live.state, pause.clarify_id)
     return live

@@ -89,7 +89,7 @@ async def _on_event(pool: RunPool, live: LiveRun, event: Event) -> None:
     pool.metrics.event()
     if isinstance(event, ClarifyRequest):
         await pool.buffer.flush()
-        live.with_pause(await persist_pause(live.run_id, live.message_id, event))
+        live.pause = await persist_pause(live.run_id, live.message_id, event)
     elif isinstance(event, ContextCompacted):
         await _compacted(live, event)
     elif isinstance(event, Done):

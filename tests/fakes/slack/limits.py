@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.fakes.clock import ManualClock  # noqa: F401  (re-exported)
+
 Clock = Callable[[], float]
 
 
@@ -112,19 +114,6 @@ class RateLimiter:
         if key not in self._buckets:
             self._buckets[key] = _Bucket(budget, now)
         return self._buckets[key]
-
-
-class ManualClock:
-    """A clock that moves only when told to."""
-
-    def __init__(self, start: float = 1000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def system_clock() -> float:
