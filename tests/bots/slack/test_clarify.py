@@ -33,6 +33,12 @@ def user_answer(llm: ScriptedLLM) -> str:
     return json.loads(llm.requests[-1]["messages"][-1]["content"])["user_response"]
 
 
+async def question_saved() -> None:
+    async with asyncio.timeout(10):
+        while not await ClarifyPause.exclude(platform_refs=None).exists():
+            await asyncio.sleep(0.01)
+
+
 async def test_a_choice_button_answers_and_the_buttons_give_way(h: Harness, llm: ScriptedLLM) -> None:
     llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Blue it is."))
     thread = (await h.event("app_mention", text="paint the shed"))["ts"]
@@ -109,6 +115,7 @@ async def test_a_button_works_after_a_restart(
         async with running(fake_slack, first, fast_clock) as h:
             thread = (await h.event("app_mention", text="paint"))["ts"]
             question = await asked(h, thread)
+            await question_saved()  # the ts is stored once the post returns; a restart reuses it
         await first.close()  # the process goes away; the run waits on the Bridge
 
         second = RunPool(client, catalogue_for(llm, skills_dir))
