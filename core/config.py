@@ -30,6 +30,7 @@ class Settings:
     bridge_toolsets: tuple[str, ...] = ()
     bridge_shared_memory: bool = False
     max_active_runs: int = 5
+    run_lease_seconds: int = 30
     models_file: str = "models.toml"
     skills_dir: str = "skills/"
     openai_base_url: str | None = None
@@ -60,9 +61,12 @@ class Settings:
 def _convert(name: str, kind: object, raw: str) -> object:
     if kind == "int":
         try:
-            return int(raw)
+            value = int(raw)
         except ValueError:
             raise InvalidInput(f"{name.upper()} must be an integer, got {raw!r}") from None
+        if name == "run_lease_seconds" and value < 1:
+            raise InvalidInput(f"RUN_LEASE_SECONDS must be at least 1, got {value}")
+        return value
     if kind == "bool":
         if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
             raise InvalidInput(f"{name.upper()} must be true or false, got {raw!r}")

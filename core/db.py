@@ -37,6 +37,13 @@ def is_sqlite(database_url: str) -> bool:
     return database_url.startswith("sqlite://")
 
 
+def asyncpg_dsn(database_url: str) -> str:
+    """The URL as asyncpg takes it (it knows `postgresql://`, tortoise also `postgres://`)."""
+    if database_url.startswith("postgres://"):
+        return "postgresql://" + database_url.split("://", 1)[1]
+    return database_url
+
+
 def _ensure_sqlite_folder(database_url: str) -> None:
     path = database_url.removeprefix("sqlite://").split("?", 1)[0]
     if path and path != ":memory:":

@@ -7,15 +7,18 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 
 from core import db
 from core.bridge_client import BridgeClient
 from core.catalogue import Catalogue, load_catalogue
 from core.config import Settings
 from core.runtime.jobs import start_jobs
+from core.runtime.leases import Leases
 from core.runtime.metrics import RunMetrics
 from core.runtime.pool import RunPool
-from core.runtime.recovery import recover
+from core.runtime.notify import listening
+from core.runtime.recovery import keep_taking_over, recover
 from core.runtime.singleton import SchedulerLock
 from hermes_chat.bridge_process import bridge_child
 
@@ -35,7 +38,8 @@ class Parts:
 
 @asynccontextmanager
 async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
-    """Database, Bridge (child or external), run pool with recovery, and the upkeep jobs."""
+    """Database, Bridge (child or external), run pool with recovery and takeover of dead
+    replicas' runs, the log listener (PostgreSQL), and the upkeep jobs (on one replica)."""
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
     lock = SchedulerLock(settings.database_url)
     await lock.try_acquire()  # on SQLite a second process stops here, saying why
@@ -43,18 +47,21 @@ async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
     await db.open_database(settings.database_url)
     try:
         metrics = RunMetrics()
-        async with bridge_child(settings) as url, \
+        async with bridge_child(settings) as url, listening(settings.database_url) as notices, \
                 BridgeClient(url, sleep=metrics.reconnect_pause) as bridge:
+            leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
             pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
-                           metrics=metrics)
+                           metrics=metrics, leases=leases, log_notices=notices)
             await pool.open()
-            leader = asyncio.create_task(_run_jobs_when_leader(pool, lock), name="upkeep")
+            tasks = [asyncio.create_task(_run_jobs_when_leader(pool, lock), name="upkeep")]
             try:
                 log.info("runtime: recovered %d runs in flight", await recover(pool))
+                tasks.append(asyncio.create_task(keep_taking_over(pool), name="takeover"))
                 yield Parts(settings, catalogue, bridge, pool)
             finally:
-                leader.cancel()
-                await asyncio.gather(leader, return_exceptions=True)
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
                 await pool.close()  # flushes every log row; runs stay resumable
     finally:
         await lock.release()

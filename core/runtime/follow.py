@@ -2,12 +2,12 @@
 
 What the admin SSE stream serves (seed 000 §6.2): a client that reconnects with the last id
 it saw gets exactly the events after it. A run this process does not drive (finished, or
-driven by another replica) is followed through its stored log, polled until it ends.
+driven by another replica) is followed through its stored log, read again whenever the
+replica that writes it announces new rows (core/runtime/notify.py), until it ends.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -19,32 +19,28 @@ from core.runtime.records import IN_FLIGHT
 if TYPE_CHECKING:
     from core.runtime.pool import RunPool
 
-POLL_SECONDS = 0.5
 
-
-async def follow_events(
-    pool: RunPool, run_id: str, after: int = 0, poll: float = POLL_SECONDS
-) -> AsyncIterator[Event]:
+async def follow_events(pool: RunPool, run_id: str, after: int = 0) -> AsyncIterator[Event]:
     """Every event of `run_id` with seq > `after`, in order, until the run ends."""
     message = await ChatMessage.get_or_none(run_id=run_id)
     if message is None:
         raise NotFound(f"no run {run_id}")
     last = after
-    while True:
-        live = pool.live(run_id)
-        if live is not None:
-            async for event in _live(pool, run_id, last):
+    with pool.log_notices.watching(message.id) as news:
+        while True:
+            if pool.live(run_id) is not None:
+                async for event in _live(pool, run_id, last):
+                    last = event.seq
+                    yield event
+                return
+            async for event in _stored(message.id, last):
                 last = event.seq
                 yield event
-            return
-        async for event in _stored(message.id, last):
-            last = event.seq
-            yield event
-            if is_terminal(event):
+                if is_terminal(event):
+                    return
+            if not await _in_flight(message.id):
                 return
-        if not await _in_flight(message.id):
-            return
-        await asyncio.sleep(poll)  # driven by another replica: poll its stored log
+            await pool.log_notices.wait(news)  # driven by another replica: until it writes
 
 
 async def _live(pool: RunPool, run_id: str, after: int) -> AsyncIterator[Event]:

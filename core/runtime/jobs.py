@@ -10,7 +10,6 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from core.errors import HermesChatError
 from core.models import ClarifyPause, PauseStatus, utc_now
-from core.runtime.recovery import recover
 
 if TYPE_CHECKING:
     from core.runtime.pool import RunPool
@@ -46,7 +45,6 @@ def start_jobs(pool: RunPool, clarify_fallback: timedelta = timedelta(hours=24))
     scheduler.add_job(expire_old_pauses, "interval", hours=1, id="expire-pauses")
     scheduler.add_job(enforce_clarify_fallback, "interval", minutes=5, args=[pool, clarify_fallback],
                       id="clarify-fallback")
-    scheduler.add_job(recover, "interval", minutes=1, args=[pool], id="reconcile")
     scheduler.add_job(pool.prune, "interval", minutes=1, id="prune")
     scheduler.start()
     return scheduler

@@ -52,6 +52,11 @@ class Leases:
         if ids:
             await RunLease.filter(run_id__in=ids, owner=self.owner).delete()
 
+    async def held_by_others(self) -> set[str]:
+        """The runs other replicas hold live leases of (one query, for a takeover scan)."""
+        return set(await RunLease.filter(expires_at__gte=self._clock()).exclude(
+            owner=self.owner).values_list("run_id", flat=True))
+
     async def held_elsewhere(self, run_id: str) -> bool:
         """Whether another replica holds a live lease of this run."""
         return await RunLease.filter(

@@ -19,6 +19,7 @@ from tortoise import connections
 from tortoise.transactions import in_transaction
 
 from core.events import LogRecord
+from core.runtime.notify import announce
 
 log = logging.getLogger(__name__)
 
@@ -117,3 +118,5 @@ async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
             rows = batch[start : start + chunk]
             values = [value for row in rows for value in row]
             await connection.execute_query(insert_statement(len(rows), dialect), values)
+        if dialect == "postgres":  # followers on other replicas wake on commit (notify.py)
+            await announce(connection, batch)

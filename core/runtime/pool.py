@@ -23,6 +23,7 @@ from core.runtime.leases import Leases
 from core.runtime.live import LiveRun
 from core.runtime.log_buffer import LogBuffer
 from core.runtime.metrics import RunMetrics
+from core.runtime.notify import LogNotices
 from core.runtime.runner import RunOptions, drive
 from core.runtime.slots import RunSlots
 from core.runtime.updates import Hub, RunUpdate, Subscription
@@ -36,7 +37,7 @@ class RunPool:
 
     def __init__(self, bridge: Bridge, catalogue: Catalogue, *, max_active_runs: int = 5,
                  buffer: LogBuffer | None = None, leases: Leases | None = None,
-                 metrics: RunMetrics | None = None,
+                 metrics: RunMetrics | None = None, log_notices: LogNotices | None = None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
         self.catalogue = catalogue
@@ -45,11 +46,12 @@ class RunPool:
         self.hub = Hub()
         self.slots = RunSlots(max_active_runs, on_moved=self._moved)
         self.leases = leases or Leases()
+        self.log_notices = log_notices or LogNotices()  # wakes followers of other replicas' runs
         self._runs: dict[str, LiveRun] = {}
         self._sessions: dict[int, LiveRun] = {}  # the latest run of each session
         self._background: list[asyncio.Task[None]] = []
         self._monotonic = monotonic
-        self.recovery_lock = asyncio.Lock()  # one recovery pass at a time (start-up, reconcile)
+        self.recovery_lock = asyncio.Lock()  # one recovery pass at a time (start-up, takeover)
 
     async def open(self) -> None:
         """Start the background log flusher and the lease keeper."""
@@ -218,8 +220,8 @@ class RunPool:
     async def _launch(self, session_id: int, options: RunOptions, **kwargs: object) -> RunUpdate:
         run_id = uuid.uuid4().hex
         status = MessageStatus.RUNNING if self._slot_free(options) else MessageStatus.QUEUED
+        await self.leases.claim(run_id)  # before the run is visible: no replica may adopt it
         turn = await records.insert_turn(session_id, run_id, status, **kwargs)
-        await self.leases.claim(run_id)
         live = LiveRun(run_id, turn, status)
         self.adopt(live, options)
         self.publish(live)

@@ -1,7 +1,12 @@
-"""Start-up recovery: re-attach every run left in flight, or end it with a reason (DESIGN §5)."""
+"""Recovery: re-attach every run left in flight, or end it with a reason (DESIGN §5, §8).
+
+At start-up, and then on every replica every half lease: a run whose owner stopped renewing its
+lease (it died) is taken over by whichever replica claims the expired lease first.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -28,10 +33,32 @@ async def recover(pool: RunPool) -> int:
     ).order_by("id").select_related("session", "parent")
     adopted = 0
     async with pool.recovery_lock:
+        held = await pool.leases.held_by_others()
         for message in messages:
-            if pool.live(message.run_id) is None and await _recover_one(pool, message):
+            if message.run_id in held or pool.live(message.run_id) is not None:
+                continue  # a live replica drives it, or we do
+            if await _recover_one(pool, message):
                 adopted += 1
     return adopted
+
+
+async def keep_taking_over(pool: RunPool) -> None:
+    """Every half lease, adopt the runs of replicas whose leases expired; until cancelled.
+
+    Every replica scans, not only the leader: a dead replica's runs move within about one and
+    a half leases of its last renewal, whichever replica died (the leader included), and a
+    scan costs two indexed queries.
+    """
+    every = pool.leases.ttl.total_seconds() / 2
+    while True:
+        await asyncio.sleep(every)
+        try:
+            adopted = await recover(pool)
+        except Exception:  # the database is away: the next scan tries again
+            log.warning("takeover scan failed; will retry", exc_info=True)
+            continue
+        if adopted:
+            log.info("runtime: took over %d runs whose replica stopped renewing them", adopted)
 
 
 async def _recover_one(pool: RunPool, message: ChatMessage) -> bool:

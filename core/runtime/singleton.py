@@ -15,7 +15,7 @@ from typing import IO
 
 import asyncpg
 
-from core.db import is_sqlite
+from core.db import asyncpg_dsn, is_sqlite
 from core.errors import Conflict
 
 ADVISORY_KEY = 7_004_231_868  # an arbitrary constant: the name of our one lock
@@ -39,7 +39,7 @@ class SchedulerLock:
             return True
         if is_sqlite(self.database_url):
             return self._lock_file()
-        connection = await asyncpg.connect(_asyncpg_dsn(self.database_url))
+        connection = await asyncpg.connect(asyncpg_dsn(self.database_url))
         if await connection.fetchval("SELECT pg_try_advisory_lock($1)", ADVISORY_KEY):
             self._connection = connection
             return True
@@ -73,6 +73,3 @@ class SchedulerLock:
         self._file = handle
         return True
 
-
-def _asyncpg_dsn(url: str) -> str:
-    return "postgresql://" + url.split("://", 1)[1] if url.startswith("postgres://") else url

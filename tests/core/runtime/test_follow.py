@@ -15,7 +15,7 @@ from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 
 
 async def _collect(pool: RunPool, run_id: str, after: int = 0) -> list[int]:
-    return [event.seq async for event in follow_events(pool, run_id, after, poll=0.01)]
+    return [event.seq async for event in follow_events(pool, run_id, after)]
 
 
 async def test_followers_get_every_event_once_from_where_they_ask(
