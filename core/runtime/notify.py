@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 CHANNEL = "hermes_run_log"
 POLL_SECONDS = 0.5  # SQLite, or a pool built without a listener: the stored log is polled
 FALLBACK_SECONDS = 5.0  # PostgreSQL: a safety net behind the notifications
+APPLICATION_NAME = "hermes-chat log listener"  # how operators spot it in pg_stat_activity
 RECONNECT_SECONDS = 1.0
 PING_SECONDS = 30.0  # a silent network drop shows no termination: probe the connection
 ANNOUNCE = f"SELECT pg_notify('{CHANNEL}', payload) FROM unnest($1::text[]) AS payload"
@@ -107,7 +108,8 @@ async def _listen(notices: LogNotices, dsn: str) -> None:
     """Keep one LISTEN connection open; reconnect whenever it drops."""
     while True:
         try:
-            connection = await asyncpg.connect(dsn)
+            connection = await asyncpg.connect(
+                dsn, server_settings={"application_name": APPLICATION_NAME})
         except (OSError, asyncpg.PostgresError) as error:
             log.warning("log listener: cannot connect (%s); retrying", error)
             await asyncio.sleep(RECONNECT_SECONDS)
