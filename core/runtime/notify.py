@@ -29,6 +29,7 @@ FALLBACK_SECONDS = 5.0  # PostgreSQL: a safety net behind the notifications
 APPLICATION_NAME = "hermes-chat log listener"  # how operators spot it in pg_stat_activity
 RECONNECT_SECONDS = 1.0
 PING_SECONDS = 30.0  # a silent network drop shows no termination: probe the connection
+DROPPED = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 ANNOUNCE = f"SELECT pg_notify('{CHANNEL}', payload) FROM unnest($1::text[]) AS payload"
 
 
@@ -110,13 +111,13 @@ async def _listen(notices: LogNotices, dsn: str) -> None:
         try:
             connection = await asyncpg.connect(
                 dsn, server_settings={"application_name": APPLICATION_NAME})
-        except (OSError, asyncpg.PostgresError) as error:
+        except DROPPED as error:
             log.warning("log listener: cannot connect (%s); retrying", error)
             await asyncio.sleep(RECONNECT_SECONDS)
             continue
         try:
             await _hold(notices, connection)
-        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+        except DROPPED as error:
             log.warning("log listener: connection lost (%s); reconnecting", error)
         finally:
             connection.terminate()

@@ -38,8 +38,8 @@ PROMPT = 5.0  # seconds an event may take from A's Bridge to B's client (flushes
 
 def _script(run_id: str) -> list[Item]:
     talk = lambda prefix: [ev("text", text=f"{prefix}{i} ") for i in range(3)]  # noqa: E731
-    return [*talk("a"), Stall(run_id, heartbeat=0.2), *talk("b"), Stall(f"{run_id}+", heartbeat=0.2),
-            *talk("c"), ev("done", final_text="all done")]
+    return [*talk("a"), Stall(run_id, heartbeat=0.2), *talk("b"),
+            Stall(f"{run_id}+", heartbeat=0.2), *talk("c"), ev("done", final_text="all done")]
 
 
 async def _pool(client: BridgeClient, skills: Path, notices: LogNotices | None = None) -> RunPool:
@@ -78,6 +78,7 @@ async def test_another_replicas_run_streams_every_event_once_woken_by_notify(
             first, _ = await _until_seq(frames, 3)
             fake.release(run.run_id)
             second, latency = await _until_seq(frames, 6)
+            print(f"B streamed A's next three events {latency * 1000:.0f} ms after the release")
 
             cut = await _listener_pid()
             await connections.get("default").execute_query(

@@ -26,7 +26,8 @@ def test_values_are_converted_and_blank_means_unset() -> None:
     assert settings.bridge_url == "http://bridge:1"
 
 
-@pytest.mark.parametrize("env", [{"ADMIN_PORT": "x"}, {"LOG_FORMAT": "xml"}, {"BRIDGE_SHARED_MEMORY": "maybe"}])
+@pytest.mark.parametrize("env", [{"ADMIN_PORT": "x"}, {"LOG_FORMAT": "xml"}, {"BRIDGE_SHARED_MEMORY": "maybe"},
+                                 {"RUN_LEASE_SECONDS": "0"}])
 def test_bad_values_are_named(env: dict[str, str]) -> None:
     with pytest.raises(InvalidInput, match=next(iter(env))):
         Settings.from_env(env)

@@ -26,7 +26,14 @@ from core.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus
 from tests.bots.slack.harness import SECRET, button, has_button, texts
 from tests.bridge.harness import RunningBridge
 from tests.conftest import BACKEND
-from tests.fakes.llm_server import RequestBody, ScriptedLLM, ToolCall, request_text, text_reply, tool_reply
+from tests.fakes.llm_server import (
+    RequestBody,
+    ScriptedLLM,
+    ToolCall,
+    request_text,
+    text_reply,
+    tool_reply,
+)
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import (
     CHANNEL_ID,
