@@ -18,7 +18,7 @@ from tortoise import connections
 
 from core import sessions
 from core.bridge_client import BridgeClient
-from core.runtime.notify import APPLICATION_NAME, LogNotices, listening
+from core.runtime.notify import APPLICATION_NAME, LogNotices, listening, payloads
 from core.runtime.pool import RunPool
 from tests.admin.conftest import AUTH, admin_on
 from tests.admin.server import DEADLINE, poll_until
@@ -28,7 +28,7 @@ from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Item, Stall, ev
 
-pytestmark = pytest.mark.skipif(
+POSTGRES_ONLY = pytest.mark.skipif(
     BACKEND != "postgres",
     reason="LISTEN/NOTIFY is PostgreSQL's; on SQLite one replica drives and streams every run",
 )
@@ -61,6 +61,7 @@ async def _listener_pid() -> int | None:
     return rows[0]["pid"] if len(rows) == 1 else None
 
 
+@POSTGRES_ONLY
 async def test_another_replicas_run_streams_every_event_once_woken_by_notify(
     db: str, skills_dir: Path
 ) -> None:
@@ -112,3 +113,9 @@ def test_a_notification_wakes_only_the_followers_of_its_message() -> None:
         notices.wake()
         assert one.is_set()
     notices.received("1:3")  # nobody follows it any more: nothing to do
+
+
+def test_a_flush_announces_each_message_once_with_its_highest_seq() -> None:
+    at = None
+    batch = [(7, 1, "text", at), (9, 4, "text", at), (7, 3, "text", at), (7, 2, "text", at)]
+    assert payloads(batch) == ["7:3", "9:4"]
