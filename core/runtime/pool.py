@@ -221,7 +221,11 @@ class RunPool:
         run_id = uuid.uuid4().hex
         status = MessageStatus.RUNNING if self._slot_free(options) else MessageStatus.QUEUED
         await self.leases.claim(run_id)  # before the run is visible: no replica may adopt it
-        turn = await records.insert_turn(session_id, run_id, status, **kwargs)
+        try:
+            turn = await records.insert_turn(session_id, run_id, status, **kwargs)
+        except Exception:  # nothing was written: leave no lease behind either
+            await self.leases.release([run_id])
+            raise
         live = LiveRun(run_id, turn, status)
         self.adopt(live, options)
         self.publish(live)
