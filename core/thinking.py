@@ -135,11 +135,37 @@ def reduce(state: ThinkingState, event: Event) -> ThinkingState:
 
 
 def fold(events: Iterable[Event], state: ThinkingState | None = None) -> ThinkingState:
-    """Fold events in order, from `state` or an empty state."""
+    """Fold events in order, from `state` or an empty state: the same as `reduce` on each,
+    but a run of text deltas (most of a stream) is folded with one append and one copy."""
     result = state or ThinkingState()
+    texts: list[TextDelta] = []
     for event in events:
+        if isinstance(event, TextDelta):
+            texts.append(event)
+            continue
+        if texts:
+            result = _fold_texts(result, texts)
+            texts = []
         result = reduce(result, event)
-    return result
+    return _fold_texts(result, texts) if texts else result
+
+
+def _fold_texts(state: ThinkingState, deltas: list[TextDelta]) -> ThinkingState:
+    """`reduce` over consecutive text deltas at once (none of them ends the run)."""
+    if state.terminal:
+        return state
+    last = state.last_seq
+    kept: list[TextDelta] = []
+    for delta in deltas:
+        if delta.seq > last:
+            kept.append(delta)
+            last = delta.seq
+    if not kept:
+        return state
+    text = "".join(delta.text for delta in kept)
+    return replace(state, thinking=state.thinking.append(text), last_seq=last,
+                   first_at=state.first_at or kept[0].at, last_at=kept[-1].at,
+                   pending_clarify=None)
 
 
 def replay(records: Iterable[LogRecord]) -> ThinkingState:

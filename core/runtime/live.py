@@ -9,7 +9,7 @@ from core.events import Event
 from core.models import MessageStatus
 from core.runtime.records import Turn
 from core.runtime.updates import PauseView, RunUpdate
-from core.thinking import ThinkingState, reduce
+from core.thinking import ThinkingState, fold
 
 
 @dataclass(eq=False)
@@ -19,7 +19,7 @@ class LiveRun:
     run_id: str
     turn: Turn
     status: MessageStatus
-    state: ThinkingState = field(default_factory=ThinkingState)
+    folded: ThinkingState = field(default_factory=ThinkingState)
     position: int | None = None
     pause: PauseView | None = None
     error: str | None = None
@@ -39,8 +39,24 @@ class LiveRun:
     def message_id(self) -> int:
         return self.turn.assistant.id
 
+    unfolded: list[Event] = field(default_factory=list)  # received, not yet in `folded`
+
+    @property
+    def state(self) -> ThinkingState:
+        """The state with every event received so far; events are folded when it is read
+        (about once per turn of the event loop), a burst of deltas in one go."""
+        if self.unfolded:
+            self.folded = fold(self.unfolded, self.folded)
+            self.unfolded.clear()
+        return self.folded
+
+    @state.setter
+    def state(self, state: ThinkingState) -> None:
+        self.unfolded.clear()
+        self.folded = state
+
     def fold(self, event: Event) -> None:
-        self.state = reduce(self.state, event)
+        self.unfolded.append(event)
         self.events.append(event)
 
     def update(self) -> RunUpdate:

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from datetime import datetime
 
 from tortoise import connections
+from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
 
-from core.events import LogRecord
+from core.events import Event, TextDelta, event_to_log
 from core.runtime.notify import announce
 
 log = logging.getLogger(__name__)
@@ -54,10 +55,15 @@ class LogBuffer:
         self._wake = asyncio.Event()
         self._on_flush = on_flush
 
-    def add(self, message_id: int, record: LogRecord) -> None:
-        """Queue one row; a full batch wakes the flusher at once."""
-        self._rows.append((message_id, record.seq, record.kind, record.content, record.tool_name,
-                           record.meta_json, record.created_at))
+    def add(self, message_id: int, event: Event) -> None:
+        """Queue the event's row; a full batch wakes the flusher at once."""
+        if type(event) is TextDelta:  # most of a stream: its row without the general mapping
+            row = (message_id, event.seq, "text", event.text, None, None, event.at)
+        else:
+            record = event_to_log(event)
+            row = (message_id, record.seq, record.kind, record.content, record.tool_name,
+                   record.meta_json, record.created_at)
+        self._rows.append(row)
         if len(self._rows) >= self.max_rows:
             self._wake.set()
 
@@ -110,13 +116,39 @@ class LogBuffer:
 
 
 async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
-    """Write rows in fixed-size statements (SQLite caps variables, PostgreSQL reuses the
-    prepared statement) inside one transaction: one commit per flush, however large."""
-    dialect = connections.get("default").capabilities.dialect
+    """Write rows in one transaction: one commit per flush, however large."""
+    if connections.get("default").capabilities.dialect == "postgres":
+        await _insert_columns(batch)
+        return
+    # SQLite caps the variables of a statement: fixed-size multi-row statements.
     async with in_transaction() as connection:
         for start in range(0, len(batch), chunk):
             rows = batch[start : start + chunk]
             values = [value for row in rows for value in row]
-            await connection.execute_query(insert_statement(len(rows), dialect), values)
-        if dialect == "postgres":  # followers on other replicas wake on commit (notify.py)
-            await announce(connection, batch)
+            await connection.execute_query(insert_statement(len(rows), "sqlite"), values)
+
+
+# PostgreSQL takes the whole batch as one statement of seven arrays: one parse, any size,
+# each column encoded in one go by asyncpg.
+_FROM_ARRAYS = (f"INSERT INTO chat_message_log ({COLUMNS}) SELECT * FROM unnest($1::bigint[], "
+                "$2::int[], $3::varchar[], $4::text[], $5::varchar[], $6::text[], $7::timestamptz[])")
+
+
+async def _insert_columns(batch: list[Row]) -> None:
+    """A plain insert first: skipping conflicts costs PostgreSQL a speculative insertion per
+    row, and a row can only be there already when a flush whose commit was in doubt is retried
+    (or a replica that lost its lease still writes). Then the batch goes again, skipping them."""
+    columns = [list(column) for column in zip(*batch)]
+    try:
+        await _write(_FROM_ARRAYS, columns, batch)
+    except IntegrityError:
+        await _write(_FROM_ARRAYS + _SKIP_STORED, columns, batch)
+
+
+async def _write(statement: str, columns: list[list[object]], batch: list[Row]) -> None:
+    async with in_transaction() as connection:
+        await connection.execute_query(statement, columns)
+        await announce(connection, batch)  # followers on other replicas wake on its commit
+
+
+_SKIP_STORED = " ON CONFLICT (message_id, seq) DO NOTHING"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.errors import BridgeUnavailable, HermesChatError, NotFound
-from core.events import ClarifyRequest, ContextCompacted, Done, Event, RunError, event_to_log
+from core.events import ClarifyRequest, ContextCompacted, Done, Event, RunError
 from core.models import MessageStatus
 from core.runtime import records
 from core.runtime.clarify import persist_pause
@@ -84,7 +84,7 @@ async def _stream(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
 
 
 async def _on_event(pool: RunPool, live: LiveRun, event: Event) -> None:
-    pool.buffer.add(live.message_id, event_to_log(event))
+    pool.buffer.add(live.message_id, event)
     live.fold(event)
     pool.metrics.event()
     if isinstance(event, ClarifyRequest):

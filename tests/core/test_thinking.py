@@ -290,3 +290,29 @@ def test_redelivered_events_change_nothing(events: list[Event], repeats: list[tu
         resend.setdefault(after, []).append(once[which % (after + 1)])
     again = [e for i, first in enumerate(once) for e in (first, *resend.get(i, []))]
     assert fold(again) == fold(once)
+
+
+def one_by_one(events: list[Event], state: ThinkingState | None = None) -> ThinkingState:
+    result = state or ThinkingState()
+    for event in events:
+        result = reduce(result, event)
+    return result
+
+
+TEXT_HEAVY = st.one_of(st.builds(text, words), st.builds(text, words), EVENTS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(TEXT_HEAVY, st.integers(1, 60), st.integers(0, 9)), max_size=50),
+       st.integers(0, 50))
+def test_folding_a_batch_equals_reducing_each_event(
+    drawn: list[tuple[Event, int, int]], split: int
+) -> None:
+    """The live run folds whatever arrived in one go (runs of deltas at once); that must be
+    exactly `reduce` on each event, whatever the seqs (repeats, gaps, going back)."""
+    events = [msgspec.structs.replace(e, seq=seq, at=T0 + timedelta(seconds=s))
+              for e, seq, s in drawn]
+    expected = one_by_one(events)
+    assert fold(events) == expected
+    assert fold(events[split:], fold(events[:split])) == expected  # batch boundaries anywhere
+    assert str(fold(events).thinking) == str(expected.thinking)
