@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
+from datetime import timedelta
 from typing import TextIO
 
 from core import db, presenting, sessions
@@ -16,6 +17,7 @@ from core.bridge_client import BridgeClient
 from core.catalogue import load_catalogue
 from core.config import Settings
 from core.errors import HermesChatError
+from core.runtime.leases import Leases
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from core.runtime.updates import RunUpdate
@@ -108,7 +110,8 @@ async def run_chat(settings: Settings, session_id: int | None) -> None:
     await db.open_database(settings.database_url)
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
     async with BridgeClient(settings.bridge_url) as bridge:
-        pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs)
+        leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
+        pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs, leases=leases)
         await pool.open()
         try:
             await recover(pool)
