@@ -43,8 +43,10 @@ async def test_a_run_cut_by_a_bridge_restart_offers_a_retry_that_works(
 
         await h.click(failed, ids.REGENERATE)
         retried = await until(lambda: (m := fake_slack.message(CHANNEL_ID, live.ts))
-                              and "Retried answer." in texts(m) and m, DEADLINE)
+                              and "Retried answer." in texts(m) and has_button(m, ids.POSITION)
+                              and m, DEADLINE)
         assert button(retried, ids.POSITION)["text"]["text"] == "2/2"  # the failed one is kept
+        assert button(retried, ids.REGENERATE)["text"]["text"] == "Regenerate"
 
         await h.event("thread_message", text="and then?", thread_ts=thread)
         await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread)
