@@ -21,7 +21,7 @@ from tests.fakes.slack_payloads import CHANNEL_ID
 
 SPEED = 20.0
 MINUTE = 60.0  # on the shared clock
-TIMEOUT = 0.25  # real seconds before the adapter gives up on a hanging call (5 on the clock)
+TIMEOUT = 0.5  # real seconds before the adapter gives up on a hanging call (10 on the clock)
 DEADLINE = 30.0
 # Pauses of 1, 2, 4, 8, 16, 30 s: about seven calls meet a minute of outage; a tight loop
 # would make hundreds.

@@ -28,7 +28,10 @@ class Outage:
     until: float
     status: int = 503
     hang: bool = False
-    met: int = 0
+    met: int = 0  # `end()` ends it now
+
+    def end(self) -> None:
+        self.until = float("-inf")
 
     def covers(self, method: str, now: float) -> bool:
         return self.method in ("*", method) and now < self.until

@@ -59,6 +59,8 @@ class FakeSlack:
 
     async def __aexit__(self, *exc: object) -> None:
         self.faults.release()
+        for outage in self.faults.outages:
+            outage.end()
         await self.socket.close_all()
         if self._runner is not None:
             await self._runner.cleanup()
