@@ -24,6 +24,7 @@ from datetime import datetime
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from core.backoff import Backoff
 from core.bridge_errors import garbage
 from core.errors import BridgeUnavailable, NotFound
 from core.events import Event, is_terminal, parse_event
@@ -48,11 +49,14 @@ class StreamPolicy:
 
     def delay(self, failures: int) -> float:
         """Seconds to wait before reconnect number `failures` (1, 2, ...)."""
-        return min(self.backoff_cap, self.backoff_base * 2 ** (failures - 1))
+        return self._backoff().delay(failures)
 
     def patience(self) -> float:
         """Seconds of backoff before a stream that cannot reconnect gives up (~60 by default)."""
-        return sum(self.delay(n) for n in range(1, self.max_reconnects + 1))
+        return self._backoff().waited(self.max_reconnects)
+
+    def _backoff(self) -> Backoff:
+        return Backoff(self.backoff_base, self.backoff_cap)
 
     def timeout(self) -> httpx.Timeout:
         """The httpx timeout of a stream connection."""

@@ -30,11 +30,10 @@ class ChannelBudget:
     """Tokens per channel; a 429 closes the channel for its Retry-After, an outage (5xx,
     timeout) for a pause that doubles with each failure in a row (core.backoff)."""
 
-    def __init__(self, limiter: RateLimiter, limit: Limit = CHANNEL_LIMIT,
-                 outages: Outages | None = None) -> None:
+    def __init__(self, limiter: RateLimiter, limit: Limit = CHANNEL_LIMIT) -> None:
         self._limiter = limiter
         self._limit = limit
-        self._outages = outages or Outages()
+        self._outages = Outages()  # its pauses run on the limiter's (injected) clock
 
     @staticmethod
     def key(channel_id: int) -> str:

@@ -49,11 +49,10 @@ def is_outage(error: Exception) -> bool:
 
 
 class SlackSender:
-    def __init__(self, client: AsyncWebClient, limiter: RateLimiter,
-                 outages: Outages | None = None) -> None:
+    def __init__(self, client: AsyncWebClient, limiter: RateLimiter) -> None:
         self.client = client
         self.limiter = limiter
-        self.outages = outages or Outages()
+        self.outages = Outages()  # paced by the limiter's (injected) clock
 
     async def post(self, team: str, channel: str, thread_ts: str | None, payload: Payload) -> str:
         response = await self._within(budgets.post(team, channel), lambda: self.client.chat_postMessage(
