@@ -8,6 +8,10 @@ already yielded are dropped, so each event is yielded exactly once, in order.
 
 A connection that ends cleanly without `done`/`error` first asks `ended`: a finished run
 whose events the caller already has (e.g. followed again after a restart) just ends.
+
+Two ways a stream ends without `done`/`error`: a Bridge that answers again but no longer
+knows the run (it restarted: 404 on a reconnect) fails at once with `RUN_LOST`; a Bridge that
+stays unreachable is retried `max_reconnects` times, about `patience()` seconds in all.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from datetime import datetime
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from core.backoff import Backoff
 from core.bridge_errors import garbage
-from core.errors import BridgeUnavailable
+from core.errors import BridgeUnavailable, NotFound
 from core.events import Event, is_terminal, parse_event
 
 # `open(None)` starts the run; `open(n)` follows it from after event n.
@@ -29,6 +34,7 @@ Opener = Callable[[int | None], AbstractAsyncContextManager[httpx.Response]]
 Sleep = Callable[[float], Awaitable[None]]
 # `ended(n)`: True if the run has finished and has no event after n.
 Ended = Callable[[int], Awaitable[bool]]
+RUN_LOST = "The agent service restarted and lost this run."
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +49,14 @@ class StreamPolicy:
 
     def delay(self, failures: int) -> float:
         """Seconds to wait before reconnect number `failures` (1, 2, ...)."""
-        return min(self.backoff_cap, self.backoff_base * 2 ** (failures - 1))
+        return self._backoff().delay(failures)
+
+    def patience(self) -> float:
+        """Seconds of backoff before a stream that cannot reconnect gives up (~60 by default)."""
+        return self._backoff().waited(self.max_reconnects)
+
+    def _backoff(self) -> Backoff:
+        return Backoff(self.backoff_base, self.backoff_cap)
 
     def timeout(self) -> httpx.Timeout:
         """The httpx timeout of a stream connection."""
@@ -72,6 +85,7 @@ class ResumableStream:
     highest: int = 0
     failures: int = 0
     started: bool = False
+    connected: bool = False  # a connection of this run was open once
 
     async def events(self, start: bool) -> AsyncIterator[Event]:
         """All events after `last_seq()`; `start` first POSTs the run, else follows it."""
@@ -89,6 +103,10 @@ class ResumableStream:
             except AlreadyStarted:
                 self.started = True
                 continue
+            except NotFound as exc:
+                if self.connected:  # it streamed this run before: the Bridge forgot it
+                    raise NotFound(RUN_LOST) from exc
+                raise
             except (Dropped, httpx.TransportError) as exc:
                 if not self.started:
                     raise BridgeUnavailable(f"could not start run {self.run_id}: {exc}") from exc
@@ -97,7 +115,7 @@ class ResumableStream:
 
     async def _connection(self) -> AsyncIterator[Event]:
         async with self.open(self._resume_point() if self.started else None) as response:
-            self.started = True
+            self.started = self.connected = True
             try:
                 async for sse in EventSource(response).aiter_sse():
                     event = self._accept(sse.id, sse.event, sse.data)
@@ -132,6 +150,6 @@ class ResumableStream:
         if self.failures > self.policy.max_reconnects:
             raise BridgeUnavailable(
                 f"lost the event stream of run {self.run_id} after "
-                f"{self.policy.max_reconnects} reconnects: {reason}"
+                f"{self.policy.max_reconnects} reconnects in {self.policy.patience():g} s: {reason}"
             )
         await self.sleep(self.policy.delay(self.failures))

@@ -12,6 +12,7 @@ from typing import Any
 from bots.discord.client import HermesClient
 from bots.discord.endpoints import Endpoints
 from bots.discord.services import build_services
+from bots.discord.writer import WRITE_TIMEOUT
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.config import Settings
@@ -27,19 +28,22 @@ class DiscordBot:
     """Chat with the agent in Discord channels, threads and DMs (DESIGN §6).
 
     `limiter` budgets every channel's writes (default: a RateLimiter on `clock`);
+    `write_timeout` (seconds) ends a message write that hangs, counted as Discord down;
     `client_options` go to discord.Client (e.g. `guild_ready_timeout`).
     """
 
     def __init__(self, settings: Settings, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
                  limiter: RateLimiter | None = None, clock: Callable[[], float] = time.monotonic,
-                 *, client_options: Mapping[str, Any] | None = None) -> None:
+                 *, client_options: Mapping[str, Any] | None = None,
+                 write_timeout: float = WRITE_TIMEOUT) -> None:
         if not settings.discord_token:
             raise InvalidInput("DISCORD_TOKEN is unset: the Discord adapter cannot start")
         self._token = settings.discord_token
         self._endpoints = Endpoints(settings)
         self.client = HermesClient(**dict(client_options or {}))
         self.services = build_services(self.client, pool, catalogue, bridge,
-                                       limiter or RateLimiter(clock), settings.discord_channels)
+                                       limiter or RateLimiter(clock), settings.discord_channels,
+                                       write_timeout)
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None

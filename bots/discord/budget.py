@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import discord
 
+from core.backoff import Outages
 from core.ratelimit import Limit, RateLimiter
 
 CHANNEL_LIMIT = Limit(per_second=0.8, burst=1)
@@ -18,15 +19,21 @@ FORBIDDEN_PAUSE = 60.0  # a channel that refused us: do not ask again at once
 
 
 class RetryLater(Exception):
-    """A write was rate limited (or met a passing server error): run the job again later."""
+    """A write was rate limited, or met Discord down (`outage`): run the job again later."""
+
+    def __init__(self, outage: bool = False) -> None:
+        super().__init__("Discord was down" if outage else "rate limited")
+        self.outage = outage
 
 
 class ChannelBudget:
-    """Tokens per channel; a 429 closes the channel for its Retry-After."""
+    """Tokens per channel; a 429 closes the channel for its Retry-After, an outage (5xx,
+    timeout) for a pause that doubles with each failure in a row (core.backoff)."""
 
     def __init__(self, limiter: RateLimiter, limit: Limit = CHANNEL_LIMIT) -> None:
         self._limiter = limiter
         self._limit = limit
+        self._outages = Outages()  # its pauses run on the limiter's (injected) clock
 
     @staticmethod
     def key(channel_id: int) -> str:
@@ -37,6 +44,18 @@ class ChannelBudget:
 
     def penalise(self, channel_id: int, seconds: float) -> None:
         self._limiter.penalise(self.key(channel_id), seconds)
+
+    def outage(self, channel_id: int) -> float | None:
+        """A write met Discord down: close the channel for the next pause of its streak and
+        return it; None once the streak's patience is spent (give the write up)."""
+        pause = self._outages.failed(channel_id)
+        if pause is not None:
+            self.penalise(channel_id, pause)
+        return pause
+
+    def recovered(self, channel_id: int) -> None:
+        """A write went through: the channel's next outage starts with a short pause."""
+        self._outages.recovered(channel_id)
 
 
 class Permit:

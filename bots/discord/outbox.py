@@ -5,6 +5,8 @@ pending key replaces the job in its place, so a run that changes ten times while
 waits for budget costs one write, showing the newest state: coalesced, and the final state
 is always sent because nothing removes a job but running it. The worker takes a token of
 the channel's budget *before* it picks the job, so the job it picks is the freshest.
+A rate-limited job is tried MAX_ATTEMPTS times; one that met Discord down is tried until the
+budget's outage patience is spent (the writer then raises the error itself).
 """
 
 from __future__ import annotations
@@ -72,16 +74,17 @@ class Outbox:
     async def _run(self, channel_id: int, key: Hashable, entry: _Entry) -> None:
         try:
             await entry.job(Permit(self._budget, channel_id))
-        except RetryLater:
-            self._again(channel_id, key, entry)
+        except RetryLater as retry:
+            self._again(channel_id, key, entry, counted=not retry.outage)
         except discord.HTTPException as error:  # a bad request is never repeated
             log.warning("discord write dropped (%s %s): %s", error.status, error.code, error.text,
                         extra={"channel_id": channel_id, "job": repr(key)})
         except Exception:
             log.exception("discord write failed", extra={"channel_id": channel_id, "job": repr(key)})
 
-    def _again(self, channel_id: int, key: Hashable, entry: _Entry) -> None:
-        entry.attempts += 1
+    def _again(self, channel_id: int, key: Hashable, entry: _Entry, counted: bool) -> None:
+        if counted:
+            entry.attempts += 1
         if entry.attempts >= MAX_ATTEMPTS:
             log.warning("discord write given up after %d attempts", entry.attempts,
                         extra={"channel_id": channel_id, "job": repr(key)})

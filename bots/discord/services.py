@@ -28,7 +28,7 @@ from bots.discord.targets import Targets
 from bots.discord.turn_actions import TurnActions
 from bots.discord.turns import TurnPresenter
 from bots.discord.updater import LiveUpdater
-from bots.discord.writer import Writer
+from bots.discord.writer import WRITE_TIMEOUT, Writer
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.ratelimit import RateLimiter
@@ -46,9 +46,10 @@ class Services:
 
 
 def build_services(client: discord.Client, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
-                   limiter: RateLimiter, allow_list: tuple[str, ...]) -> Services:
+                   limiter: RateLimiter, allow_list: tuple[str, ...],
+                   write_timeout: float = WRITE_TIMEOUT) -> Services:
     outbox = Outbox(ChannelBudget(limiter))
-    writer, targets = Writer(client), Targets()
+    writer, targets = Writer(client, write_timeout), Targets()
     pauses = PausePresenter(targets, writer, outbox)
     updater = LiveUpdater(pool, targets, TurnPresenter(targets, writer, outbox), pauses,
                           DividerPresenter(targets, writer, outbox))

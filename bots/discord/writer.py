@@ -1,8 +1,14 @@
 """The bot's REST writes of message parts: every write spends a token of its channel's budget,
-and a 429 closes the channel for its Retry-After before the job is tried again."""
+and a 429 closes the channel for its Retry-After before the job is tried again.
+
+Discord down (a 5xx, a lost connection, a write that hangs past `timeout`) closes the channel
+for an exponentially growing pause and the job is tried again (the outbox re-renders the
+newest state), until the budget's patience is spent.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import logging
@@ -17,12 +23,13 @@ from bots.discord.render.parts import Part
 from bots.discord.views import view_of
 
 log = logging.getLogger(__name__)
-SERVER_ERROR_PAUSE = 1.0
+WRITE_TIMEOUT = 30.0  # seconds; discord.py's own session waits up to 5 minutes
 
 
 class Writer:
-    def __init__(self, client: discord.Client) -> None:
+    def __init__(self, client: discord.Client, timeout: float = WRITE_TIMEOUT) -> None:
         self._client = client
+        self._timeout = timeout
         self._shown: Recent[int, str] = Recent()  # message id -> signature of what it shows
 
     async def post(self, permit: Permit, part: Part, reply_to: int | None = None) -> int:
@@ -65,7 +72,8 @@ class Writer:
     async def _writing(self, permit: Permit) -> AsyncIterator[None]:
         await permit.take()
         try:
-            yield
+            async with asyncio.timeout(self._timeout):
+                yield
         except discord.RateLimited as error:
             permit.budget.penalise(permit.channel_id, error.retry_after)
             raise RetryLater from error
@@ -74,14 +82,30 @@ class Writer:
                 permit.budget.penalise(permit.channel_id, retry_after(error))
                 raise RetryLater from error
             if error.status >= 500:
-                permit.budget.penalise(permit.channel_id, SERVER_ERROR_PAUSE)
-                raise RetryLater from error
+                _down(permit, error)
+                raise RetryLater(outage=True) from error
             if error.status == 403:
                 permit.budget.penalise(permit.channel_id, FORBIDDEN_PAUSE)
             raise
-        except (aiohttp.ClientError, OSError) as error:
-            permit.budget.penalise(permit.channel_id, SERVER_ERROR_PAUSE)
-            raise RetryLater from error
+        except (TimeoutError, aiohttp.ClientError, OSError) as error:
+            _down(permit, error)
+            raise RetryLater(outage=True) from error
+        permit.budget.recovered(permit.channel_id)
+
+
+def _down(permit: Permit, error: Exception) -> None:
+    """Close the channel for its next outage pause; re-raise `error` once patience is spent."""
+    pause = permit.budget.outage(permit.channel_id)
+    if pause is None:
+        raise error
+    log.warning("discord unavailable (%s): trying again in %.0fs", _describe(error), pause,
+                extra={"channel_id": permit.channel_id})
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, discord.HTTPException):
+        return f"HTTP {error.status}"
+    return type(error).__name__
 
 
 def _body(part: Part) -> dict[str, object]:

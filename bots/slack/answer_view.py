@@ -1,5 +1,6 @@
 """The finished turn (pure): the answer in mrkdwn, split within Slack's limits, its footer and
-buttons (Regenerate, the version switcher "◀ 2/3 ▶", Show thinking)."""
+buttons (Regenerate, the version switcher "◀ 2/3 ▶", Show thinking). A failed turn offers
+"Retry" instead of Regenerate: the same click, re-running the user's message."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def answer_groups(markdown: str) -> list[list[str]]:
 def render_answer(update: RunUpdate, versions: Versions = Versions(), branched: bool = False) -> AnswerLayout:
     """The message(s) of a finished turn; the first replaces the live message."""
     head = [context(BRANCHED)] if branched else []
-    tail = [context(escape(presenting.footer(update))), _buttons(update.message_id, versions)]
+    tail = [context(escape(presenting.footer(update))), _buttons(update, versions)]
     if update.status != MessageStatus.SUCCESS:
         status = presenting.status_line(update)
         return AnswerLayout(Payload(status, [*head, section(f"*{escape(status)}*"), *tail]), [])
@@ -65,12 +66,21 @@ def _preview(text: str) -> str:
     return clip(text, min(PREVIEW_TEXT, MAX_TEXT)) or "(empty answer)"
 
 
-def _buttons(message_id: int, versions: Versions) -> Block:
-    elements = [button("Regenerate", ids.REGENERATE, ids.pack(message_id))]
+def _buttons(update: RunUpdate, versions: Versions) -> Block:
+    message_id = update.message_id
+    elements = [_again(update)]
     if versions.total > 1:
         elements += _switcher(message_id, versions)
     elements.append(button("Show thinking", ids.SHOW_THINKING, ids.pack(message_id)))
     return actions(*elements)
+
+
+def _again(update: RunUpdate) -> Block:
+    """Regenerate, or for a failed turn a prominent Retry (it does the same)."""
+    value = ids.pack(update.message_id)
+    if update.status == MessageStatus.FAILED:
+        return button("🔁 Retry", ids.REGENERATE, value, "primary")
+    return button("Regenerate", ids.REGENERATE, value)
 
 
 def _switcher(message_id: int, versions: Versions) -> list[Block]:

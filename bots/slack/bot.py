@@ -32,6 +32,7 @@ from .services import Services
 from .session_listeners import SessionListeners
 
 log = logging.getLogger(__name__)
+API_TIMEOUT = 30.0  # seconds, slack_sdk's own default
 
 
 class SlackBot:
@@ -39,8 +40,10 @@ class SlackBot:
 
     def __init__(self, settings: Settings, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
                  limiter: RateLimiter | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 api_timeout: float = API_TIMEOUT) -> None:
         self._settings = settings
+        self._api_timeout = api_timeout
         self.client = AsyncWebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url)
         self.app = AsyncApp(
             name="hermes-chat", client=self.client,
@@ -60,7 +63,10 @@ class SlackBot:
 
     async def start(self) -> None:
         """Follow the pool's runs; connect Socket Mode when an app token is configured."""
-        self.client.session = aiohttp.ClientSession()  # one connection pool for every call
+        # One connection pool for every call. slack_sdk ignores its own `timeout` on a session
+        # it is given: a call that hangs past api_timeout counts as Slack being down (sender.py).
+        self.client.session = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=self._api_timeout))
         self.follower.start()
         if self._settings.slack_app_token:
             self._socket = AsyncSocketModeHandler(self.app, app_token=self._settings.slack_app_token,

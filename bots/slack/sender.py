@@ -1,5 +1,11 @@
 """Every Web API call the adapter makes, each inside its budgets; a 429 closes the budgets for
-Retry-After seconds and the call is tried again (rendering the newest state at that time)."""
+Retry-After seconds and the call is tried again (rendering the newest state at that time).
+
+A 5xx or a call that times out means Slack is down: the budgets close for an exponentially
+growing pause (core.backoff) and the call is tried again, for up to `Backoff.patience`, so
+the final state still arrives once Slack answers. Caveat: a post that timed out may have
+been applied; Slack has no idempotency key, so its retry can show twice.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from core.backoff import Outages
 from core.ratelimit import RateLimiter
 
 from . import budgets
@@ -33,10 +41,18 @@ def retry_after(error: SlackApiError) -> float | None:
         return 1.0
 
 
+def is_outage(error: Exception) -> bool:
+    """A 5xx, a timeout or a lost connection: Slack may answer if asked again later."""
+    if isinstance(error, SlackApiError):
+        return error.response.status_code >= 500
+    return isinstance(error, (TimeoutError, aiohttp.ClientError))
+
+
 class SlackSender:
     def __init__(self, client: AsyncWebClient, limiter: RateLimiter) -> None:
         self.client = client
         self.limiter = limiter
+        self.outages = Outages()  # paced by the limiter's (injected) clock
 
     async def post(self, team: str, channel: str, thread_ts: str | None, payload: Payload) -> str:
         response = await self._within(budgets.post(team, channel), lambda: self.client.chat_postMessage(
@@ -75,16 +91,39 @@ class SlackSender:
         await self._within(budgets.views(team), lambda: self.client.views_update(view_id=view_id, view=view))
 
     async def _within(self, limits: list[budgets.Budget], call: Call) -> Any:
-        for attempt in range(1, ATTEMPTS + 1):
+        outage_key = limits[-1][0]  # the broadest budget: Slack is down for all of it
+        rate_limited = 0
+        while True:
             for key, limit in limits:
                 await self.limiter.acquire(key, limit)
             try:
-                return await call()
-            except SlackApiError as error:
-                wait = retry_after(error)
-                if wait is None or attempt == ATTEMPTS:
-                    raise
-                log.info("slack rate limit: waiting %.0fs (Retry-After)", wait)
+                result = await call()
+            except (SlackApiError, TimeoutError, aiohttp.ClientError) as error:
+                wait = self._pause(error, outage_key, rate_limited)
+                if not is_outage(error):
+                    rate_limited += 1
                 for key, _ in limits:
                     self.limiter.penalise(key, wait)
-        raise AssertionError("unreachable")
+            else:
+                self.outages.recovered(outage_key)
+                return result
+
+    def _pause(self, error: Exception, outage_key: str, rate_limited: int) -> float:
+        """How long to close the budgets before trying again; re-raises what retrying won't fix."""
+        if is_outage(error):
+            wait = self.outages.failed(outage_key)
+            if wait is None:
+                raise error
+            log.warning("slack unavailable (%s): trying again in %.0fs", _describe(error), wait)
+            return wait
+        wait = retry_after(error) if isinstance(error, SlackApiError) else None
+        if wait is None or rate_limited + 1 >= ATTEMPTS:
+            raise error
+        log.info("slack rate limit: waiting %.0fs (Retry-After)", wait)
+        return wait
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, SlackApiError):
+        return f"HTTP {error.response.status_code}"
+    return type(error).__name__

@@ -10,6 +10,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from core.bridge_stream import RUN_LOST
 from core.errors import BridgeUnavailable
 from core.events import LogRecord
 from core.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, Role
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from core.runtime.pool import RunPool
 
 log = logging.getLogger(__name__)
-LOST = "The agent service restarted and lost this run. Press Regenerate to try again."
+LOST = RUN_LOST  # the chat offers a Retry button beside it
 
 
 async def recover(pool: RunPool) -> int:

@@ -565,3 +565,26 @@ async def test_faults_hang_and_fail_routes(fake: FakeDiscord) -> None:
             await client.http.request(discord.http.Route("GET", "/no/such/route"))
     assert [m["content"] for m in fake.messages_in(fake.channel_id)] == ["held"]
     assert fake.calls[-1].route == "GET /no/such/route" and fake.calls[-1].status == 404
+
+
+async def test_an_outage_holds_for_its_window_of_the_clock() -> None:
+    clock = ManualClock()
+    async with FakeDiscord(clock=clock) as fake, fake.patch_discord():
+        client = make_client()
+        async with fake.connected(client):
+            channel = client.get_channel(fake.channel_id)
+            assert isinstance(channel, discord.TextChannel)
+            down = fake.outage(60.0, POST_MESSAGE)
+            with pytest.raises(discord.DiscordServerError):
+                await channel.send("lost")
+            clock.advance(60.0)
+            await channel.send("through")
+            hung = fake.outage(30.0, POST_MESSAGE, hang=True)
+            sending = asyncio.create_task(channel.send("held"))
+            await fake.wait_until(lambda: hung.met == 1)
+            assert not sending.done()
+            clock.advance(30.0)  # the outage ends: the held write answers 503, not applied
+            with pytest.raises(discord.DiscordServerError):
+                await asyncio.wait_for(sending, 5)
+        assert down.met == 1
+        assert [m["content"] for m in fake.messages_in(fake.channel_id)] == ["through"]

@@ -394,3 +394,22 @@ async def test_socket_mode_with_bolt(slack: FakeSlack) -> None:
     opens = slack.calls_to("apps.connections.open")
     assert len(opens) == 2 and {c.token for c in opens} == {"xapp-test"}
     assert slack.calls[0].method == "apps.connections.open"
+
+
+async def test_an_outage_holds_for_its_window_of_the_clock(
+    slack: FakeSlack, client: AsyncWebClient, clock: ManualClock
+) -> None:
+    posted = await client.chat_postMessage(channel="C1", text="x")
+    down = slack.outage(60.0, status=503)
+    failed = await api_error(client.chat_update(channel="C1", ts=posted["ts"], text="y"))
+    assert failed.response.status_code == 503 and slack.message("C1", posted["ts"]).text == "x"
+    clock.advance(60.0)
+    assert (await client.chat_update(channel="C1", ts=posted["ts"], text="y"))["ok"]
+
+    hung = slack.outage(30.0, method="chat.update", hang=True)
+    held = asyncio.create_task(client.chat_update(channel="C1", ts=posted["ts"], text="z"))
+    await slack.wait_for_calls("chat.update", count=3, answered=False)
+    assert not held.done()
+    clock.advance(30.0)  # the outage ends: the held call answers 503, not applied
+    assert (await api_error(held)).response.status_code == 503
+    assert (down.met, hung.met) == (1, 1) and slack.message("C1", posted["ts"]).text == "y"

@@ -71,9 +71,14 @@ def answer_parts(update: RunUpdate, context: TurnContext, note: str | None = Non
 
 
 def controls(update: RunUpdate, context: TurnContext) -> tuple[ButtonSpec, ...]:
-    """Regenerate, the version switcher "◀ 2/3 ▶", Show thinking."""
+    """Regenerate (a prominent Retry on a failed turn: the same click), the version switcher
+    "◀ 2/3 ▶", Show thinking."""
     message_id = update.message_id
-    buttons = [ButtonSpec("Regenerate", ids.encode(ids.Action.REGENERATE, message_id), emoji="🔄")]
+    again = ids.encode(ids.Action.REGENERATE, message_id)
+    if update.status == MessageStatus.FAILED:
+        buttons = [ButtonSpec("Retry", again, "primary", emoji="🔁")]
+    else:
+        buttons = [ButtonSpec("Regenerate", again, emoji="🔄")]
     if context.versions is not None and context.versions.count > 1:
         buttons += switcher(context.versions)
     if len(update.state.thinking) or update.state.tools:

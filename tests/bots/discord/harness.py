@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from bots.discord import DiscordBot
+from bots.discord.writer import WRITE_TIMEOUT
 from core.config import Settings
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
@@ -32,11 +33,12 @@ def fast_limiter(speed: float = SPEED) -> RateLimiter:
 
 @contextlib.asynccontextmanager
 async def running_bot(fake: FakeDiscord, pool: RunPool, *, limiter: RateLimiter | None = None,
-                      channels: tuple[str, ...] = ()) -> AsyncIterator[DiscordBot]:
+                      channels: tuple[str, ...] = (), write_timeout: float = WRITE_TIMEOUT,
+                      ) -> AsyncIterator[DiscordBot]:
     """A started bot, ready on the fake's gateway; stopped on exit."""
     bot = DiscordBot(settings_for(fake, channels), pool, pool.catalogue, pool.bridge,
                      limiter or fast_limiter(),
-                     client_options={"guild_ready_timeout": 0.05})
+                     client_options={"guild_ready_timeout": 0.05}, write_timeout=write_timeout)
     await bot.start()
     try:
         await bot.wait_until_ready(5.0)

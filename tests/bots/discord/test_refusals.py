@@ -46,7 +46,7 @@ async def test_a_bridge_that_is_down_ends_the_run_with_a_clear_reason(
         await fake.wait_until(lambda: showing(fake, asked["id"], "⚠️ Failed"), WAIT, "the failure")
     failed = showing(fake, asked["id"], "⚠️ Failed")
     assert failed is not None and "The agent service is unreachable" in text_of(failed)
-    assert button(failed, "Regenerate")
+    assert button(failed, "Retry")
 
 
 @pytest.fixture

@@ -79,12 +79,13 @@ def test_beyond_a_few_parts_the_whole_answer_is_attached() -> None:
     assert "attached" in (parts[-1].embed.description or "")
 
 
-def test_a_failed_or_stopped_run_is_one_part_with_its_reason_and_regenerate() -> None:
+def test_a_failed_run_is_one_part_with_its_reason_and_a_retry_offer() -> None:
     failed = RunUpdate(run_id="r1", session_id=1, user_message_id=10, message_id=11,
                        status=MessageStatus.FAILED, state=ThinkingState(), error="the LLM is down")
     (part,) = turn_parts(failed, TurnContext(branched=True))
     assert part.embed.description == "⚠️ Failed: the LLM is down"
-    assert [b.label for b in part.buttons] == ["Regenerate"], "nothing to show as thinking"
+    assert [(b.label, b.style, b.custom_id) for b in part.buttons] == [
+        ("Retry", "primary", "hermes:regen:11")], "Retry regenerates; nothing to show as thinking"
     assert part.embed.author.name == "↪️ New branch: answering your edited message"
 
 

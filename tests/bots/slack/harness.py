@@ -15,6 +15,7 @@ import uvicorn
 from litestar import Litestar
 
 from bots.slack import SlackBot
+from bots.slack.bot import API_TIMEOUT
 from core.config import Settings
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
@@ -40,10 +41,11 @@ def bot_settings(slack: FakeSlack, **extra: Any) -> Settings:
                     slack_api_url=slack.api_url, **extra)
 
 
-def new_bot(slack: FakeSlack, pool: RunPool, clock: Clock, **settings: Any) -> SlackBot:
+def new_bot(slack: FakeSlack, pool: RunPool, clock: Clock, api_timeout: float = API_TIMEOUT,
+            **settings: Any) -> SlackBot:
     limiter = RateLimiter(clock, clock.sleep)
     return SlackBot(bot_settings(slack, **settings), pool, pool.catalogue, pool.bridge,
-                    limiter=limiter, clock=clock)
+                    limiter=limiter, clock=clock, api_timeout=api_timeout)
 
 
 @asynccontextmanager
@@ -169,9 +171,10 @@ def has_button(message: Message, action_id: str) -> bool:
 
 
 @asynccontextmanager
-async def running(slack: FakeSlack, pool: RunPool, clock: Clock, **settings: Any) -> AsyncIterator[Harness]:
+async def running(slack: FakeSlack, pool: RunPool, clock: Clock, api_timeout: float = API_TIMEOUT,
+                  **settings: Any) -> AsyncIterator[Harness]:
     """A started SlackBot for `pool`, its route served over HTTP; stopped on exit."""
-    bot = new_bot(slack, pool, clock, **settings)
+    bot = new_bot(slack, pool, clock, api_timeout, **settings)
     app = Litestar(route_handlers=bot.route_handlers(), logging_config=None)
     async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=DEADLINE) as http:
         await bot.start()

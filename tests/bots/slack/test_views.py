@@ -78,11 +78,13 @@ def test_the_answer_has_a_footer_buttons_and_a_switcher() -> None:
     assert layout.followups == [] and layout.attachment is None
 
 
-def test_a_failed_turn_says_why_and_can_be_regenerated() -> None:
+def test_a_failed_turn_says_why_and_offers_a_retry() -> None:
     failed = replace(update(MessageStatus.FAILED), error="LLM said no")
     layout = render_answer(failed)
     assert layout.main.text == "⚠️ Failed: LLM said no"
-    assert [e["action_id"] for e in layout.main.blocks[-1]["elements"]] == [ids.REGENERATE, ids.SHOW_THINKING]
+    elements = layout.main.blocks[-1]["elements"]
+    assert [e["action_id"] for e in elements] == [ids.REGENERATE, ids.SHOW_THINKING]
+    assert (elements[0]["text"]["text"], elements[0].get("style")) == ("🔁 Retry", "primary")
 
 
 def test_long_answers_split_within_limits_and_very_long_ones_become_a_file() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,17 @@ def catalogue_for(llm: ScriptedLLM | None, skills: Path) -> Catalogue:
     return Catalogue(models, skills)
 
 
+@asynccontextmanager
+async def opened_pool(url: str, catalogue: Catalogue, policy: StreamPolicy = FAST,
+                      max_active_runs: int = 5) -> AsyncIterator[RunPool]:
+    """A RunPool on the Bridge at `url`, closed (log flushed) on exit."""
+    async with BridgeClient(url, policy=policy) as client:
+        runs = RunPool(client, catalogue, max_active_runs=max_active_runs)
+        await runs.open()
+        yield runs
+        await runs.close()
+
+
 @pytest.fixture
 def skills_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "skills" / "readme-gen"
@@ -40,11 +52,8 @@ def skills_dir(tmp_path: Path) -> Path:
 async def pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
                ) -> AsyncIterator[RunPool]:
     """A pool on the real Bridge whose default model is this test's scripted LLM."""
-    async with BridgeClient(bridge.url, policy=FAST) as client:
-        runs = RunPool(client, catalogue_for(llm, skills_dir), max_active_runs=5)
-        await runs.open()
+    async with opened_pool(bridge.url, catalogue_for(llm, skills_dir)) as runs:
         yield runs
-        await runs.close()
 
 
 @pytest.fixture
@@ -56,8 +65,5 @@ async def fake_bridge() -> AsyncIterator[FakeBridge]:
 @pytest.fixture
 async def fake_pool(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[RunPool]:
     """A pool on the fake Bridge, with a cap of two runs."""
-    async with BridgeClient(fake_bridge.url, policy=FAST) as client:
-        runs = RunPool(client, catalogue_for(None, skills_dir), max_active_runs=2)
-        await runs.open()
+    async with opened_pool(fake_bridge.url, catalogue_for(None, skills_dir), max_active_runs=2) as runs:
         yield runs
-        await runs.close()

@@ -13,7 +13,7 @@ no audit log, archived threads still accept messages.
 """
 
 from .clock import ManualClock
-from .faults import Hang
+from .faults import Hang, Outage
 from .limits import Limits
 from .records import Call, Frame, InteractionRecord, UploadedFile
 from .server import FakeDiscord
@@ -26,5 +26,6 @@ __all__ = [
     "InteractionRecord",
     "Limits",
     "ManualClock",
+    "Outage",
     "UploadedFile",
 ]

@@ -1,4 +1,5 @@
-"""Fault switches: make the next N calls of a route fail, or hang until released.
+"""Fault switches: make the next N calls of a route fail, or hang until released, or take
+Discord down for a window of the fake's clock (an outage).
 
 Routes are named like discord.py's `Route.key`, e.g.
 `"PATCH /channels/{channel_id}/messages/{message_id}"`; shell-style wildcards work
@@ -34,6 +35,22 @@ class Hang:
 
 
 @dataclass
+class Outage:
+    """Calls of `route` before `until` (the fake's clock) are not applied: they answer
+    `status` at once, or with `hang` only when the outage ends (a client's timeout fires
+    first). `met` counts the calls that met it; `end()` ends it now."""
+
+    route: str
+    until: float
+    status: int = 503
+    hang: bool = False
+    met: int = 0
+
+    def end(self) -> None:
+        self.until = float("-inf")
+
+
+@dataclass
 class _Failure:
     route: str
     remaining: int
@@ -45,10 +62,12 @@ class _Failure:
 class FaultBoard:
     """The armed faults of one fake, consumed in the order they were armed."""
 
-    def __init__(self, notify: Callable[[], None]) -> None:
+    def __init__(self, notify: Callable[[], None], clock: Callable[[], float]) -> None:
         self._notify = notify
+        self._clock = clock
         self._failures: list[_Failure] = []
         self._hangs: list[Hang] = []
+        self._outages: list[Outage] = []
 
     def fail(self, route: str, *, times: int = 1, status: int = 503, body: Any = None,
              headers: dict[str, str] | None = None) -> None:
@@ -60,12 +79,23 @@ class FaultBoard:
         self._hangs.append(hang)
         return hang
 
+    def outage(self, route: str, seconds: float, status: int, hang: bool) -> Outage:
+        outage = Outage(route, self._clock() + seconds, status, hang)
+        self._outages.append(outage)
+        return outage
+
     def release_all(self) -> None:
         for hang in self._hangs:
             hang.release()
+        for outage in self._outages:
+            outage.end()
 
     async def apply(self, route_key: str) -> web.Response | None:
         """An injected failure response, after waiting out any matching hang."""
+        outage = next((o for o in self._outages
+                       if self._clock() < o.until and fnmatch.fnmatchcase(route_key, o.route)), None)
+        if outage is not None:
+            return await self._down(outage)
         for hang in self._hangs:
             if hang.remaining > 0 and fnmatch.fnmatchcase(route_key, hang.route):
                 hang.remaining -= 1
@@ -78,3 +108,11 @@ class FaultBoard:
                 failure.remaining -= 1
                 return json_response(failure.body, status=failure.status, headers=failure.headers)
         return None
+
+    async def _down(self, outage: Outage) -> web.Response:
+        outage.met += 1
+        self._notify()
+        while outage.hang and self._clock() < outage.until:
+            await asyncio.sleep(0.01)  # the window is on the test's clock: look at it again
+        body = {"message": f"{outage.status}: Service Unavailable (injected outage)", "code": 0}
+        return json_response(body, status=outage.status)

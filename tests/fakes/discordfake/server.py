@@ -23,7 +23,7 @@ from . import rest_app, rest_channels, rest_interactions
 from .clock import Clock, monotonic
 from .core import CORE_KEY, FakeCore
 from .driving import Driving
-from .faults import FaultBoard, Hang
+from .faults import FaultBoard, Hang, Outage
 from .gateway import Gateway
 from .limits import Limits
 from .middleware import discord_middleware
@@ -65,7 +65,7 @@ class FakeDiscord(Driving):
             privileged_intents=privileged_intents,
         )
         self.core = FakeCore(
-            token, limits, clock, world, notifier, FaultBoard(notifier.notify),
+            token, limits, clock, world, notifier, FaultBoard(notifier.notify, clock),
             RateLimiter(limits, clock), gateway,
         )
         self._runner: web.AppRunner | None = None
@@ -285,3 +285,9 @@ class FakeDiscord(Driving):
     def hang_next(self, route: str, *, times: int = 1) -> Hang:
         """Hold the next `times` calls of `route` until `hang.release()` (or the fake closes)."""
         return self.core.faults.hang(route, times=times)
+
+    def outage(self, seconds: float, route: str = "*", *, status: int = 503,
+               hang: bool = False) -> Outage:
+        """Discord down for `seconds` of the fake's clock from now: calls of `route` are not
+        applied and answer `status` (with `hang`, only once the outage is over)."""
+        return self.core.faults.outage(route, seconds, status, hang)

@@ -8,7 +8,7 @@
 
 It keeps channels and messages in memory, records every call (`slack.calls`), enforces
 Slack's documented limits (`SlackLimits`, on an injectable clock) and takes injected faults
-(`fail`, `ratelimit`, `hang` / `release`). `slack.socket` is the Socket Mode end.
+(`fail`, `ratelimit`, `hang` / `release`, `outage`). `slack.socket` is the Socket Mode end.
 """
 
 from .faults import Fault

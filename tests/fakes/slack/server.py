@@ -10,7 +10,7 @@ from aiohttp import web
 
 from . import api_chat, api_files, api_misc, api_views
 from .calls import Call
-from .faults import Fault, FaultBox
+from .faults import Fault, FaultBox, Outage
 from .limits import Clock, RateLimiter, SlackLimits, system_clock
 from .model import Identity, Message, Workspace
 from .socket_mode import SocketModeServer
@@ -59,6 +59,8 @@ class FakeSlack:
 
     async def __aexit__(self, *exc: object) -> None:
         self.faults.release()
+        for outage in self.faults.outages:
+            outage.end()
         await self.socket.close_all()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -135,6 +137,14 @@ class FakeSlack:
     def release(self, method: str | None = None) -> None:
         self.faults.release(method)
 
+    def outage(self, seconds: float, method: str = "*", status: int = 503,
+               hang: bool = False) -> Outage:
+        """Slack down for `seconds` of the fake's clock from now: calls of `method` are not
+        applied and answer `status` (with `hang`, only once the outage is over)."""
+        outage = Outage(method, self.state.clock() + seconds, status, hang)
+        self.faults.outages.append(outage)
+        return outage
+
     # --- HTTP ---------------------------------------------------------------------------
 
     async def _api(self, request: web.Request) -> web.StreamResponse:
@@ -152,6 +162,9 @@ class FakeSlack:
         return response
 
     async def _answer(self, call: Call, unreadable: ApiError | None) -> web.Response:
+        outage = self.faults.outage_for(call.method, self.state.clock())
+        if outage is not None:
+            return await self._down(outage)
         fault = self.faults.take(call.method)
         if fault is not None and fault.kind == "hang":
             await fault.released.wait()
@@ -169,6 +182,12 @@ class FakeSlack:
         except ApiError as error:
             body = error.body()
         return self._json(call, body)
+
+    async def _down(self, outage: Outage) -> web.Response:
+        while outage.hang and self.state.clock() < outage.until:
+            await asyncio.sleep(0.01)  # the window is on the test's clock: look at it again
+        return web.Response(status=outage.status, text=f"injected {outage.status} (outage)",
+                            content_type="text/html")
 
     def _dispatch(self, call: Call) -> Body:
         handler = METHODS.get(call.method)

@@ -1,0 +1,54 @@
+"""A real Bridge in a child process (`python -m hermes_chat bridge`, as `serve` starts it) on a
+fixed loopback port, which a test kills with SIGKILL and starts again on the same port: the
+Bridge restarted mid-run, knowing none of the runs it had."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hermes_chat.bridge_process import _wait_ready as wait_ready  # the readiness check of `serve`
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class BridgeChild:
+    home: Path  # HERMES_HOME; its bridge.log keeps every child's output for a failing test
+    port: int = field(default_factory=free_port)
+    process: asyncio.subprocess.Process | None = None
+    starts: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        """Start a Bridge on the port and wait until it answers /health."""
+        env = {**os.environ, "BRIDGE_HOST": "127.0.0.1", "BRIDGE_PORT": str(self.port),
+               "HERMES_HOME": str(self.home)}
+        env.pop("HERMES_BRIDGE_URL", None)
+        with (self.home / "bridge.log").open("ab") as log:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "hermes_chat", "bridge", env=env, cwd=ROOT,
+                stdout=log, stderr=log)
+        self.starts += 1
+        await wait_ready(self.url, self.process)
+
+    async def kill(self) -> None:
+        """SIGKILL: no clean-up of any kind, open streams are cut by the kernel."""
+        if self.process is not None and self.process.returncode is None:
+            self.process.send_signal(signal.SIGKILL)
+            await self.process.wait()
+        self.process = None
