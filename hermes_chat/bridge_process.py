@@ -34,14 +34,14 @@ async def bridge_child(settings: Settings) -> AsyncIterator[str | None]:
         sys.executable, "-m", "hermes_chat", "bridge", env=dict(os.environ),
     )
     try:
-        await _wait_ready(settings.bridge_url, child)
+        await wait_ready(settings.bridge_url, child)
         log.info("bridge: started as process %s on %s", child.pid, settings.bridge_url)
         yield settings.bridge_url
     finally:
         await _stop(child)
 
 
-async def _wait_ready(url: str, child: asyncio.subprocess.Process) -> None:
+async def wait_ready(url: str, child: asyncio.subprocess.Process) -> None:
     async with httpx.AsyncClient(timeout=1.0) as client:
         async with asyncio.timeout(READY_DEADLINE):
             while True:

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes_chat.bridge_process import _wait_ready as wait_ready  # the readiness check of `serve`
+from hermes_chat.bridge_process import wait_ready  # the readiness check of `serve`
 
 ROOT = Path(__file__).resolve().parents[2]
 
