@@ -108,7 +108,8 @@ async def run_chat(settings: Settings, session_id: int | None) -> None:
     await db.open_database(settings.database_url)
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
     async with BridgeClient(settings.bridge_url) as bridge:
-        pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs)
+        pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
+                       patience=settings.database_patience)
         await pool.open()
         try:
             await recover(pool)

@@ -46,7 +46,7 @@ async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
         async with bridge_child(settings) as url, \
                 BridgeClient(url, sleep=metrics.reconnect_pause) as bridge:
             pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
-                           metrics=metrics)
+                           metrics=metrics, patience=settings.database_patience)
             await pool.open()
             leader = asyncio.create_task(_run_jobs_when_leader(pool, lock), name="upkeep")
             try:

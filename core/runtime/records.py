@@ -1,4 +1,8 @@
-"""The database side of a run: insert its tree nodes, move its status, add its summaries."""
+"""The database side of a run: insert its tree nodes, move its status, add its summaries.
+
+What a run writes while it streams is idempotent (a status, an answer, a summary found before
+it is added again), so the runner may retry it through a database outage (core.db.outlast).
+"""
 
 from __future__ import annotations
 
@@ -89,7 +93,13 @@ async def finish_success(turn: Turn, final_text: str, at: datetime | None = None
 
 
 async def add_compaction(turn: Turn, after_message_id: int, summary: str) -> ChatMessage:
-    """A SYSTEM/SUMMARY node where the agent's context was compacted."""
-    node = await tree.add_summary(turn.session.id, after_message_id, summary)
+    """A SYSTEM/SUMMARY node where the agent's context was compacted; a retried write (the
+    database restarted after committing it) or a replayed event finds the node already there."""
+    node = await ChatMessage.filter(
+        session_id=turn.session.id, parent_id=after_message_id, role=Role.SYSTEM,
+        status=MessageStatus.SUMMARY, content=summary,
+    ).first()
+    if node is None:
+        node = await tree.add_summary(turn.session.id, after_message_id, summary)
     await ChatSession.filter(id=turn.session.id).update(last_summarized_at=utc_now())
     return node
