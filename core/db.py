@@ -8,6 +8,11 @@ rollback of a transaction cut mid-way); while the server refuses connections eac
 database closed to connections). The asyncpg pool heals itself: an acquire replaces a closed
 connection by a new one, so the first query after the server is back just works. What the pool
 cannot do is wait for that, so `outlast` retries an operation until then.
+
+One thing does need help: tortoise's `in_transaction()` makes the acquired connection the
+task's connection *before* it sends BEGIN, and does not undo that when BEGIN fails (a connection
+dropped just before it); every later query of that task then runs on the dead transaction, so a
+long-lived task (a run, the log flusher) would fail for good. `transaction()` undoes it.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import asyncpg
-from tortoise import Tortoise, connections
+from tortoise import Tortoise, connections, get_connections
+from tortoise.backends.base.client import BaseDBAsyncClient, TransactionContext
 from tortoise.migrations.api import migrate as tortoise_migrate
+from tortoise.transactions import in_transaction
 
 from core.errors import DatabaseUnavailable
 
@@ -101,6 +108,37 @@ async def ping() -> bool:
     return True
 
 
+@asynccontextmanager
+async def transaction() -> AsyncIterator[BaseDBAsyncClient]:
+    """`in_transaction()` of the default connection, safe when BEGIN fails (see the module)."""
+    context = in_transaction()
+    try:
+        inside = await context.__aenter__()
+    except BaseException:
+        await _undo_failed_begin(context)
+        raise
+    try:
+        yield inside
+    except BaseException as error:
+        await context.__aexit__(type(error), error, error.__traceback__)
+        raise
+    await context.__aexit__(None, None, None)
+
+
+async def _undo_failed_begin(context: TransactionContext) -> None:
+    token = getattr(context, "token", None)  # set once a pooled connection was acquired
+    if token is None:
+        return
+    get_connections().reset(token)  # the task's own connection again, not the dead transaction
+    connection = context.client._connection
+    if connection is None or connection.is_closed():  # asyncpg returned a closed one already
+        return
+    try:
+        await context.client._parent._pool.release(connection)
+    except Exception:  # its reset failed, so asyncpg terminated it: the pool replaces it
+        log.debug("a connection whose BEGIN failed was terminated", exc_info=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Patience:
     """How long `outlast` waits for the database: capped exponential backoff, then it gives up
@@ -116,6 +154,9 @@ _UNREACHABLE = (
     asyncpg.PostgresConnectionError,  # SQLSTATE class 08 and connections dropped mid-query
     asyncpg.exceptions.OperatorInterventionError,  # 57P01 admin shutdown, 57P03 starting up
     asyncpg.exceptions.TooManyConnectionsError,  # everyone reconnecting at once after a restart
+    # a connection caught mid-drop: it got the server's FATAL error but not yet the end of the
+    # stream, so asyncpg refuses the next statement ("another operation is in progress")
+    asyncpg.exceptions.InternalClientError,
     OSError,  # connection refused or reset
     TimeoutError,  # connect timeout
 )

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from datetime import datetime
 
 from tortoise import connections
-from tortoise.transactions import in_transaction
 
+from core.db import transaction
 from core.events import LogRecord
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
     """Write rows in fixed-size statements (SQLite caps variables, PostgreSQL reuses the
     prepared statement) inside one transaction: one commit per flush, however large."""
     dialect = connections.get("default").capabilities.dialect
-    async with in_transaction() as connection:
+    async with transaction() as connection:
         for start in range(0, len(batch), chunk):
             rows = batch[start : start + chunk]
             values = [value for row in rows for value in row]

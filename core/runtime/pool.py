@@ -202,7 +202,7 @@ class RunPool:
                 await self.renew_leases()
             except Exception as error:  # keep renewing: a lost keeper would lose every run
                 level = logging.WARNING if db.is_outage(error) else logging.ERROR
-                log.log(level, "lease renewal failed (%s: %s); next try in %.0f s",
+                log.log(level, "lease renewal failed (%s: %s); next try in %.1f s",
                         type(error).__name__, error, self.leases.ttl.total_seconds() / 3,
                         exc_info=level == logging.ERROR)
 

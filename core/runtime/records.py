@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from tortoise.transactions import in_transaction
-
 from core import sessions, tree
+from core.db import transaction
 from core.errors import Busy, InvalidInput
 from core.models import ChatMessage, ChatSession, MessageStatus, Role, utc_now
 
@@ -39,7 +38,7 @@ async def insert_turn(
     allow_busy: bool = False, **fields: object,
 ) -> Turn:
     """In one transaction: the busy check, the user node (unless given) and the assistant node."""
-    async with in_transaction():
+    async with transaction():
         session = await ChatSession.select_for_update().get_or_none(id=session_id)
         if session is None:
             await sessions.get_session(session_id)  # raises NotFound

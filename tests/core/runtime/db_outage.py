@@ -5,6 +5,7 @@ refused (ALLOW_CONNECTIONS false) until `end()`; other databases are untouched."
 from __future__ import annotations
 
 import asyncio
+import threading
 from types import TracebackType
 
 import asyncpg
@@ -42,6 +43,26 @@ class DatabaseOutage:
                 "WHERE datname = $1 AND pid <> pg_backend_pid()", self.name
             ):
                 await asyncio.sleep(0.01)  # polling: terminated backends take a moment to exit
+
+    def drop_unnoticed(self) -> None:
+        """Drop every connection while this process's event loop is held (a blocking call, on
+        purpose): the client cannot see the drops, so its next query is the first to find out,
+        as one racing a restart does."""
+        done = threading.Thread(target=asyncio.run, args=(self._terminate_all(),))
+        done.start()
+        done.join(DEADLINE)
+
+    async def _terminate_all(self) -> None:
+        admin = await asyncpg.connect(self._admin_url)
+        try:
+            async with asyncio.timeout(DEADLINE):
+                while await admin.fetchval(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = $1 AND pid <> pg_backend_pid()", self.name
+                ):
+                    await asyncio.sleep(0.01)
+        finally:
+            await admin.close()
 
     async def end(self) -> None:
         """Accept connections again (the server never went down)."""

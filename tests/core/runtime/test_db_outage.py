@@ -25,8 +25,11 @@ from core.bridge_client import BridgeClient
 from core.config import Settings
 from core.db import Patience, is_outage, outlast
 from core.errors import DatabaseUnavailable
-from core.models import ClarifyPause, MessageStatus, PauseStatus, RunLease, utc_now
+from core.events import LogRecord
+from core.models import ChatMessage, ClarifyPause, MessageStatus, PauseStatus, RunLease, utc_now
+from core.runtime import records
 from core.runtime.leases import Leases
+from core.runtime.log_buffer import LogBuffer
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
 from core.runtime.recovery import recover
@@ -214,6 +217,30 @@ async def test_failed_lease_renewals_during_an_outage_neither_stop_the_keeper_no
     assert not await RunLease.filter(run_id=run.run_id).exists()
 
 
+async def test_a_compaction_written_twice_adds_one_summary(db: str):
+    s = (await sessions.create_session()).id
+    turn = await records.insert_turn(s, "run-compacted", MessageStatus.RUNNING, text="hello")
+    first = await records.add_compaction(turn, turn.user.id, "They said hello.")
+    again = await records.add_compaction(turn, turn.user.id, "They said hello.")  # a retry
+    assert again.id == first.id
+    assert await ChatMessage.filter(session_id=s, status=MessageStatus.SUMMARY).count() == 1
+
+
+async def test_a_connection_dropped_under_a_flush_does_not_break_the_next_one(
+    db: str, outage: DatabaseOutage
+):
+    s = (await sessions.create_session()).id
+    turn = await records.insert_turn(s, "run-dropped", MessageStatus.RUNNING, text="hello")
+    buffer = LogBuffer()
+    buffer.add(turn.assistant.id, LogRecord(seq=1, kind="text", content="a", created_at=utc_now()))
+    outage.drop_unnoticed()
+    with pytest.raises(Exception) as dropped:  # BEGIN meets the dropped connection
+        await buffer.flush()
+    assert is_outage(dropped.value)
+    await buffer.flush()  # the same task, the server up again: a new connection, the rows kept
+    assert await stored_seqs(turn.assistant.id) == [1]
+
+
 # --- outlast, with a clock that moves only when it sleeps ---------------------------------
 
 DROPPED = asyncpg.exceptions.ConnectionDoesNotExistError("connection was closed")
@@ -276,6 +303,8 @@ def test_an_outage_is_recognised_behind_the_error_it_caused():
     assert is_outage(asyncpg.InterfaceError("cannot call Transaction.rollback(): the underlying "
                                             "connection is closed"))
     assert is_outage(ConnectionRefusedError())
+    assert is_outage(asyncpg.exceptions.InternalClientError(
+        "cannot switch to state 15; another operation (2) is in progress"))
     assert not is_outage(IntegrityError("duplicate key"))
     assert not is_outage(TransactionManagementError("transaction already finalised"))
     assert not is_outage(asyncpg.exceptions.LockNotAvailableError("lock not available"))
