@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from core.db import Patience
+from core.outage import Patience
 from core.errors import InvalidInput
 
 DEFAULT_DATABASE_URL = "sqlite://data/hermes-chat.sqlite3"

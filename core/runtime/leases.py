@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import Q
 
-from core.db import is_outage
+from core.outage import is_outage
 from core.models import RunLease, utc_now
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from datetime import datetime
 
 from tortoise import connections
 
-from core.db import transaction
+from core.outage import transaction
 from core.events import LogRecord
 
 log = logging.getLogger(__name__)

@@ -14,11 +14,12 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
-from core import db, tree
+from core import tree
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.errors import Busy, InvalidInput, NotFound
 from core.models import MessageStatus
+from core.outage import Patience, is_outage, outlast
 from core.runtime import records
 from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
 from core.runtime.leases import Leases
@@ -40,7 +41,7 @@ class RunPool:
 
     def __init__(self, bridge: Bridge, catalogue: Catalogue, *, max_active_runs: int = 5,
                  buffer: LogBuffer | None = None, leases: Leases | None = None,
-                 metrics: RunMetrics | None = None, patience: db.Patience = db.Patience(),
+                 metrics: RunMetrics | None = None, patience: Patience = Patience(),
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
         self.catalogue = catalogue
@@ -179,7 +180,7 @@ class RunPool:
         """A database step of a run, retried through a database outage (DatabaseUnavailable
         after `patience`); only for idempotent steps."""
         call = functools.partial(operation, *args, **kwargs)
-        return await db.outlast(call, operation.__qualname__, self.patience)
+        return await outlast(call, operation.__qualname__, self.patience)
 
     def let_go(self, live: LiveRun) -> None:
         """Forget a run whose state could not be written: it stays in flight in the database
@@ -201,7 +202,7 @@ class RunPool:
             try:
                 await self.renew_leases()
             except Exception as error:  # keep renewing: a lost keeper would lose every run
-                level = logging.WARNING if db.is_outage(error) else logging.ERROR
+                level = logging.WARNING if is_outage(error) else logging.ERROR
                 log.log(level, "lease renewal failed (%s: %s); next try in %.1f s",
                         type(error).__name__, error, self.leases.ttl.total_seconds() / 3,
                         exc_info=level == logging.ERROR)

@@ -1,7 +1,7 @@
 """The database side of a run: insert its tree nodes, move its status, add its summaries.
 
 What a run writes while it streams is idempotent (a status, an answer, a summary found before
-it is added again), so the runner may retry it through a database outage (core.db.outlast).
+it is added again), so the runner may retry it through a database outage (core.outage.outlast).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core import sessions, tree
-from core.db import transaction
+from core.outage import transaction
 from core.errors import Busy, InvalidInput
 from core.models import ChatMessage, ChatSession, MessageStatus, Role, utc_now
 

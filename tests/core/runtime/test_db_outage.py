@@ -23,7 +23,7 @@ from admin.services import AdminServices
 from core import sessions
 from core.bridge_client import BridgeClient
 from core.config import Settings
-from core.db import Patience, is_outage, outlast
+from core.outage import Patience, is_outage, outlast
 from core.errors import DatabaseUnavailable
 from core.events import LogRecord
 from core.models import ChatMessage, ClarifyPause, MessageStatus, PauseStatus, RunLease, utc_now
