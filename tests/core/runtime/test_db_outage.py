@@ -3,7 +3,7 @@ lost or doubled, clarify pauses are stored once the database is back, /health sa
 
 The outage is real: this process's test database drops its connections and refuses new ones
 (tests/core/runtime/db_outage.py). SQLite is a file inside this process and cannot go away, so
-the outage tests skip there; the `outlast` units run on both.
+the outage tests skip there; the idempotence and `outlast` tests run on both.
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from admin.services import AdminServices
 from core import sessions
 from core.bridge_client import BridgeClient
 from core.config import Settings
-from core.outage import Patience, is_outage, outlast
 from core.errors import DatabaseUnavailable
 from core.events import LogRecord
 from core.models import ChatMessage, ClarifyPause, MessageStatus, PauseStatus, RunLease, utc_now
+from core.outage import Patience, is_outage, outlast
 from core.runtime import records
 from core.runtime.leases import Leases
 from core.runtime.log_buffer import LogBuffer
 from core.runtime.pool import RunPool
-from core.runtime.updates import RunUpdate
 from core.runtime.recovery import recover
+from core.runtime.updates import RunUpdate
 from tests.admin.server import serving
 from tests.bridge.harness import wait_until
 from tests.conftest import BACKEND, POSTGRES_ADMIN_URL
