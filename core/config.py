@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from core.outage import Patience
 from core.errors import InvalidInput
 
 DEFAULT_DATABASE_URL = "sqlite://data/hermes-chat.sqlite3"
@@ -15,6 +16,7 @@ class Settings:
     """Every key of `.env.example`; built by `Settings.from_env` and passed down."""
 
     database_url: str = DEFAULT_DATABASE_URL
+    database_outage_timeout: int = 180
     hermes_bridge_url: str | None = None
     slack_bot_token: str | None = None
     slack_signing_secret: str | None = None
@@ -41,6 +43,11 @@ class Settings:
     discord_gateway_url: str | None = None
     log_format: str = "text"
     log_level: str = "INFO"
+
+    @property
+    def database_patience(self) -> Patience:
+        """How long a run waits for an unreachable database before recovery takes it over."""
+        return Patience(give_up_after=float(self.database_outage_timeout))
 
     @property
     def bridge_url(self) -> str:

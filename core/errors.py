@@ -41,3 +41,10 @@ class BridgeUnavailable(HermesChatError):
     """The Hermes Bridge could not be reached or answered garbage; the session stays usable."""
 
     code = "bridge_unavailable"
+
+
+class DatabaseUnavailable(HermesChatError):
+    """The database stayed unreachable longer than a run may wait; the run is left in flight
+    for recovery to resume."""
+
+    code = "database_unavailable"

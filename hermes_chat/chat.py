@@ -111,7 +111,8 @@ async def run_chat(settings: Settings, session_id: int | None) -> None:
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
     async with BridgeClient(settings.bridge_url) as bridge:
         leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
-        pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs, leases=leases)
+        pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs, leases=leases,
+                       patience=settings.database_patience)
         await pool.open()
         try:
             await recover(pool)

@@ -51,7 +51,8 @@ async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
                 BridgeClient(url, sleep=metrics.reconnect_pause) as bridge:
             leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
             pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
-                           metrics=metrics, leases=leases, log_notices=notices)
+                           metrics=metrics, leases=leases, log_notices=notices,
+                           patience=settings.database_patience)
             await pool.open()
             tasks = [asyncio.create_task(_run_jobs_when_leader(pool, lock), name="upkeep")]
             try:

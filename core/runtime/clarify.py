@@ -32,7 +32,8 @@ def view(pause: ClarifyPause) -> PauseView:
 
 
 async def persist_pause(run_id: str, message_id: int, event: ClarifyRequest) -> PauseView:
-    """Store the question (idempotent on clarify_id: a replayed event finds the same row)."""
+    """Store the question (idempotent on clarify_id: a replayed event, or a write retried
+    after the database restarted, finds the same row)."""
     try:
         pause = await ClarifyPause.create(
             run_id=run_id, message_id=message_id, clarify_id=event.clarify_id,

@@ -4,6 +4,7 @@ replica may claim its runs and resume them from the last stored seq."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
@@ -11,7 +12,10 @@ from datetime import datetime, timedelta
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import Q
 
+from core.outage import is_outage
 from core.models import RunLease, utc_now
+
+log = logging.getLogger(__name__)
 
 
 class Leases:
@@ -47,10 +51,19 @@ class Leases:
         )
 
     async def release(self, run_ids: Iterable[str]) -> None:
-        """Give up our leases (a run finished, or this replica stops cleanly)."""
+        """Give up our leases (a run finished, or this replica stops cleanly). With the database
+        away they stay until they expire: a finished run is never resumed, and a stopped
+        replica's runs are resumed a TTL later instead of at once."""
         ids = list(run_ids)
-        if ids:
+        if not ids:
+            return
+        try:
             await RunLease.filter(run_id__in=ids, owner=self.owner).delete()
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            log.warning("could not release %d leases, database unreachable (%s); they expire "
+                        "in %s", len(ids), error, self.ttl)
 
     async def held_by_others(self) -> set[str]:
         """The runs other replicas hold live leases of (one query, for a takeover scan)."""

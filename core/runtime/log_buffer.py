@@ -1,7 +1,8 @@
 """Log rows written in batches: at 50 rows or every 200 ms, at once when asked, one insert each.
 
 (message_id, seq) is unique and the insert skips conflicts, so an event delivered twice is
-stored once. A failed write keeps its rows and is retried on the next flush: nothing is lost.
+stored once. A failed write keeps its rows and is retried on the next flush: nothing is lost,
+and a batch that committed although its answer was lost (a database restart) is not doubled.
 Rows are plain tuples and the insert is one multi-row statement: building an ORM object per
 event costs more than the whole rest of the pipeline.
 """
@@ -17,9 +18,9 @@ from datetime import datetime
 
 from tortoise import connections
 from tortoise.exceptions import IntegrityError
-from tortoise.transactions import in_transaction
 
 from core.events import Event, TextDelta, event_to_log
+from core.outage import transaction
 from core.runtime.notify import announce
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ class LogBuffer:
                 await insert_rows(batch)
             except Exception:  # the database is away: keep the rows, the next flush retries
                 self._rows[:0] = batch
-                log.warning("log flush of %d rows failed; will retry", len(batch), exc_info=True)
+                log.debug("log flush of %d rows failed", len(batch), exc_info=True)
                 raise
             for row in batch:
                 self.remember(row[0], row[1])
@@ -102,7 +103,10 @@ class LogBuffer:
                 self._on_flush(time.perf_counter() - started, len(batch))
 
     async def run(self) -> None:
-        """Flush every `interval`, or sooner when a batch fills; until cancelled."""
+        """Flush every `interval`, or sooner when a batch fills; until cancelled. A failing
+        database is logged once when it starts failing and once when it is back, not at
+        every attempt (five a second through an outage)."""
+        failures = 0
         while True:
             try:
                 await asyncio.wait_for(self._wake.wait(), self.interval)
@@ -111,8 +115,15 @@ class LogBuffer:
             self._wake.clear()
             try:
                 await self.flush()
-            except Exception:  # logged in flush; keep the loop alive for the retry
+            except Exception as error:  # keep the loop alive: the rows stay for the retry
+                failures += 1
+                if failures == 1:
+                    log.warning("log flush failed (%s: %s); %d rows kept, retrying every %.1f s",
+                                type(error).__name__, error, self.pending, self.interval)
                 continue
+            if failures:
+                log.info("log flush works again after %d failed attempts", failures)
+                failures = 0
 
 
 async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
@@ -121,7 +132,7 @@ async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
         await _insert_columns(batch)
         return
     # SQLite caps the variables of a statement: fixed-size multi-row statements.
-    async with in_transaction() as connection:
+    async with transaction() as connection:
         for start in range(0, len(batch), chunk):
             rows = batch[start : start + chunk]
             values = [value for row in rows for value in row]
@@ -146,7 +157,7 @@ async def _insert_columns(batch: list[Row]) -> None:
 
 
 async def _write(statement: str, columns: list[list[object]], batch: list[Row]) -> None:
-    async with in_transaction() as connection:
+    async with transaction() as connection:
         await connection.execute_query(statement, columns)
         await announce(connection, batch)  # followers on other replicas wake on its commit
 

@@ -7,16 +7,19 @@ first when asked); a global cap with a FIFO queue beyond it; many sessions in pa
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import ParamSpec, TypeVar
 
 from core import tree
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.errors import Busy, InvalidInput, NotFound
 from core.models import MessageStatus
+from core.outage import Patience, is_outage, outlast
 from core.runtime import records
 from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
 from core.runtime.leases import Leases
@@ -30,6 +33,8 @@ from core.runtime.updates import Hub, RunUpdate, Subscription
 
 log = logging.getLogger(__name__)
 FINISHED_TTL = 300.0  # seconds a finished run stays in memory for late subscribers
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class RunPool:
@@ -38,6 +43,7 @@ class RunPool:
     def __init__(self, bridge: Bridge, catalogue: Catalogue, *, max_active_runs: int = 5,
                  buffer: LogBuffer | None = None, leases: Leases | None = None,
                  metrics: RunMetrics | None = None, log_notices: LogNotices | None = None,
+                 patience: Patience = Patience(),
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
         self.catalogue = catalogue
@@ -47,6 +53,7 @@ class RunPool:
         self.slots = RunSlots(max_active_runs, on_moved=self._moved)
         self.leases = leases or Leases()
         self.log_notices = log_notices or LogNotices()  # wakes followers of other replicas' runs
+        self.patience = patience
         self._runs: dict[str, LiveRun] = {}
         self._sessions: dict[int, LiveRun] = {}  # the latest run of each session
         self._background: list[asyncio.Task[None]] = []
@@ -171,6 +178,21 @@ class RunPool:
         live.changed = asyncio.Event()
         self.hub.publish(live)
 
+    async def durably(self, operation: Callable[P, Awaitable[T]], *args: P.args,
+                      **kwargs: P.kwargs) -> T:
+        """A database step of a run, retried through a database outage (DatabaseUnavailable
+        after `patience`); only for idempotent steps."""
+        call = functools.partial(operation, *args, **kwargs)
+        return await outlast(call, operation.__qualname__, self.patience)
+
+    def let_go(self, live: LiveRun) -> None:
+        """Forget a run whose state could not be written: it stays in flight in the database
+        and leased to us, so `recover` (the reconcile job, or the next start) resumes it."""
+        if self._runs.get(live.run_id) is live:
+            del self._runs[live.run_id]
+        if self._sessions.get(live.session_id) is live:
+            del self._sessions[live.session_id]
+
     def finished(self, live: LiveRun) -> None:
         live.finished_at = self._monotonic()
         self.buffer.forget(live.message_id)
@@ -180,7 +202,13 @@ class RunPool:
         """Renew our leases; stop driving any run whose lease another replica took."""
         while True:
             await asyncio.sleep(self.leases.ttl.total_seconds() / 3)
-            await self.renew_leases()
+            try:
+                await self.renew_leases()
+            except Exception as error:  # keep renewing: a lost keeper would lose every run
+                level = logging.WARNING if is_outage(error) else logging.ERROR
+                log.log(level, "lease renewal failed (%s: %s); next try in %.1f s",
+                        type(error).__name__, error, self.leases.ttl.total_seconds() / 3,
+                        exc_info=level == logging.ERROR)
 
     async def renew_leases(self) -> None:
         """One renewal pass (the keeper's loop body; tests call it directly)."""

@@ -1,13 +1,16 @@
-"""The database side of a run: insert its tree nodes, move its status, add its summaries."""
+"""The database side of a run: insert its tree nodes, move its status, add its summaries.
+
+What a run writes while it streams is idempotent (a status, an answer, a summary found before
+it is added again), so the runner may retry it through a database outage (core.outage.outlast).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from tortoise.transactions import in_transaction
-
 from core import sessions, tree
+from core.outage import transaction
 from core.errors import Busy, InvalidInput
 from core.models import ChatMessage, ChatSession, MessageStatus, Role, utc_now
 
@@ -35,7 +38,7 @@ async def insert_turn(
     allow_busy: bool = False, **fields: object,
 ) -> Turn:
     """In one transaction: the busy check, the user node (unless given) and the assistant node."""
-    async with in_transaction():
+    async with transaction():
         session = await ChatSession.select_for_update().get_or_none(id=session_id)
         if session is None:
             await sessions.get_session(session_id)  # raises NotFound
@@ -89,7 +92,13 @@ async def finish_success(turn: Turn, final_text: str, at: datetime | None = None
 
 
 async def add_compaction(turn: Turn, after_message_id: int, summary: str) -> ChatMessage:
-    """A SYSTEM/SUMMARY node where the agent's context was compacted."""
-    node = await tree.add_summary(turn.session.id, after_message_id, summary)
+    """A SYSTEM/SUMMARY node where the agent's context was compacted; a retried write (the
+    database restarted after committing it) or a replayed event finds the node already there."""
+    node = await ChatMessage.filter(
+        session_id=turn.session.id, parent_id=after_message_id, role=Role.SYSTEM,
+        status=MessageStatus.SUMMARY, content=summary,
+    ).first()
+    if node is None:
+        node = await tree.add_summary(turn.session.id, after_message_id, summary)
     await ChatSession.filter(id=turn.session.id).update(last_summarized_at=utc_now())
     return node

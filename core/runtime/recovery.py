@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from core.bridge_stream import RUN_LOST
 from core.errors import BridgeUnavailable
-from core.events import LogRecord
+from core.events import Event, LogRecord, event_from_log, is_terminal
 from core.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, Role
 from core.runtime import records
 from core.runtime.clarify import view
@@ -72,9 +72,11 @@ async def _recover_one(pool: RunPool, message: ChatMessage) -> bool:
                     extra={"run_id": message.run_id})
         await pool.leases.release([message.run_id])
         return False
-    live = await _rebuild(message)
+    live, end = await _rebuild(message)
     pool.buffer.remember(message.id, live.state.last_seq)
-    if known:
+    if end is not None:  # the database went away after storing its end, before its status
+        pool.adopt(live, RunOptions(ended=end))
+    elif known:
         pool.adopt(live, RunOptions(follow=True))
     elif live.state.last_seq == 0:
         pool.adopt(live, RunOptions())  # nothing of it was seen yet: (re)start it now
@@ -86,10 +88,12 @@ async def _recover_one(pool: RunPool, message: ChatMessage) -> bool:
     return True
 
 
-async def _rebuild(message: ChatMessage) -> LiveRun:
+async def _rebuild(message: ChatMessage) -> tuple[LiveRun, Event | None]:
+    """The run as its stored log left it, and its stored done/error event if it has one."""
     rows = await ChatMessageLog.filter(message_id=message.id).order_by("seq")
-    state = replay(LogRecord(seq=r.seq, kind=r.kind, content=r.content, tool_name=r.tool_name,
-                             meta_json=r.meta_json, created_at=r.created_at) for r in rows)
+    logged = [LogRecord(seq=r.seq, kind=r.kind, content=r.content, tool_name=r.tool_name,
+                        meta_json=r.meta_json, created_at=r.created_at) for r in rows]
+    state = replay(logged)
     turn = records.Turn(message.session, message.parent, message)
     live = LiveRun(message.run_id, turn, MessageStatus(message.status), state)
     pause = await ClarifyPause.filter(run_id=message.run_id).order_by("-id").first()
@@ -97,4 +101,11 @@ async def _rebuild(message: ChatMessage) -> LiveRun:
         live.pause = view(pause)
         if pause.status != PauseStatus.UNANSWERED:
             live.state = answered(live.state, pause.clarify_id)
-    return live
+    return live, _stored_end(logged) if state.terminal else None
+
+
+def _stored_end(logged: list[LogRecord]) -> Event | None:
+    for record in reversed(logged):
+        if is_terminal(event := event_from_log(record)):
+            return event
+    return None

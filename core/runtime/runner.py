@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.errors import BridgeUnavailable, HermesChatError, NotFound
+from core.errors import BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound
 from core.events import ClarifyRequest, ContextCompacted, Done, Event, RunError
 from core.models import MessageStatus
 from core.runtime import records
@@ -26,10 +26,12 @@ class RunOptions:
     max_iterations: int | None = None
     follow: bool = False  # re-attach to a run the Bridge already has (recovery)
     after: asyncio.Future[None] | None = None  # the session's previous run (queued starts)
+    ended: Event | None = None  # recovery: its done/error is stored, its status is not yet
 
 
 async def drive(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
-    """The whole life of a run in this process; cancellation leaves it resumable."""
+    """The whole life of a run in this process; cancellation, or a database away for longer
+    than the pool's patience, leaves it resumable."""
     extra = {"run_id": live.run_id, "session_id": live.session_id}
     try:
         if options.after is not None:
@@ -39,6 +41,8 @@ async def drive(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
     except asyncio.CancelledError:
         await _flush_quietly(pool)
         raise
+    except DatabaseUnavailable as error:
+        _left_for_recovery(pool, live, error)
     except BridgeUnavailable as error:
         log.warning("run failed: %s", error.message, extra=extra)
         await _fail(pool, live, f"The agent service is unreachable: {error.message}")
@@ -58,23 +62,26 @@ async def _wait_for_slot(pool: RunPool, live: LiveRun) -> None:
     if not pool.slots.try_take(live.run_id):
         if live.status != MessageStatus.QUEUED:
             live.status = MessageStatus.QUEUED
-            await records.set_status(live.message_id, MessageStatus.QUEUED)
+            await pool.durably(records.set_status, live.message_id, MessageStatus.QUEUED)
         live.position = pool.slots.position(live.run_id)
         pool.publish(live)
         await pool.slots.take(live.run_id)
     live.position = None
     if live.status != MessageStatus.RUNNING:
         live.status = MessageStatus.RUNNING
-        await records.set_status(live.message_id, MessageStatus.RUNNING)
+        await pool.durably(records.set_status, live.message_id, MessageStatus.RUNNING)
     pool.publish(live)
 
 
 async def _stream(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
+    if options.ended is not None:  # nothing more will come from the Bridge: just finish it
+        await _on_event(pool, live, options.ended)
+        return
     last = lambda: pool.buffer.persisted_seq(live.message_id)  # noqa: E731
     if options.follow:
         events = pool.bridge.follow(live.run_id, last)
     else:
-        request = await build_request(live, pool.catalogue, options.max_iterations)
+        request = await pool.durably(build_request, live, pool.catalogue, options.max_iterations)
         events = pool.bridge.stream(request, last)
     async for event in events:
         await _on_event(pool, live, event)
@@ -88,57 +95,68 @@ async def _on_event(pool: RunPool, live: LiveRun, event: Event) -> None:
     live.fold(event)
     pool.metrics.event()
     if isinstance(event, ClarifyRequest):
-        await pool.buffer.flush()
-        live.pause = await persist_pause(live.run_id, live.message_id, event)
+        await pool.durably(pool.buffer.flush)
+        live.pause = await pool.durably(persist_pause, live.run_id, live.message_id, event)
     elif isinstance(event, ContextCompacted):
-        await _compacted(live, event)
+        await _compacted(pool, live, event)
     elif isinstance(event, Done):
-        await pool.buffer.flush()
-        await records.finish_success(live.turn, event.final_text)
+        await pool.durably(pool.buffer.flush)
+        await pool.durably(records.finish_success, live.turn, event.final_text)
         live.status = MessageStatus.SUCCESS
     elif isinstance(event, RunError):
-        await pool.buffer.flush()
-        await _ended_in_error(live, event)
+        await pool.durably(pool.buffer.flush)
+        await _ended_in_error(pool, live, event)
     if live.status in (MessageStatus.SUCCESS, MessageStatus.FAILED, MessageStatus.STOPPED):
         pool.finished(live)
     else:
         pool.publish(live)
 
 
-async def _compacted(live: LiveRun, event: ContextCompacted) -> None:
+async def _compacted(pool: RunPool, live: LiveRun, event: ContextCompacted) -> None:
     """Hang the summary under the last message it replaced (or the run's user message)."""
     index = (event.compacted_until or 0) - 1
     ids = live.history_ids
     after = ids[index] if 0 <= index < len(ids) else live.turn.user.id
     try:
-        node = await records.add_compaction(live.turn, after, event.summary)
+        node = await pool.durably(records.add_compaction, live.turn, after, event.summary)
     except NotFound:
-        node = await records.add_compaction(live.turn, live.turn.user.id, event.summary)
+        node = await pool.durably(records.add_compaction, live.turn, live.turn.user.id,
+                                  event.summary)
     live.summary_ids = (*live.summary_ids, node.id)
 
 
-async def _ended_in_error(live: LiveRun, event: RunError) -> None:
+async def _ended_in_error(pool: RunPool, live: LiveRun, event: RunError) -> None:
     if event.code == "aborted":
         live.status = MessageStatus.STOPPED
         live.error = "Stopped."
     else:
         live.status = MessageStatus.FAILED
         live.error = event.message
-    await records.set_status(live.message_id, live.status, error=live.error)
+    await pool.durably(records.set_status, live.message_id, live.status, error=live.error)
 
 
 async def _fail(pool: RunPool, live: LiveRun, reason: str) -> None:
     await _flush_quietly(pool)
+    try:
+        await pool.durably(records.set_status, live.message_id, MessageStatus.FAILED, error=reason)
+    except DatabaseUnavailable as error:
+        _left_for_recovery(pool, live, error)
+        return
     live.status = MessageStatus.FAILED
     live.error = reason
-    await records.set_status(live.message_id, MessageStatus.FAILED, error=reason)
     pool.finished(live)
+
+
+def _left_for_recovery(pool: RunPool, live: LiveRun, error: DatabaseUnavailable) -> None:
+    log.error("run left in flight for recovery: %s", error.message,
+              extra={"run_id": live.run_id, "session_id": live.session_id})
+    pool.let_go(live)
 
 
 async def _flush_quietly(pool: RunPool) -> None:
     try:
         await pool.buffer.flush()
-    except Exception:  # already logged by the buffer; the rows stay queued for the next flush
-        log.warning("could not flush the log buffer")
+    except Exception:  # the rows stay queued for the next flush
+        log.warning("could not flush the log buffer", exc_info=True)
 
 
