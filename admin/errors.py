@@ -1,8 +1,9 @@
 """The one translation of errors to HTTP: JSON `{code, message, field?}`, never a 500 for input.
 
 Core errors map by class; Litestar's own (validation, unknown route, wrong method, body too
-large, missing token) keep their status with a stable code; anything else is a bug: logged with
-its traceback and answered 500 `internal`.
+large, missing token) keep their status with a stable code; an unreachable database is a 503
+`database_unavailable`; anything else is a bug: logged with its traceback and answered 500
+`internal`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from litestar.exceptions import HTTPException, ValidationException
 
 from core.errors import BridgeUnavailable, Conflict, HermesChatError, NotFound
 from core.field_errors import InvalidField
+from core.outage import is_outage
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,10 @@ def handle_error(request: Request, exc: Exception) -> Response[ErrorBody]:  # ty
     if isinstance(exc, HTTPException) and exc.status_code < 500:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         return _answer(exc.status_code, ErrorBody(code, str(exc.detail)), exc.headers)
+    if is_outage(exc):
+        log.warning("database unreachable on %s %s: %s", request.method, request.url.path, exc)
+        return _answer(503, ErrorBody("database_unavailable", "the database is unreachable; "
+                                      "try again shortly"), {"Retry-After": "5"})
     log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     return _answer(500, ErrorBody("internal", "internal error; see the service log"))
 

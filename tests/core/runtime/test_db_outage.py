@@ -149,7 +149,7 @@ async def test_a_clarify_asked_during_an_outage_is_stored_after_it_and_can_be_an
     assert (pause.status, pause.answer, pause.answered_by) == (PauseStatus.ANSWERED, "blue", "U1")
 
 
-async def test_health_says_the_database_is_down_during_an_outage_and_up_after(
+async def test_health_and_every_route_say_the_database_is_down_during_an_outage_and_up_after(
     fake_pool: RunPool, outage: DatabaseOutage
 ):
     services = AdminServices(fake_pool.bridge, fake_pool.catalogue, fake_pool)
@@ -162,6 +162,9 @@ async def test_health_says_the_database_is_down_during_an_outage_and_up_after(
         down = await http.get("/api/health")
         assert down.status_code == 503
         assert down.json() == {"status": "degraded", "database": "unreachable", "bridge": "ok"}
+        listing = await http.get("/api/chat/sessions")  # any other route: a 503, not a 500
+        assert listing.status_code == 503 and listing.headers["retry-after"] == "5"
+        assert listing.json()["code"] == "database_unavailable"
 
         await outage.end()
         up = await http.get("/api/health")  # the pool reconnects by itself: no retry needed
