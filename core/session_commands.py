@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import msgspec
-from tortoise.transactions import in_transaction
 
 from core import sessions
 from core.bridge_port import Bridge
@@ -15,6 +14,7 @@ from core.catalogue import Catalogue
 from core.errors import Busy, HermesChatError
 from core.field_errors import InvalidField, check_text
 from core.models import ChatMessage, ChatSession, SessionStatus, utc_now
+from core.outage import transaction
 from core.session_queries import has_active_run
 
 Unset = msgspec.UnsetType
@@ -78,7 +78,7 @@ async def update_session(
         )
         if value is not UNSET
     }
-    async with in_transaction():
+    async with transaction():
         if not isinstance(changes.title, Unset):
             await sessions.rename_session(session_id, check_text("title", changes.title))
         if values:
@@ -99,7 +99,7 @@ async def reset_session(bridge: Bridge, session_id: int, keep_history: bool = Tr
     if await has_active_run(session_id):
         raise Busy(f"session {session_id} has a run in flight; stop it before resetting")
     dropped = await bridge.reset_session(session.hermes_session)
-    async with in_transaction():
+    async with transaction():
         renewed = await sessions.renew_hermes_session(session_id)
         if not keep_history:
             await ChatMessage.filter(session_id=session_id, parent_id__isnull=True).update(

@@ -9,11 +9,11 @@ from datetime import datetime
 
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import Q, Subquery
-from tortoise.transactions import in_transaction
 
 from core.errors import InvalidInput, NotFound
 from core.field_errors import MAX_ID, InvalidField, check_text
 from core.models import ChatMessage, ChatSession, ConversationBinding, Platform, SessionStatus, utc_now
+from core.outage import transaction
 from core.paging import Cursor, decode_cursor, encode_cursor
 
 TITLE_LENGTH = 30
@@ -73,7 +73,7 @@ async def session_for_thread(key: ThreadKey, **defaults: str | None) -> tuple[Ch
     if binding is not None:
         return binding.session, False
     try:
-        async with in_transaction():
+        async with transaction():
             session = await create_session(**defaults)
             await ConversationBinding.create(session=session, **_key_fields(key))
         return session, True
@@ -160,7 +160,7 @@ async def renew_hermes_session(session_id: int) -> ChatSession:
 
 async def delete_session(session_id: int) -> None:
     """Delete the session with its bindings, messages, logs and pauses (database cascade)."""
-    async with in_transaction():
+    async with transaction():
         # Unlink the tree first: SQLite cascades a parent chain by trigger recursion, which
         # stops at 1,000 levels, and a branch can be deeper than that.
         await ChatMessage.filter(session_id=session_id).update(parent_id=None)

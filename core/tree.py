@@ -8,11 +8,10 @@ Every mutation locks the session row, so two replicas never interleave their sib
 
 from __future__ import annotations
 
-from tortoise.transactions import in_transaction
-
 from core.branch import Node, walk_active, walk_all
 from core.errors import InvalidInput, NotFound
 from core.models import ChatMessage, ChatSession, MessageStatus, Role, utc_now
+from core.outage import transaction
 
 
 async def active_branch(session_id: int) -> list[ChatMessage]:
@@ -64,7 +63,7 @@ async def add_child(
 ) -> ChatMessage:
     """Insert an active child under `parent_id` (None: a root), deactivating its siblings;
     the parent's path becomes the active branch, so the new node always shows."""
-    async with in_transaction():
+    async with transaction():
         await _lock_session(session_id)
         if parent_id is not None:
             await get_message(parent_id, session_id)
@@ -75,7 +74,7 @@ async def add_child(
 async def append_user(session_id: int, text: str, **fields: object) -> ChatMessage:
     """A new user message at the end of the active branch."""
     _require_text(text)
-    async with in_transaction():
+    async with transaction():
         await _lock_session(session_id)
         parent = await leaf(session_id)
         return await _insert_sibling(
@@ -143,7 +142,7 @@ async def activate(message_id: int, session_id: int | None = None) -> ChatMessag
     message = await get_message(message_id, session_id)
     if message.role == Role.SYSTEM:
         raise InvalidInput(f"message {message_id} is a summary, not a version")
-    async with in_transaction():
+    async with transaction():
         await _lock_session(message.session_id)
         await _activate_path(message.session_id, message.id)
     message.is_active = True
