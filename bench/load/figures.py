@@ -22,7 +22,7 @@ class Figures:
     first_reply_ms: dict[str, tuple[float, float]]  # platform -> (p50, p99)
     persist_ms: tuple[float, float]
     done_to_platform_ms: dict[str, tuple[float, float]]
-    calls_per_run: dict[str, float]
+    calls_per_run: dict[str, dict[str, float]]  # platform -> method -> calls / its runs
     rate_limited: int
     memory_kib_per_run: dict[str, float]  # process -> (peak RSS - RSS before) / runs
     log_rows: int
@@ -36,8 +36,10 @@ async def measure(observer: Observer, buffer: TimedLogBuffer, seconds: float,
                   memory: dict[str, float]) -> Figures:
     """Everything from the fakes' logs, the buffer's timings and the database."""
     seen = list(observer.seen.values())
-    slack_calls, discord_calls = observer.platform_calls()
     runs = {p: sum(1 for s in seen if s.platform == p) for p in ("slack", "discord")}
+    calls = {platform: {method: count / max(1, runs[platform]) for method, count in
+                        [("total", sum(counted.values())), *counted.most_common()]}
+             for platform, counted in observer.platform_calls().items()}
     stored, problems = await _check_logs(buffer)
     succeeded = await ChatMessage.filter(role=Role.ASSISTANT, status=MessageStatus.SUCCESS).count()
     shown = [s for s in seen if s.final_at is not None and not s.wrong_answer]
@@ -54,8 +56,7 @@ async def measure(observer: Observer, buffer: TimedLogBuffer, seconds: float,
         first_reply_ms=_by_platform(seen, lambda s: s.first_reply_at),
         persist_ms=_p50_p99([s * 1000 for s in buffer.persist_seconds]),
         done_to_platform_ms=_done_to_platform(seen, buffer, await _answer_messages()),
-        calls_per_run={"slack": slack_calls / max(1, runs["slack"]),
-                       "discord": discord_calls / max(1, runs["discord"])},
+        calls_per_run=calls,
         rate_limited=observer.rate_limited(), memory_kib_per_run=memory, log_rows=stored,
         problems=problems)
 
@@ -113,6 +114,11 @@ async def _check_logs(buffer: TimedLogBuffer) -> tuple[int, list[str]]:
     return len(rows), problems
 
 
+SHORT = {"POST /channels/{channel_id}/messages": "post",
+         "PATCH /channels/{channel_id}/messages/{message_id}": "edit",
+         "POST /channels/{channel_id}/messages/{message_id}/threads": "thread"}
+
+
 def table(f: Figures, ramp: float) -> str:
     """The printed report."""
     def pair(values: tuple[float, float]) -> str:
@@ -129,8 +135,9 @@ def table(f: Figures, ramp: float) -> str:
     lines.append(f"event -> persist      {pair(f.persist_ms)}   ({f.log_rows} log rows)")
     for platform in ("all", "slack", "discord"):
         lines.append(f"done -> platform {platform:7} {pair(f.done_to_platform_ms[platform])}")
-    lines.append("platform calls / run  " + "   ".join(
-        f"{p} {v:.1f}" for p, v in f.calls_per_run.items()))
+    for platform, calls in f.calls_per_run.items():
+        lines.append(f"calls / run {platform:9} " + "   ".join(
+            f"{SHORT.get(method, method)} {count:.1f}" for method, count in calls.items()))
     lines.append(f"rate-limit answers    {f.rate_limited}")
     lines.append("peak memory / run     " + "   ".join(
         f"{p} {v:,.0f} KiB" for p, v in f.memory_kib_per_run.items())

@@ -5,6 +5,7 @@ did. Times are the fakes' arrival times (time.monotonic of this process)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,10 +78,12 @@ class Observer:
             seen.final_at = at
             seen.wrong_answer = answer(seen.number) not in shown
 
-    def platform_calls(self) -> tuple[int, int]:
-        """Calls each fake received since the load began (Slack, Discord)."""
-        slack, discord = self.world.slack.calls, self.world.discord.core.calls
-        return len(slack) - self.slack_from, len(discord) - self.discord_from
+    def platform_calls(self) -> dict[str, Counter[str]]:
+        """Calls each fake received since the load began, by method (Discord: by route)."""
+        slack = self.world.slack.calls[self.slack_from:]
+        discord = self.world.discord.core.calls[self.discord_from:]
+        return {"slack": Counter(c.method for c in slack),
+                "discord": Counter(c.route for c in discord)}
 
     def rate_limited(self) -> int:
         """429 answers of both fakes, start-up included."""
