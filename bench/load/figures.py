@@ -23,6 +23,7 @@ class Figures:
     persist_ms: tuple[float, float]
     done_to_platform_ms: dict[str, tuple[float, float]]
     calls_per_run: dict[str, dict[str, float]]  # platform -> method -> calls / its runs
+    peak_calls_per_second: dict[str, int]
     rate_limited: int
     memory_kib_per_run: dict[str, float]  # process -> (peak RSS - RSS before) / runs
     log_rows: int
@@ -57,6 +58,7 @@ async def measure(observer: Observer, buffer: TimedLogBuffer, seconds: float,
         persist_ms=_p50_p99([s * 1000 for s in buffer.persist_seconds]),
         done_to_platform_ms=_done_to_platform(seen, buffer, await _answer_messages()),
         calls_per_run=calls,
+        peak_calls_per_second=observer.peak_calls_per_second(),
         rate_limited=observer.rate_limited(), memory_kib_per_run=memory, log_rows=stored,
         problems=problems)
 
@@ -138,6 +140,8 @@ def table(f: Figures, ramp: float) -> str:
     for platform, calls in f.calls_per_run.items():
         lines.append(f"calls / run {platform:9} " + "   ".join(
             f"{SHORT.get(method, method)} {count:.1f}" for method, count in calls.items()))
+    lines.append("peak calls / second   " + "   ".join(
+        f"{p} {v}" for p, v in f.peak_calls_per_second.items()))
     lines.append(f"rate-limit answers    {f.rate_limited}")
     lines.append("peak memory / run     " + "   ".join(
         f"{p} {v:,.0f} KiB" for p, v in f.memory_kib_per_run.items())

@@ -85,6 +85,22 @@ class Observer:
         return {"slack": Counter(c.method for c in slack),
                 "discord": Counter(c.route for c in discord)}
 
+    def peak_calls_per_second(self) -> dict[str, int]:
+        """The most calls each fake received within any one second of the load (Discord's
+        global limit, which the fake does not model, is 50/s per bot)."""
+        times = {"slack": [c.at for c in self.world.slack.calls[self.slack_from:]],
+                 "discord": [c.at for c in self.world.discord.core.calls[self.discord_from:]]}
+        return {platform: _densest_second(sorted(at)) for platform, at in times.items()}
+
     def rate_limited(self) -> int:
         """429 answers of both fakes, start-up included."""
         return self.world.slack.ratelimited + len(self.world.discord.rate_limited)
+
+
+def _densest_second(times: list[float]) -> int:
+    most, first = 0, 0
+    for last, at in enumerate(times):
+        while at - times[first] >= 1.0:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
