@@ -43,50 +43,59 @@ async def measure(observer: Observer, buffer: TimedLogBuffer, seconds: float,
              for platform, counted in observer.platform_calls().items()}
     stored, problems = await _check_logs(buffer)
     succeeded = await ChatMessage.filter(role=Role.ASSISTANT, status=MessageStatus.SUCCESS).count()
-    shown = [s for s in seen if s.final_at is not None and not s.wrong_answer]
-    problems += [f"conversation {s.number} ({s.platform}) showed another conversation's answer"
-                 for s in seen if s.wrong_answer]
-    if len(shown) < len(seen):
-        problems.append(f"{len(seen) - len(shown)} answers not shown before the deadline")
-    if succeeded != len(seen):
-        problems.append(f"{succeeded} of {len(seen)} runs stored as SUCCESS")
-    if observer.rate_limited():
-        problems.append(f"{observer.rate_limited()} rate-limit (429) answers")
+    shown = sum(1 for s in seen if s.final_at is not None and not s.wrong_answer)
+    problems += _outcome_problems(seen, shown, succeeded, observer.rate_limited())
     return Figures(
-        conversations=len(seen), seconds=seconds, completed=min(len(shown), succeeded),
-        first_reply_ms=_by_platform(seen, lambda s: s.first_reply_at),
+        conversations=len(seen), seconds=seconds, completed=min(shown, succeeded),
+        first_reply_ms=_by_platform(seen, _first_replies(seen)),
         persist_ms=_p50_p99([s * 1000 for s in buffer.persist_seconds]),
-        done_to_platform_ms=_done_to_platform(seen, buffer, await _answer_messages()),
+        done_to_platform_ms=_by_platform(seen, _done_to_platform(seen, buffer,
+                                                                 await _answer_messages())),
         calls_per_run=calls,
         peak_calls_per_second=observer.peak_calls_per_second(),
         rate_limited=observer.rate_limited(), memory_kib_per_run=memory, log_rows=stored,
         problems=problems)
 
 
+def _outcome_problems(seen: list[Seen], shown: int, succeeded: int, limited: int) -> list[str]:
+    problems = [f"conversation {s.number} ({s.platform}) showed another conversation's answer"
+                for s in seen if s.wrong_answer]
+    if shown < len(seen):
+        problems.append(f"{len(seen) - shown} answers not shown (right) before the deadline")
+    if succeeded != len(seen):
+        problems.append(f"{succeeded} of {len(seen)} runs stored as SUCCESS")
+    if limited:
+        problems.append(f"{limited} rate-limit (429) answers")
+    return problems
+
+
 def _p50_p99(values: list[float]) -> tuple[float, float]:
     return (percentile(values, 0.5), percentile(values, 0.99)) if values else (float("nan"),) * 2
 
 
-def _by_platform(seen: list[Seen], at: object) -> dict[str, tuple[float, float]]:
-    """p50/p99 of (at(s) - asked) in ms, for all conversations and per platform."""
-    groups = {"all": seen, "slack": [s for s in seen if s.platform == "slack"],
-              "discord": [s for s in seen if s.platform == "discord"]}
-    return {name: _p50_p99([(at(s) - s.asked_at) * 1000 for s in group if at(s) is not None])  # type: ignore[operator]
-            for name, group in groups.items()}
+def _first_replies(seen: list[Seen]) -> dict[int, float]:
+    """Seconds from each user's message to the bot's first message in its thread."""
+    return {s.number: s.first_reply_at - s.asked_at for s in seen if s.first_reply_at is not None}
 
 
 def _done_to_platform(seen: list[Seen], buffer: TimedLogBuffer,
-                      messages: dict[int, int]) -> dict[str, tuple[float, float]]:
-    """`done` arrival in the runtime -> the fake received the finished answer, in ms (the
-    fakes' monotonic times moved onto the wall clock the arrival was stamped with)."""
+                      messages: dict[int, int]) -> dict[int, float]:
+    """Seconds from the `done` event's arrival in the runtime to the fake receiving the
+    finished answer (the fakes' monotonic times moved onto the wall clock of the arrival)."""
     to_wall = time.time() - time.monotonic()
-    done = {s.number: buffer.done_at.get(messages.get(s.number, -1)) for s in seen}
-    finished = {s.number: s.final_at + to_wall if s.final_at is not None else None for s in seen}
-    latency = {n: (finished[n] - done[n]) for n in done if done[n] and finished[n]}  # type: ignore[operator]
-    groups = {"all": seen, "slack": [s for s in seen if s.platform == "slack"],
-              "discord": [s for s in seen if s.platform == "discord"]}
-    return {name: _p50_p99([latency[s.number] * 1000 for s in group if s.number in latency])
-            for name, group in groups.items()}
+    latency = {}
+    for s in seen:
+        done = buffer.done_at.get(messages.get(s.number, -1))
+        if done is not None and s.final_at is not None:
+            latency[s.number] = s.final_at + to_wall - done
+    return latency
+
+
+def _by_platform(seen: list[Seen], seconds: dict[int, float]) -> dict[str, tuple[float, float]]:
+    """p50/p99 in ms of per-conversation `seconds`, over all conversations and per platform."""
+    return {platform: _p50_p99([seconds[s.number] * 1000 for s in seen if s.number in seconds
+                                and platform in ("all", s.platform)])
+            for platform in ("all", "slack", "discord")}
 
 
 async def _answer_messages() -> dict[int, int]:
