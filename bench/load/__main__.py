@@ -9,6 +9,8 @@ its route over HTTP) and the Discord adapter (MESSAGE_CREATE on the fake gateway
 process, against the fake Slack and fake Discord with their platforms' rate limits on real
 time (Slack: chat.update 1/s per message and Tier 3 per workspace, posts 1/s per channel;
 Discord: 5 message writes per 5 s per channel). Each conversation has its own channel and user.
+Before the load, one unrecorded run warms the Bridge and one `@hermes help` warms bolt's token
+check: a service that has been serving did both long ago.
 
 It prints, for one run:
   completed        answers shown in their own thread and stored as SUCCESS (all must be);
@@ -18,7 +20,8 @@ It prints, for one run:
   done -> platform the run's `done` event arriving in the runtime -> the fake received the
                    write showing the finished answer (the message with its Regenerate button):
                    the path through the adapter, its rate-limit budget and the platform;
-  platform calls   every call each fake received during the load / its conversations;
+  platform calls   every call each fake received during the load / its conversations, by
+                   method, and the most calls it received within one second;
   rate-limit       429 answers of both fakes (must be zero);
   peak memory      (peak RSS - RSS just before the load) / N, for this process (runtime,
                    adapters and the in-process fakes) and for the Bridge child.
