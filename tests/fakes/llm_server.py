@@ -85,6 +85,10 @@ class ScriptedLLM:
 
     model: str = "scripted-model"
     fallback: Reply | None = None  # answer when the script is empty (None = 500 error)
+    # Answers, before `fallback`, what the script does not: a reply made from the request
+    # (a load test's many conversations, each answered by what it asked).
+    responder: Callable[[RequestBody], Reply] | None = None
+    keep_requests: bool = True  # False: `requests` holds {} per request (a bench's memory)
     requests: list[RequestBody] = field(default_factory=list)
     probes: list[str] = field(default_factory=list)
     _replies: list[Reply] = field(default_factory=list)
@@ -151,6 +155,8 @@ class ScriptedLLM:
         for index, reply in enumerate(self._replies):
             if reply.match is None:
                 return self._replies.pop(index)
+        if self.responder is not None:
+            return self.responder(body)
         return self.fallback
 
     async def _not_found(self, request: web.Request) -> web.Response:
@@ -162,7 +168,7 @@ class ScriptedLLM:
         reply = self._take(body)
         if reply is not None:
             self._served.append(reply)
-        self.requests.append(body)
+        self.requests.append(body if self.keep_requests else {})
         assert self._arrived is not None
         async with self._arrived:
             self._arrived.notify_all()

@@ -1,0 +1,1 @@
+"""N concurrent conversations through the whole product: see `python -m bench.load --help`."""

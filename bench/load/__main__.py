@@ -1,0 +1,109 @@
+"""N concurrent conversations through the whole product, half on Slack, half on Discord.
+
+    .venv/bin/python -m bench.load [--conversations 200] [--ramp 0] [--database postgres://...]
+
+The scripted model (tests/fakes/llm_server.py) answers each conversation with a todo call and
+a final answer of a few text deltas; the real Bridge runs the agent as a child process (as
+`hermes-chat serve` starts it); the run pool, the Slack adapter (events signed and POSTed to
+its route over HTTP) and the Discord adapter (MESSAGE_CREATE on the fake gateway) run in this
+process, against the fake Slack and fake Discord with their platforms' rate limits on real
+time (Slack: chat.update 1/s per message and Tier 3 per workspace, posts 1/s per channel;
+Discord: 5 message writes per 5 s per channel). Each conversation has its own channel and user.
+Before the load, one unrecorded run warms the Bridge and one `@hermes help` warms bolt's token
+check: a service that has been serving did both long ago.
+
+It prints, for one run:
+  completed        answers shown in their own thread and stored as SUCCESS (all must be);
+  first reply      user's message sent -> the fake received the bot's first message there;
+  event -> persist a Bridge event's arrival in the runtime (its `created_at`) -> the commit
+                   of the log batch that holds it, over every event of every run;
+  done -> platform the run's `done` event arriving in the runtime -> the fake received the
+                   write showing the finished answer (the message with its Regenerate button):
+                   the path through the adapter, its rate-limit budget and the platform;
+  platform calls   every call each fake received during the load / its conversations, by
+                   method, and the most calls it received within one second;
+  rate-limit       429 answers of both fakes (must be zero);
+  peak memory      (peak RSS - RSS just before the load) / N, for this process (runtime,
+                   adapters and the in-process fakes) and for the Bridge child.
+It exits 1 when a check fails: a conversation unanswered or answered with another's text, a
+run not SUCCESS, a 429, or a log row missing or stored twice. The database is a fresh
+PostgreSQL database (dropped afterwards) unless --database names another (e.g. sqlite://...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import asyncpg
+
+from core.config import Settings
+
+from .drive import converse
+from .figures import Figures, measure, table
+from .memory import added_per_run, reset_peak
+from .system import load_settings, running_system
+from .world import running_world
+
+ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
+
+
+@asynccontextmanager
+async def database(url: str | None) -> AsyncIterator[str]:
+    """`url` as it is, or a fresh PostgreSQL database dropped on exit."""
+    if url is not None:
+        yield url
+        return
+    name = f"hermes_chat_load_{uuid.uuid4().hex[:8]}"
+    admin = await asyncpg.connect(ADMIN_URL)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+async def run(conversations: int, ramp: float, deadline: float, max_active_runs: int,
+              database_url: str | None) -> Figures:
+    """One load run on a fresh world and system."""
+    with tempfile.TemporaryDirectory(prefix="hermes-load-") as home:
+        async with database(database_url) as url, running_world(conversations) as world:
+            settings = load_settings(world, url, Path(home), max_active_runs)
+            async with running_system(settings) as system:
+                processes = {"runtime": "self", **{"bridge": pid for pid in system.bridge_pids}}
+                baselines = {name: reset_peak(pid) for name, pid in processes.items()}
+                observer, seconds = await converse(world, system.events_url, conversations,
+                                                   ramp, deadline)
+                memory = {name: added_per_run(pid, baselines[name], conversations)
+                          for name, pid in processes.items()}
+                return await measure(observer, system.buffer, seconds, memory)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--ramp", type=float, default=0.0,
+                        help="seconds over which the messages are spread (0: all at once)")
+    parser.add_argument("--deadline", type=float, default=600.0,
+                        help="seconds the answers may take before the run counts as failed")
+    parser.add_argument("--max-active-runs", type=int, default=Settings().max_active_runs,
+                        help="MAX_ACTIVE_RUNS of the run pool (default: the setting's default)")
+    parser.add_argument("--database", default=None)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON instead")
+    args = parser.parse_args()
+    figures = asyncio.run(run(args.conversations, args.ramp, args.deadline, args.max_active_runs,
+                              args.database))
+    print(json.dumps(figures.as_dict()) if args.json else table(figures, args.ramp), flush=True)
+    return 1 if figures.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Reads what the fakes received, as it arrives, into one `Seen` per conversation: when its
+first bot message appeared and when its finished answer (the one with a Regenerate button)
+did. Times are the fakes' arrival times (time.monotonic of this process)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from bots.slack.ids import REGENERATE as SLACK_REGENERATE
+
+from .script import answer
+from .world import World
+
+DISCORD_REGENERATE = '"hermes:regen:'  # the start of the Regenerate button's custom id
+DISCORD_POST = "POST /channels/{channel_id}/messages"
+DISCORD_EDIT = "PATCH /channels/{channel_id}/messages/{message_id}"
+
+
+@dataclass
+class Seen:
+    number: int
+    platform: str
+    asked_at: float = 0.0  # just before the user's message was sent
+    first_reply_at: float | None = None
+    final_at: float | None = None
+    wrong_answer: bool = False  # a finished answer that is not this conversation's
+
+
+class Observer:
+    """Call `read()` to take in the calls that arrived since the last read."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.seen: dict[int, Seen] = {}
+        self._slack_channels = {c: n for n, c in world.slack_channels.items()}
+        self._discord_channels = {str(c): n for n, c in world.discord_channels.items()}
+        self.slack_from = len(world.slack.calls)  # calls before the load (start-up) not counted
+        self.discord_from = len(world.discord.core.calls)
+        self._slack_read, self._discord_read = self.slack_from, self.discord_from
+
+    def expect(self, seen: Seen) -> None:
+        self.seen[seen.number] = seen
+
+    def thread_opened(self, number: int, thread_id: str) -> None:
+        """A Discord thread's id is its first message's: the bot answers in there."""
+        self._discord_channels[thread_id] = number
+
+    def finished(self) -> int:
+        return sum(1 for s in self.seen.values() if s.final_at is not None)
+
+    def read(self) -> None:
+        calls = self.world.slack.calls
+        while self._slack_read < len(calls) and calls[self._slack_read].status:
+            call = calls[self._slack_read]
+            number = self._slack_channels.get(str(call.args.get("channel")))
+            if number in self.seen and call.status == 200:
+                self._note(self.seen[number], call.method, call.at, call.args,
+                           SLACK_REGENERATE, posted=call.method == "chat.postMessage")
+            self._slack_read += 1
+        discord = self.world.discord.core.calls
+        while self._discord_read < len(discord) and discord[self._discord_read].status:
+            call = discord[self._discord_read]
+            number = self._discord_channels.get(str(call.params.get("channel_id")))
+            if number in self.seen and call.status == 200 and call.route in (DISCORD_POST, DISCORD_EDIT):
+                self._note(self.seen[number], call.route, call.at, call.json, DISCORD_REGENERATE,
+                           posted=call.route == DISCORD_POST)
+            self._discord_read += 1
+
+    def _note(self, seen: Seen, method: str, at: float, body: Any, regenerate: str,
+              posted: bool) -> None:
+        if posted and seen.first_reply_at is None:
+            seen.first_reply_at = at
+        shown = json.dumps(body)
+        if seen.final_at is None and regenerate in shown:
+            seen.final_at = at
+            seen.wrong_answer = answer(seen.number) not in shown
+
+    def platform_calls(self) -> dict[str, Counter[str]]:
+        """Calls each fake received since the load began, by method (Discord: by route)."""
+        slack = self.world.slack.calls[self.slack_from:]
+        discord = self.world.discord.core.calls[self.discord_from:]
+        return {"slack": Counter(c.method for c in slack),
+                "discord": Counter(c.route for c in discord)}
+
+    def peak_calls_per_second(self) -> dict[str, int]:
+        """The most calls each fake received within any one second of the load (Discord's
+        global limit, which the fake does not model, is 50/s per bot)."""
+        times = {"slack": [c.at for c in self.world.slack.calls[self.slack_from:]],
+                 "discord": [c.at for c in self.world.discord.core.calls[self.discord_from:]]}
+        return {platform: _densest_second(sorted(at)) for platform, at in times.items()}
+
+    def rate_limited(self) -> int:
+        """429 answers of both fakes, start-up included."""
+        return self.world.slack.ratelimited + len(self.world.discord.rate_limited)
+
+
+def _densest_second(times: list[float]) -> int:
+    most, first = 0, 0
+    for last, at in enumerate(times):
+        while at - times[first] >= 1.0:
+            first += 1
+        most = max(most, last - first + 1)
+    return most

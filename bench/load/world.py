@@ -1,0 +1,52 @@
+"""The network edge of the load run: the scripted model, the fake Slack and the fake Discord,
+both enforcing their platform's rate limits on real time. Every conversation has a channel of
+its own, so each platform call belongs to exactly one conversation."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.fakes.discordfake import FakeDiscord
+from tests.fakes.llm_server import ScriptedLLM
+from tests.fakes.slack import FakeSlack
+
+from .script import respond
+
+SLACK_TOKEN = "xoxb-load"
+SIGNING_SECRET = "load-signing-secret"
+
+
+@dataclass
+class World:
+    llm: ScriptedLLM
+    slack: FakeSlack
+    discord: FakeDiscord
+    slack_channels: dict[int, str] = field(default_factory=dict)  # conversation -> channel id
+    discord_channels: dict[int, int] = field(default_factory=dict)
+    discord_users: dict[int, dict[str, Any]] = field(default_factory=dict)  # who asks there
+
+
+def on_slack(number: int) -> bool:
+    """Odd conversations talk through Slack, even ones through Discord."""
+    return number % 2 == 1
+
+
+@asynccontextmanager
+async def running_world(conversations: int) -> AsyncIterator[World]:
+    """The fakes, with a channel and a user per conversation (on Discord they must exist
+    before the bot connects)."""
+    async with ScriptedLLM(responder=respond, keep_requests=False) as llm, \
+            FakeSlack(bot_token=SLACK_TOKEN) as slack, FakeDiscord() as discord:
+        world = World(llm, slack, discord)
+        for number in range(1, conversations + 1):
+            if on_slack(number):
+                channel = f"CLOAD{number:05d}"
+                slack.workspace.add_channel(channel, f"load-{number}")
+                world.slack_channels[number] = channel
+            else:
+                world.discord_channels[number] = discord.add_text_channel(f"load-{number}")
+                world.discord_users[number] = discord.add_user(f"user{number}")
+        yield world

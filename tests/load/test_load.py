@@ -1,0 +1,55 @@
+"""The load scenario at test size: the bench's own code path (`python -m bench.load`, a child
+process) with 10 conversations on this process's database, checked here afterwards. Timings
+are the bench's business (README, Performance); this test asserts none of them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from core.models import ChatMessage, ChatMessageLog, MessageStatus, Role
+
+from bench.load.script import answer
+
+ROOT = Path(__file__).resolve().parents[2]
+CONVERSATIONS = 10
+DEADLINE = 240.0  # seconds for the whole child process; it usually takes well under a minute
+
+
+async def run_bench(database_url: str) -> dict:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.load", "--conversations", str(CONVERSATIONS),
+        "--database", database_url, "--deadline", "120", "--json", cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        out, err = await asyncio.wait_for(child.communicate(), DEADLINE)
+    except TimeoutError:
+        child.kill()
+        await child.wait()
+        raise
+    lines = out.decode().strip().splitlines()
+    assert lines, f"no figures printed (exit {child.returncode}):\n{err.decode()[-4000:]}"
+    return json.loads(lines[-1])
+
+
+async def test_ten_conversations_on_slack_and_discord_all_complete_within_the_limits(db: str):
+    figures = await run_bench(db)
+
+    assert figures["problems"] == []
+    assert figures["completed"] == CONVERSATIONS
+    assert figures["rate_limited"] == 0
+    answers = await ChatMessage.filter(role=Role.ASSISTANT).order_by("id")
+    assert len(answers) == CONVERSATIONS
+    assert all(a.status == MessageStatus.SUCCESS for a in answers)
+    assert sorted(a.content for a in answers) == sorted(answer(n) for n in range(1, CONVERSATIONS + 1))
+    rows = await ChatMessageLog.all().values_list("message_id", "seq", "kind")
+    assert len(rows) == figures["log_rows"]
+    seqs = Counter((message_id, seq) for message_id, seq, _ in rows)
+    assert max(seqs.values()) == 1, "a log row stored twice"
+    for message in answers:
+        mine = sorted((seq, kind) for message_id, seq, kind in rows if message_id == message.id)
+        assert [seq for seq, _ in mine] == list(range(1, len(mine) + 1)), "a log row missing"
+        assert mine[-1][1] == "done"
