@@ -28,7 +28,7 @@ from core.bridge_client import BridgeClient
 from core.bridge_types import RunRequest
 from core.catalogue import load_catalogue
 from core.config import Settings
-from core.events import LogRecord
+from core.events import Done, Event
 from core.runtime.log_buffer import LogBuffer
 from core.runtime.metrics import RunMetrics
 from core.runtime.pool import RunPool
@@ -53,12 +53,12 @@ class TimedLogBuffer(LogBuffer):
         self.added: dict[int, set[int]] = {}  # message id -> seqs handed to the buffer
         self.done_at: dict[int, float] = {}  # message id -> arrival of its `done` event
 
-    def add(self, message_id: int, record: LogRecord) -> None:
-        super().add(message_id, record)
-        arrived = record.created_at.timestamp()
-        self._waiting.setdefault(message_id, []).append((record.seq, arrived))
-        self.added.setdefault(message_id, set()).add(record.seq)
-        if record.kind == "done":
+    def add(self, message_id: int, event: Event) -> None:
+        super().add(message_id, event)
+        arrived = event.at.timestamp()
+        self._waiting.setdefault(message_id, []).append((event.seq, arrived))
+        self.added.setdefault(message_id, set()).add(event.seq)
+        if isinstance(event, Done):
             self.done_at[message_id] = arrived
 
     def _committed(self, seconds: float, rows: int) -> None:
