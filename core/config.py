@@ -30,6 +30,7 @@ class Settings:
     bridge_toolsets: tuple[str, ...] = ()
     bridge_shared_memory: bool = False
     max_active_runs: int = 5
+    runs_per_user_per_minute: int = 10
     models_file: str = "models.toml"
     skills_dir: str = "skills/"
     openai_base_url: str | None = None

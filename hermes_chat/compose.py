@@ -12,6 +12,7 @@ from core import db
 from core.bridge_client import BridgeClient
 from core.catalogue import Catalogue, load_catalogue
 from core.config import Settings
+from core.run_quota import RunQuota
 from core.runtime.jobs import start_jobs
 from core.runtime.metrics import RunMetrics
 from core.runtime.pool import RunPool
@@ -46,7 +47,7 @@ async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
         async with bridge_child(settings) as url, \
                 BridgeClient(url, sleep=metrics.reconnect_pause) as bridge:
             pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
-                           metrics=metrics)
+                           metrics=metrics, quota=RunQuota(settings.runs_per_user_per_minute))
             await pool.open()
             leader = asyncio.create_task(_run_jobs_when_leader(pool, lock), name="upkeep")
             try:

@@ -17,6 +17,7 @@ from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.errors import Busy, InvalidInput, NotFound
 from core.models import MessageStatus
+from core.run_quota import RunQuota
 from core.runtime import records
 from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
 from core.runtime.leases import Leases
@@ -36,7 +37,7 @@ class RunPool:
 
     def __init__(self, bridge: Bridge, catalogue: Catalogue, *, max_active_runs: int = 5,
                  buffer: LogBuffer | None = None, leases: Leases | None = None,
-                 metrics: RunMetrics | None = None,
+                 metrics: RunMetrics | None = None, quota: RunQuota | None = None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
         self.catalogue = catalogue
@@ -45,6 +46,7 @@ class RunPool:
         self.hub = Hub()
         self.slots = RunSlots(max_active_runs, on_moved=self._moved)
         self.leases = leases or Leases()
+        self.quota = quota or RunQuota(0)  # RUNS_PER_USER_PER_MINUTE, by `author`
         self._runs: dict[str, LiveRun] = {}
         self._sessions: dict[int, LiveRun] = {}  # the latest run of each session
         self._background: list[asyncio.Task[None]] = []
@@ -76,11 +78,13 @@ class RunPool:
         """A user message (or an edit's new user node) and the run that answers it.
 
         `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id.
+        An `author` over their quota is refused (RateLimited) before anything is written.
         """
         session = await self._session_defaults(session_id, fields)
         previous = self._in_flight(session.id)
         if previous is not None and not queue:
             raise Busy(f"session {session_id} is still working on run {previous.run_id}")
+        self.quota.take(fields.get("author"))
         return await self._launch(
             session_id, RunOptions(max_iterations, after=self._done_future(previous)),
             text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
@@ -91,6 +95,7 @@ class RunPool:
         """A new version of an assistant message, generated live."""
         message = await tree.get_message(message_id, session_id)
         self._refuse_if_busy(message.session_id)
+        self.quota.take(fields.get("author"))
         return await self._launch(message.session_id, RunOptions(), regenerate_of=message_id, **fields)
 
     async def edit(self, message_id: int, text: str, session_id: int | None = None,
@@ -101,6 +106,7 @@ class RunPool:
         author = {k: v for k, v in fields.items() if k in ("author", "platform_message_id")}
         rest = {k: v for k, v in fields.items() if k not in author}
         await self._session_defaults(message.session_id, dict(rest))  # refuse before writing
+        self.quota.take(author.get("author"))  # `start` below gets no author: counted once
         node = await tree.edit(message_id, text, message.session_id, **author)
         return await self.start(message.session_id, text, user_message_id=node.id, **rest)
 
