@@ -42,6 +42,12 @@ class Settings:
     log_format: str = "text"
     log_level: str = "INFO"
 
+    def secrets(self) -> tuple[str, ...]:
+        """The values that must never be logged: tokens, the signing secret, the API key."""
+        values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token,
+                  self.discord_token, self.admin_token, self.openai_api_key)
+        return tuple(v for v in values if v)
+
     @property
     def bridge_url(self) -> str:
         """Where the runtime finds the Bridge: the configured one or the one we start."""
