@@ -41,3 +41,13 @@ class BridgeUnavailable(HermesChatError):
     """The Hermes Bridge could not be reached or answered garbage; the session stays usable."""
 
     code = "bridge_unavailable"
+
+
+class RateLimited(HermesChatError):
+    """A chat user started more runs than RUNS_PER_USER_PER_MINUTE allows; `retry_after` s."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

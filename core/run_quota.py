@@ -11,18 +11,8 @@ import math
 import time
 from collections.abc import Callable
 
-from core.errors import HermesChatError
+from core.errors import RateLimited
 from core.ratelimit import Limit, RateLimiter
-
-
-class RateLimited(HermesChatError):
-    """A user started more runs than RUNS_PER_USER_PER_MINUTE allows; `retry_after` seconds."""
-
-    code = "rate_limited"
-
-    def __init__(self, message: str, retry_after: float) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 class RunQuota:

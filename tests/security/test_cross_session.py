@@ -14,12 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from bots.slack import ids
-from core.models import ChatMessage, ChatSession
+from core.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import answered, mention, running_bot
 from tests.bots.slack.harness import Harness, button, until
 from tests.fakes.discordfake import FakeDiscord
-from tests.fakes.llm_server import ScriptedLLM, text_reply
+from tests.bots.slack.test_clarify import QUESTION, asked
+from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack_payloads import CHANNEL_ID, make_block_action
 
 ELSEWHERE = "belongs to another conversation"
@@ -64,6 +65,34 @@ async def test_slack_clicks_naming_another_conversation_are_refused(
     assert await _snapshot() == before
     assert len(llm.requests) == 2 and h.slack.calls_to("views.open") == []
     assert h.slack.message(CHANNEL_ID, answer_a.ts).blocks == answer_a.blocks
+
+
+async def test_slack_cannot_answer_or_stop_another_conversations_waiting_run(
+    h: Harness, llm: ScriptedLLM
+) -> None:
+    llm.script(text_reply("Answer in A."), tool_reply(ToolCall("clarify", QUESTION)),
+               text_reply("Blue it is."))
+    thread_a = (await h.event("app_mention", text="question A"))["ts"]
+    [answer_a] = await h.answered(CHANNEL_ID, thread_a)
+    thread_b = (await h.event("app_mention", text="paint the shed"))["ts"]
+    question = await asked(h, thread_b)
+    pause = await ClarifyPause.get()
+    waiting = await ChatMessage.get(run_id=pause.run_id)
+    before = await _snapshot()
+    forged = [(ids.choice_action(0), ids.pack(pause.id, 0)), (ids.CLARIFY_CUSTOM, ids.pack(pause.id)),
+              (ids.STOP, pause.run_id)]
+    for count, (action, value) in enumerate(forged, start=1):
+        await h.interact(make_block_action(
+            action, value, channel=CHANNEL_ID, message_ts=answer_a.ts, thread_ts=thread_a,
+            trigger_id=h.slack.new_trigger_id()))
+        await until(lambda: len([e for e in h.ephemerals() if ELSEWHERE in e]) == count)
+    # (not bot.idle(): the run waiting on its question keeps its follower busy)
+    assert await _snapshot() == before and h.slack.calls_to("views.open") == []
+    assert (await ClarifyPause.get()).status == PauseStatus.UNANSWERED
+    assert (await ChatMessage.get(id=waiting.id)).status == MessageStatus.RUNNING
+    await h.click(question, ids.choice_action(1))  # from its own thread it still works
+    await h.answered(CHANNEL_ID, thread_b)
+    assert (await ClarifyPause.get()).answer == "blue"
 
 
 async def test_discord_clicks_naming_another_conversation_are_refused(

@@ -13,7 +13,8 @@ import pytest
 from core.bridge_client import BridgeClient
 from core.config import Settings
 from core.models import ChatMessage, Role
-from core.run_quota import RateLimited, RunQuota
+from core.errors import RateLimited
+from core.run_quota import RunQuota
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import answered, bot_messages, button, mention, running_bot, text_of
 from tests.bots.slack.clocks import FastClock
