@@ -62,6 +62,7 @@ def create_app(settings: BridgeSettings, secrets: Mapping[str, str] | None = Non
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         lifespan=[lifespan],
         openapi_config=None,
+        logging_config=None,  # keep the process's logging (LOG_FORMAT, LOG_LEVEL) as it is
     )
 
 

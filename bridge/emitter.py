@@ -1,5 +1,7 @@
 """Hands events from the agent's thread to the run's log on the event loop, coalescing
-streamed text so a fast model does not produce one SSE event per token."""
+streamed text so a fast model does not produce one SSE event per token, and blanking the run's
+API key out of every event: some providers echo it back in a 401, and what the Bridge emits is
+stored, shown in the chat and exported."""
 
 from __future__ import annotations
 
@@ -10,13 +12,16 @@ from bridge.run_log import RunLog
 
 TEXT_FLUSH_SECONDS = 0.05  # a delta waits at most this long (plus loop latency) to be sent
 TEXT_FLUSH_CHARS = 2048
+REDACTED = "[redacted]"
+MIN_SECRET = 6  # a shorter key (a local server's placeholder) is no secret
 
 
 class RunEmitter:
     """Thread-safe front of a RunLog. Every call keeps the order in which it was made."""
 
-    def __init__(self, log: RunLog, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, log: RunLog, loop: asyncio.AbstractEventLoop, secret: str = "") -> None:
         self.log = log
+        self._secret = secret if len(secret) >= MIN_SECRET else ""
         self._loop = loop
         self._text: list[str] = []
         self._size = 0
@@ -33,7 +38,7 @@ class RunEmitter:
     def emit_now(self, name: str, data: dict[str, Any]) -> None:
         """Same as `emit`, on the event loop itself."""
         self.flush()
-        self.log.append(name, data)
+        self.log.append(name, self._blank(data))
 
     def flush(self) -> None:
         """Send the buffered text as one `text` event (event loop only)."""
@@ -42,7 +47,7 @@ class RunEmitter:
             self._timer = None
         if self._text:
             text, self._text, self._size = "".join(self._text), [], 0
-            self.log.append("text", {"text": text})
+            self.log.append("text", self._blank({"text": text}))
 
     def _add_text(self, delta: str) -> None:
         self._text.append(delta)
@@ -51,6 +56,17 @@ class RunEmitter:
             self.flush()
         elif self._timer is None:
             self._timer = self._loop.call_later(TEXT_FLUSH_SECONDS, self.flush)
+
+    def _blank(self, value: Any) -> Any:
+        if not self._secret:
+            return value
+        if isinstance(value, str):
+            return value.replace(self._secret, REDACTED)
+        if isinstance(value, dict):
+            return {k: self._blank(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._blank(v) for v in value]
+        return value
 
     def _call(self, fn: Any, *args: Any) -> None:
         if not self._loop.is_closed():

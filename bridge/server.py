@@ -15,7 +15,7 @@ def serve(settings: BridgeSettings) -> None:
         host=settings.host,
         port=settings.port,
         lifespan="on",
-        log_level="info",
+        log_config=None,  # uvicorn's records go to the root logger the command configured
         # SSE streams are long-lived; give them a moment to end on shutdown.
         timeout_graceful_shutdown=5,
     )

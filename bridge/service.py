@@ -44,7 +44,7 @@ class BridgeService:
         plan = self._plan(request)
         log = self.runs.create(request.run_id, request.session_id)
         self._memory_edited.discard(request.session_id)
-        emitter = RunEmitter(log, asyncio.get_running_loop())
+        emitter = RunEmitter(log, asyncio.get_running_loop(), secret=plan.model.api_key)
         turn = Turn(plan, emitter, self.pool, self.board, self._histories)
         self._turns[request.run_id] = turn
         task = asyncio.create_task(self._guarded(turn, emitter), name=f"run-{request.run_id}")

@@ -64,17 +64,25 @@ class Catalogue:
         """Every folder of SKILLS_DIR that holds a SKILL.md, by folder name."""
         if not self.skills_dir.is_dir():
             return []
-        folders = sorted(p.name for p in self.skills_dir.iterdir() if (p / "SKILL.md").is_file())
-        return [self.skill(f) for f in folders if _SKILL_FOLDER.match(f)]
+        folders = sorted(p.name for p in self.skills_dir.iterdir())
+        return [_read_skill(f, path) for f in folders if (path := self._skill_file(f))]
 
     def skill(self, folder: str) -> Skill:
         """The skill in SKILLS_DIR/<folder>; a name that could leave SKILLS_DIR is refused."""
-        if not _SKILL_FOLDER.match(folder) or folder in (".", ".."):
+        if not _SKILL_FOLDER.match(folder):
             raise InvalidInput(f"{folder!r} is not a skill name")
-        path = (self.skills_dir / folder / "SKILL.md").resolve()
-        if self.skills_dir.resolve() not in path.parents or not path.is_file():
+        path = self._skill_file(folder)
+        if path is None:
             raise NotFound(f"unknown skill {folder!r}")
-        return _read_skill(folder, path.read_text(encoding="utf-8"))
+        return _read_skill(folder, path)
+
+    def _skill_file(self, folder: str) -> Path | None:
+        """SKILLS_DIR/<folder>/SKILL.md with links followed, if that is a file inside SKILLS_DIR
+        (a symlink to elsewhere is no skill: listing it would read files outside)."""
+        if not _SKILL_FOLDER.match(folder):
+            return None
+        path = (self.skills_dir / folder / "SKILL.md").resolve()
+        return path if self.skills_dir.resolve() in path.parents and path.is_file() else None
 
 
 def load_catalogue(models_file: str, skills_dir: str) -> Catalogue:
@@ -100,7 +108,8 @@ def _model_entry(item: object, source: str) -> ModelEntry:
     )
 
 
-def _read_skill(folder: str, text: str) -> Skill:
+def _read_skill(folder: str, path: Path) -> Skill:
+    text = path.read_text(encoding="utf-8")
     meta: dict[str, str] = {}
     body = text
     if text.startswith("---"):

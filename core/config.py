@@ -33,6 +33,7 @@ class Settings:
     bridge_shared_memory: bool = False
     max_active_runs: int = 5
     run_lease_seconds: int = 30
+    runs_per_user_per_minute: int = 10
     models_file: str = "models.toml"
     skills_dir: str = "skills/"
     openai_base_url: str | None = None
@@ -43,6 +44,12 @@ class Settings:
     discord_gateway_url: str | None = None
     log_format: str = "text"
     log_level: str = "INFO"
+
+    def secrets(self) -> tuple[str, ...]:
+        """The values that must never be logged: tokens, the signing secret, the API key."""
+        values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token,
+                  self.discord_token, self.admin_token, self.openai_api_key)
+        return tuple(v for v in values if v)
 
     @property
     def database_patience(self) -> Patience:

@@ -48,3 +48,13 @@ class DatabaseUnavailable(HermesChatError):
     for recovery to resume."""
 
     code = "database_unavailable"
+
+
+class RateLimited(HermesChatError):
+    """A chat user started more runs than RUNS_PER_USER_PER_MINUTE allows; `retry_after` s."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

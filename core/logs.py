@@ -1,10 +1,15 @@
-"""Process-wide logging set-up from LOG_LEVEL and LOG_FORMAT (text, or one JSON object a line)."""
+"""Process-wide logging set-up from LOG_LEVEL and LOG_FORMAT (text, or one JSON object a line),
+with the service's own secrets (tokens, API keys) blanked out of every line written."""
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from datetime import datetime, timezone
+
+REDACTED = "[redacted]"
+MIN_SECRET = 6  # a shorter value is no secret, and blanking it would garble every line
 
 
 class JsonFormatter(logging.Formatter):
@@ -25,13 +30,32 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
-def configure_logging(level: str = "INFO", format: str = "text") -> None:
-    """Install one handler on the root logger (called once, by the command being run)."""
+class RedactingFormatter(logging.Formatter):
+    """Formats with `inner`, then blanks each secret out of the whole line (message, extras,
+    traceback alike): libraries log what they please, and an LLM provider may echo a key back
+    in the error the agent logs."""
+
+    def __init__(self, inner: logging.Formatter, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self._inner = inner
+        kept = {s for s in secrets if len(s) >= MIN_SECRET}
+        # As JSON writes them too, longest first so no secret is left half-blanked.
+        self._secrets = sorted(kept | {json.dumps(s)[1:-1] for s in kept}, key=len, reverse=True)
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = self._inner.format(record)
+        for secret in self._secrets:
+            line = line.replace(secret, REDACTED)
+        return line
+
+
+def configure_logging(level: str = "INFO", format: str = "text", secrets: Iterable[str] = ()) -> None:
+    """Install one handler on the root logger (called once, by the command being run); no
+    value of `secrets` is ever written."""
     handler = logging.StreamHandler()
-    if format == "json":
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    inner = JsonFormatter() if format == "json" else logging.Formatter(
+        "%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler.setFormatter(RedactingFormatter(inner, secrets))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HermesChatError as error:
         print(f"hermes-chat: bad setting: {error.message}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level, settings.log_format)
+    configure_logging(settings.log_level, settings.log_format, settings.secrets())
     try:
         COMMANDS[args.command][0](settings, args)
     except HermesChatError as error:

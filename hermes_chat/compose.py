@@ -13,6 +13,7 @@ from core import db
 from core.bridge_client import BridgeClient
 from core.catalogue import Catalogue, load_catalogue
 from core.config import Settings
+from core.run_quota import RunQuota
 from core.runtime.jobs import start_jobs
 from core.runtime.leases import Leases
 from core.runtime.metrics import RunMetrics
@@ -52,7 +53,8 @@ async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
             leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
             pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
                            metrics=metrics, leases=leases, log_notices=notices,
-                           patience=settings.database_patience)
+                           patience=settings.database_patience,
+                           quota=RunQuota(settings.runs_per_user_per_minute))
             await pool.open()
             tasks = [asyncio.create_task(_run_jobs_when_leader(pool, lock), name="upkeep")]
             try:

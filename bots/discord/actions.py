@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 import discord
 
 from bots.discord import ids
+from bots.discord.belongs import check_here
 from bots.discord.boundary import interaction_boundary
 
 Handler = Callable[[discord.Interaction, ids.ActionId], Awaitable[None]]
@@ -25,6 +26,7 @@ class Actions:
             if action is None or handler is None:  # a disabled label, or a retired button
                 await interaction.response.defer()
                 return
+            await check_here(action, interaction.channel_id)
             await handler(interaction, action)
 
     async def on_interaction(self, interaction: discord.Interaction) -> None:

@@ -9,6 +9,7 @@ from core.errors import Busy, NotFound
 
 from . import ids, lookups, refs
 from .answers import show_answer
+from .belongs import message_here, run_here
 from .clicks import click_listener
 from .payloads import Click
 from .refs import Slot
@@ -32,19 +33,24 @@ class AnswerListeners:
         await ack()  # the "2/3" label is a button only to sit between the arrows
 
     async def _stop(self, clicked: Click) -> None:
+        run_id = ids.parse_run(clicked.value)
+        await run_here(clicked, run_id)
         try:
-            await self._services.pool.stop(ids.parse_run(clicked.value))
+            await self._services.pool.stop(run_id)
         except NotFound:
             await to_clicker(self._services, clicked)(FINISHED)
 
     async def _regenerate(self, clicked: Click) -> None:
         (message_id,) = ids.unpack(clicked.value, 1)
+        await message_here(clicked, message_id)
         slot = await self._slot(message_id, clicked)
-        await self._services.pool.regenerate(message_id, platform_refs=slot.moved(final=False).to_refs())
+        await self._services.pool.regenerate(message_id, author=clicked.user,
+                                             platform_refs=slot.moved(final=False).to_refs())
 
     async def _switch(self, clicked: Click) -> None:
         current, target = ids.unpack(clicked.value, 2)
-        message = await tree.get_message(target)
+        await message_here(clicked, current)
+        message = await message_here(clicked, target)
         if any(u.session_id == message.session_id for u in self._services.pool.active()):
             raise Busy("this conversation is still working; switch versions once it is done")
         slot = await self._slot(current, clicked)

@@ -14,6 +14,7 @@ from core.runtime.clarify import view as pause_view
 from core.runtime.updates import PauseView
 
 from . import ids, refs
+from .belongs import pause_here
 from .boundary import Reply
 from .clarify_view import custom_answer_modal
 from .clicks import click_listener
@@ -61,13 +62,16 @@ class ClarifyListeners:
 
     async def _choose(self, clicked: Click) -> None:
         pause_id, index = ids.unpack(clicked.value, 2)
+        await pause_here(clicked, pause_id)
         pause = pause_view(await find_pause(pause_id=pause_id))
         if not 0 <= index < len(pause.choices):
             raise IndexError(f"choice {index} of pause {pause_id}")
         await self._answer(pause, pause.choices[index], clicked.user, to_clicker(self._services, clicked))
 
     async def _open(self, clicked: Click) -> None:
-        pause = pause_view(await find_pause(pause_id=ids.unpack(clicked.value, 1)[0]))
+        (pause_id,) = ids.unpack(clicked.value, 1)
+        await pause_here(clicked, pause_id)
+        pause = pause_view(await find_pause(pause_id=pause_id))
         if pause.status != PauseStatus.UNANSWERED:
             await to_clicker(self._services, clicked)(not_open(pause))
             return

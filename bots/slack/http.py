@@ -1,5 +1,9 @@
 """`POST /slack/events` for Litestar: bolt has no Litestar adapter, so this is the ~20 lines of
-bolt's Starlette one: the raw body and headers in, `async_dispatch`, the BoltResponse out."""
+bolt's Starlette one: the raw body and headers in, `async_dispatch`, the BoltResponse out.
+
+bolt's verifier reads the timestamp with `int()`, so an empty or non-numeric one would be a
+500; such a request (and a body that is not UTF-8) is refused here first, as bolt refuses any
+request it cannot verify: 401 with `{"error": "invalid request"}`."""
 
 from __future__ import annotations
 
@@ -16,6 +20,9 @@ def events_route(app: AsyncApp, path: str = PATH) -> HTTPRouteHandler:
     @post(path, include_in_schema=False, status_code=200)
     async def slack_events(request: Request) -> Response[bytes]:  # type: ignore[type-arg]
         body = await request.body()
+        if not _verifiable(body, request.headers.get("x-slack-request-timestamp", "0")):
+            return Response(content=b'{"error": "invalid request"}', status_code=401,
+                            media_type="application/json")
         headers = {name: request.headers.getall(name) for name in request.headers}
         bolt_request = AsyncBoltRequest(body=body.decode("utf-8"), headers=headers,
                                         query=request.scope.get("query_string", b"").decode())
@@ -24,3 +31,12 @@ def events_route(app: AsyncApp, path: str = PATH) -> HTTPRouteHandler:
                         headers=answer.first_headers_without_set_cookie())
 
     return slack_events
+
+
+def _verifiable(body: bytes, timestamp: str) -> bool:
+    """Whether bolt can check this request's signature at all."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return timestamp.isascii() and timestamp.isdigit()

@@ -8,6 +8,7 @@ from core import tree
 from core.thinking import ThinkingState
 
 from . import ids, lookups
+from .belongs import message_here
 from .clicks import click_listener
 from .modals import summary_modal, thinking_modal, thinking_pages
 from .payloads import Click
@@ -25,6 +26,7 @@ class InsightListeners:
 
     async def _thinking(self, clicked: Click) -> None:
         (message_id,) = ids.unpack(clicked.value, 1)
+        await message_here(clicked, message_id)
         pages = thinking_pages(await self._state(message_id))
         await self._services.sender.open_view(clicked.trigger_id, thinking_modal(message_id, pages, 0))
 
@@ -35,7 +37,7 @@ class InsightListeners:
                                                 thinking_modal(message_id, pages, page))
 
     async def _summary(self, clicked: Click) -> None:
-        summary = await tree.get_message(ids.unpack(clicked.value, 1)[0])
+        summary = await message_here(clicked, ids.unpack(clicked.value, 1)[0])
         await self._services.sender.open_view(clicked.trigger_id, summary_modal(summary.content))
 
     async def _state(self, message_id: int) -> ThinkingState:

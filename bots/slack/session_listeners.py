@@ -7,6 +7,7 @@ from slack_bolt.async_app import AsyncApp
 from core import sessions
 
 from . import ids
+from .belongs import check_session
 from .clicks import click_listener
 from .menus import parse_option
 from .payloads import Click
@@ -25,6 +26,7 @@ class SessionListeners:
 
     async def _choose(self, clicked: Click) -> None:
         session_id, chosen = parse_option(clicked.value)
+        await check_session(clicked, session_id)
         catalogue = self._services.catalogue
         if clicked.action_id == ids.SET_MODEL:
             entry = catalogue.model(chosen)

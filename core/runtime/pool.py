@@ -20,6 +20,7 @@ from core.catalogue import Catalogue
 from core.errors import Busy, InvalidInput, NotFound
 from core.models import MessageStatus
 from core.outage import Patience, is_outage, outlast
+from core.run_quota import RunQuota
 from core.runtime import records
 from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
 from core.runtime.leases import Leases
@@ -44,6 +45,7 @@ class RunPool:
                  buffer: LogBuffer | None = None, leases: Leases | None = None,
                  metrics: RunMetrics | None = None, log_notices: LogNotices | None = None,
                  patience: Patience = Patience(),
+                 quota: RunQuota | None = None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
         self.catalogue = catalogue
@@ -54,6 +56,7 @@ class RunPool:
         self.leases = leases or Leases()
         self.log_notices = log_notices or LogNotices()  # wakes followers of other replicas' runs
         self.patience = patience
+        self.quota = quota or RunQuota(0)  # RUNS_PER_USER_PER_MINUTE, by `author`
         self._runs: dict[str, LiveRun] = {}
         self._sessions: dict[int, LiveRun] = {}  # the latest run of each session
         self._background: list[asyncio.Task[None]] = []
@@ -85,11 +88,13 @@ class RunPool:
         """A user message (or an edit's new user node) and the run that answers it.
 
         `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id.
+        An `author` over their quota is refused (RateLimited) before anything is written.
         """
         session = await self._session_defaults(session_id, fields)
         previous = self._in_flight(session.id)
         if previous is not None and not queue:
             raise Busy(f"session {session_id} is still working on run {previous.run_id}")
+        self.quota.take(fields.get("author"))
         return await self._launch(
             session_id, RunOptions(max_iterations, after=self._done_future(previous)),
             text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
@@ -100,6 +105,7 @@ class RunPool:
         """A new version of an assistant message, generated live."""
         message = await tree.get_message(message_id, session_id)
         self._refuse_if_busy(message.session_id)
+        self.quota.take(fields.get("author"))
         return await self._launch(message.session_id, RunOptions(), regenerate_of=message_id, **fields)
 
     async def edit(self, message_id: int, text: str, session_id: int | None = None,
@@ -110,6 +116,7 @@ class RunPool:
         author = {k: v for k, v in fields.items() if k in ("author", "platform_message_id")}
         rest = {k: v for k, v in fields.items() if k not in author}
         await self._session_defaults(message.session_id, dict(rest))  # refuse before writing
+        self.quota.take(author.get("author"))  # `start` below gets no author: counted once
         node = await tree.edit(message_id, text, message.session_id, **author)
         return await self.start(message.session_id, text, user_message_id=node.id, **rest)
 

@@ -1,0 +1,36 @@
+"""Fixtures of the security tests: the Slack, Discord and runtime fixtures of their own suites,
+reused as they are (each test names the requirement of issue #8 §5 it proves)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from core.runtime.pool import RunPool
+from tests.admin.conftest import AUTH, admin_on
+from tests.admin.server import DEADLINE
+from tests.bots.discord.conftest import fake  # noqa: F401
+from tests.bots.slack.conftest import fake_slack, fast_clock, h  # noqa: F401
+from tests.core.runtime.conftest import fake_bridge, fake_pool, pool, skills_dir  # noqa: F401
+
+
+@pytest.fixture
+async def admin_url(fake_pool: RunPool) -> AsyncIterator[str]:  # noqa: F811
+    """The admin API (ADMIN_TOKEN set) on the fake Bridge's run pool, served over HTTP."""
+    async with admin_on(fake_pool) as url:
+        yield url
+
+
+@pytest.fixture
+async def api(admin_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    """A client that sends the admin token."""
+    async with httpx.AsyncClient(base_url=admin_url, headers=AUTH, timeout=DEADLINE) as client:
+        yield client
+
+
+@pytest.fixture
+async def anonymous(admin_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=admin_url, timeout=DEADLINE) as client:
+        yield client
