@@ -194,7 +194,7 @@ class RunPool:
 
     def let_go(self, live: LiveRun) -> None:
         """Forget a run whose state could not be written: it stays in flight in the database
-        and leased to us, so `recover` (the reconcile job, or the next start) resumes it."""
+        and leased to us, so `recover` (the takeover scan, or the next start) resumes it."""
         if self._runs.get(live.run_id) is live:
             del self._runs[live.run_id]
         if self._sessions.get(live.session_id) is live:
