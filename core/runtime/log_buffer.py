@@ -83,7 +83,6 @@ class LogBuffer:
     @property
     def pending(self) -> int:
         return len(self._rows)
-
     async def flush(self) -> None:
         """Write every pending row (one statement per batch); on failure keep them for later."""
         async with self._lock:
@@ -108,8 +107,9 @@ class LogBuffer:
         every attempt (five a second through an outage)."""
         failures = 0
         while True:
-            try:
-                await asyncio.wait_for(self._wake.wait(), self.interval)
+            try:  # awaited here, not in a task of its own: a wake starts the flush at once
+                async with asyncio.timeout(self.interval):
+                    await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()

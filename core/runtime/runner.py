@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from core.runtime.pool import RunPool
 
 log = logging.getLogger(__name__)
+YIELD_EVERY = 64  # events handled before the event loop gets a turn (a burst's one wait)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,10 @@ async def _on_event(pool: RunPool, live: LiveRun, event: Event) -> None:
     pool.buffer.add(live.message_id, event)
     live.fold(event)
     pool.metrics.event()
+    if pool.metrics.events % YIELD_EVERY == 0:
+        # A burst already received is read without the loop ever waiting on the network:
+        # let the flusher, the database's answers and the other runs have their turn.
+        await asyncio.sleep(0)
     if isinstance(event, ClarifyRequest):
         await pool.durably(pool.buffer.flush)
         live.pause = await pool.durably(persist_pause, live.run_id, live.message_id, event)
