@@ -21,6 +21,7 @@ class LiveRun:
     status: MessageStatus
     folded: ThinkingState = field(default_factory=ThinkingState)
     position: int | None = None
+    announced_position: int | None = None  # the queue position subscribers were last woken for
     pause: PauseView | None = None
     error: str | None = None
     summary_ids: tuple[int, ...] = ()

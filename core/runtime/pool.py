@@ -308,7 +308,13 @@ class RunPool:
         return live.update()
 
     def _moved(self, run_id: str, position: int) -> None:
+        """A queued run moved up. Its position is always exact when asked for; subscribers are
+        woken only for the last few places or a halving (40 -> 20 -> 10 -> 5 -> 3, 2, 1): with
+        hundreds queued, each finished run would otherwise re-render every waiting message."""
         live = self._runs.get(run_id)
-        if live is not None and live.position != position:
-            live.position = position
+        if live is None or live.position == position:
+            return
+        live.position = position
+        if position <= 3 or live.announced_position is None or position <= live.announced_position // 2:
+            live.announced_position = position
             self.publish(live)

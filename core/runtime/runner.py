@@ -64,7 +64,7 @@ async def _wait_for_slot(pool: RunPool, live: LiveRun) -> None:
         if live.status != MessageStatus.QUEUED:
             live.status = MessageStatus.QUEUED
             await pool.durably(records.set_status, live.message_id, MessageStatus.QUEUED)
-        live.position = pool.slots.position(live.run_id)
+        live.position = live.announced_position = pool.slots.position(live.run_id)
         pool.publish(live)
         await pool.slots.take(live.run_id)
     live.position = None

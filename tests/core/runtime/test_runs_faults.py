@@ -147,3 +147,32 @@ async def test_compaction_adds_a_summary_in_the_branch(fake_pool: RunPool, fake_
     assert history[0] == {"role": "system",
                           "content": "Summary of the earlier conversation:\nThey said one."}
     assert [h["content"] for h in history[1:]] == ["two", "two"]
+
+
+async def test_a_long_queue_wakes_a_waiting_run_only_for_halvings_and_the_last_places(
+    fake_pool: RunPool, fake_bridge: FakeBridge
+):
+    """Hundreds queued: each finished run moves every waiting one, and re-rendering each
+    waiting message every time would spend the platforms' edit budgets on queue places."""
+    fake_bridge.default_script = lambda run_id: [Stall(run_id), ev("done", final_text=run_id)]
+    ids = [(await sessions.create_session()).id for _ in range(24)]
+    runs = [await fake_pool.start(s, f"job {n}") for n, s in enumerate(ids)]
+    last = runs[-1]
+    assert (await until(fake_pool, last.run_id, lambda u: u.position == 22)).position == 22
+    seen: list[int | None] = []
+
+    async def watch() -> None:
+        async for update in fake_pool.subscribe(last.run_id):
+            seen.append(update.position)
+
+    watcher = asyncio.create_task(watch())
+    for n, run in enumerate(runs[:-1]):
+        fake_bridge.release(run.run_id)
+        await finished(fake_pool, run.run_id)
+        await wait_until(lambda: fake_pool.view(last.run_id).position == max(1, 21 - n)
+                         or fake_pool.view(last.run_id).position is None)  # exact when asked
+    fake_bridge.release(last.run_id)
+    assert (await finished(fake_pool, last.run_id)).status == MessageStatus.SUCCESS
+    watcher.cancel()
+    places = [p for p in dict.fromkeys(seen) if p is not None]
+    assert places == [22, 11, 5, 3, 2, 1], seen  # where it was queued, then halvings
