@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tortoise import Tortoise, connections
+from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.migrations.api import migrate as tortoise_migrate
 
 log = logging.getLogger(__name__)
@@ -19,7 +20,7 @@ APP_LABEL = "hermes"
 def tortoise_config(database_url: str) -> dict[str, Any]:
     """The tortoise configuration of our one app, its models and its migrations package."""
     return {
-        "connections": {"default": database_url},
+        "connections": {"default": _connection(database_url)},
         "apps": {
             APP_LABEL: {
                 "models": ["core.models"],
@@ -30,6 +31,13 @@ def tortoise_config(database_url: str) -> dict[str, Any]:
         "use_tz": True,
         "timezone": "UTC",
     }
+
+
+def _connection(database_url: str) -> str | dict[str, Any]:
+    if is_sqlite(database_url):
+        return database_url
+    expanded = expand_db_url(database_url)
+    return {**expanded, "engine": "core.pg_engine"}  # asyncpg without a reset per release
 
 
 def is_sqlite(database_url: str) -> bool:
