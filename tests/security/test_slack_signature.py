@@ -7,6 +7,7 @@ test_a_bad_signature_is_refused_with_401 (one forged event, one stale event)."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -141,4 +142,18 @@ async def test_a_body_that_is_not_utf8_is_401_not_500(h: Harness, llm: ScriptedL
     headers = {"Content-Type": "application/x-www-form-urlencoded", **sign_request(body, SECRET)}
     response = await h.http.post("/slack/events", content=body, headers=headers)
     assert response.status_code == 401
+    await _nothing_started(h, llm)
+
+
+async def test_a_refused_request_leaves_its_text_out_of_the_log(
+    h: Harness, llm: ScriptedLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    """bolt logs what it refuses, body included, at INFO; the message text must not be there."""
+    caplog.set_level(logging.DEBUG)
+    text = "a confidential roadmap for 2027"
+    request = event_request(make_slack_event("app_mention", text=text), "not-the-secret")
+    response = await h.http.post("/slack/events", content=request.body, headers=request.headers)
+    assert response.status_code == 401
+    assert any("Invalid request signature detected" in r.getMessage() for r in caplog.records)
+    assert not [r for r in caplog.records if "roadmap" in r.getMessage()]
     await _nothing_started(h, llm)
