@@ -150,6 +150,7 @@ async def test_a_refused_request_leaves_its_text_out_of_the_log(
 ) -> None:
     """bolt logs what it refuses, body included, at INFO; the message text must not be there."""
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="slack_bolt.RequestVerification")  # set from root at start
     text = "a confidential roadmap for 2027"
     request = event_request(make_slack_event("app_mention", text=text), "not-the-secret")
     response = await h.http.post("/slack/events", content=request.body, headers=request.headers)
