@@ -34,7 +34,8 @@ class _Bucket:
 
 
 class RateLimiter:
-    """Token buckets by key; waiting is FIFO per key so concurrent runs share fairly."""
+    """Token buckets by key; waiting is FIFO per key so concurrent runs share fairly, except
+    that urgent waiters go first."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
@@ -42,6 +43,7 @@ class RateLimiter:
         self._sleep = sleep
         self._buckets: dict[str, _Bucket] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._urgent: dict[str, int] = {}  # urgent waiters by key
 
     def delay(self, key: str, limit: Limit) -> float:
         """Seconds until `key` has a token (0: now); takes nothing."""
@@ -59,12 +61,23 @@ class RateLimiter:
         self._buckets[key].tokens -= 1.0
         return True
 
-    async def acquire(self, key: str, limit: Limit) -> None:
-        """Wait (in arrival order) for a token of `key`, then take it."""
+    async def acquire(self, key: str, limit: Limit, *, urgent: bool = False) -> None:
+        """Wait for a token of `key`, then take it. Waiters are served in arrival order, but an
+        `urgent` one (an answer, a click's result) goes ahead of the queue of ordinary ones
+        (progress edits): the one at the front of it steps back a token while urgent ones wait."""
+        if urgent:
+            self._urgent[key] = self._urgent.get(key, 0) + 1
+            try:
+                while not self.try_take(key, limit):
+                    await self._sleep(self.delay(key, limit))
+            finally:
+                self._urgent[key] -= 1
+            return
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
-            while not self.try_take(key, limit):
-                await self._sleep(self.delay(key, limit))
+            while self._urgent.get(key) or not self.try_take(key, limit):
+                await self._sleep(max(self.delay(key, limit),
+                                      1.0 / limit.per_second if self._urgent.get(key) else 0.0))
 
     def penalise(self, key: str, retry_after: float) -> None:
         """The platform said 429: nothing more on `key` for `retry_after` seconds."""

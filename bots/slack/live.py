@@ -2,9 +2,10 @@
 
 Coalescing: the run's updates only replace `_latest`; one loop sends an edit when the
 message's budget (~1 edit/s) and the workspace's Tier-3 budget allow, rendering whatever is
-newest at that moment, so a burst of events costs one edit. The finished state is always sent:
-an edit whose turn comes after the run ended already carries the answer, so the end costs no
-extra wait in a busy workspace.
+newest at that moment, so a burst of events costs one edit. The finished state is always sent,
+ahead of the workspace's queue of progress edits: a progress edit still waiting when the run
+ends is dropped and the answer is sent as an urgent edit; one already on its way carries the
+answer if it was rendered after the end.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class LiveMessage:
         self._latest = first
         self._changed = asyncio.Event()
         self._changed.set()
+        self._ended = asyncio.Event()
+        self._sending = False  # the pending progress edit is rendered and on its way
         self.slot: Slot | None = None
         self._versions = Versions()
         self._sent: Payload | None = None  # what the message shows now
@@ -36,6 +39,8 @@ class LiveMessage:
     def offer(self, update: RunUpdate) -> None:
         self._latest = update
         self._changed.set()
+        if update.finished:
+            self._ended.set()
 
     async def run(self) -> None:
         """Post (or find) the message, edit it as the run goes, then show the answer."""
@@ -51,7 +56,7 @@ class LiveMessage:
             await extras.sync(self._latest)
             if self._latest.finished:
                 break
-            await self._services.sender.edit(slot.team, slot.channel, slot.ts or "", self._render)
+            await self._progress(slot)
         await show_answer(self._services, self._latest, slot, upload=True,
                           versions=self._versions, shown=self._sent)
 
@@ -61,8 +66,27 @@ class LiveMessage:
             await self._services.sender.post(slot.team, slot.channel, slot.thread_ts,
                                              Payload(text, [section(text)]))
 
+    async def _progress(self, slot: Slot) -> None:
+        """One progress edit. It waits behind the workspace's other progress edits; if the run
+        ends meanwhile, the wait is dropped and the answer goes ahead of them (show_answer)."""
+        self._sending = False
+        edit = asyncio.ensure_future(self._services.sender.edit(
+            slot.team, slot.channel, slot.ts or "", self._render, progress=True))
+        ended = asyncio.ensure_future(self._ended.wait())
+        try:
+            await asyncio.wait({edit, ended}, return_when=asyncio.FIRST_COMPLETED)
+            if not edit.done() and not self._sending:
+                edit.cancel()
+            await asyncio.wait({edit})
+        finally:
+            ended.cancel()
+            edit.cancel()  # only does something when this task itself is being cancelled
+        if not edit.cancelled():
+            edit.result()  # what the edit raised, raised here
+
     def _render(self) -> Payload:
         """The newest state, when the budgets let an edit through."""
+        self._sending = True
         latest, branched = self._latest, self.slot.branched if self.slot else False
         if latest.finished:
             self._sent = render_answer(latest, self._versions, branched).main

@@ -60,14 +60,16 @@ class SlackSender:
             unfurl_links=False, unfurl_media=False))
         return str(response["ts"])
 
-    async def edit(self, team: str, channel: str, ts: str, render: Callable[[], Payload]) -> None:
+    async def edit(self, team: str, channel: str, ts: str, render: Callable[[], Payload],
+                   progress: bool = False) -> None:
         """chat.update with what `render` gives once the budgets allow: rendering at send time
-        is what makes the newest state win."""
+        is what makes the newest state win. `progress` edits (a live message following its
+        run) queue behind every other edit for the workspace's budget."""
         async def call() -> AsyncSlackResponse:
             payload = render()
             return await self.client.chat_update(channel=channel, ts=ts, text=payload.text,
                                                  blocks=payload.blocks)
-        await self._within(budgets.edit(team, channel, ts), call)
+        await self._within(budgets.edit(team, channel, ts), call, urgent=not progress)
 
     async def delete(self, team: str, channel: str, ts: str) -> None:
         await self._within(budgets.delete(team), lambda: self.client.chat_delete(channel=channel, ts=ts))
@@ -90,12 +92,12 @@ class SlackSender:
     async def update_view(self, team: str, view_id: str, view: dict[str, Any]) -> None:
         await self._within(budgets.views(team), lambda: self.client.views_update(view_id=view_id, view=view))
 
-    async def _within(self, limits: list[budgets.Budget], call: Call) -> Any:
+    async def _within(self, limits: list[budgets.Budget], call: Call, urgent: bool = False) -> Any:
         outage_key = limits[-1][0]  # the broadest budget: Slack is down for all of it
         rate_limited = 0
         while True:
             for key, limit in limits:
-                await self.limiter.acquire(key, limit)
+                await self.limiter.acquire(key, limit, urgent=urgent)
             try:
                 result = await call()
             except (SlackApiError, TimeoutError, aiohttp.ClientError) as error:

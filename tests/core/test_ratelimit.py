@@ -56,3 +56,22 @@ async def test_retry_after_closes_the_key_until_then() -> None:
     assert limiter.delay("chat.update", generous) == 7.0
     await limiter.acquire("chat.update", generous)
     assert t.now >= 7.0 and t.slept == [7.0]
+
+
+async def test_an_urgent_waiter_goes_ahead_of_the_queue() -> None:
+    """Progress edits of many runs queue for the workspace budget; a finished answer (urgent)
+    must not wait behind all of them."""
+    t = FakeTime()
+    limiter = RateLimiter(t.clock, t.sleep)
+    once_a_second = Limit(1.0)
+    served: list[str] = []
+
+    async def call(name: str, urgent: bool = False) -> None:
+        await limiter.acquire("chat.update", once_a_second, urgent=urgent)
+        served.append(name)
+
+    queue = [asyncio.create_task(call(f"progress {n}")) for n in range(6)]
+    await asyncio.sleep(0)  # the queue has formed; the first one took the burst token
+    await asyncio.gather(call("answer", urgent=True), *queue)
+    assert served.index("answer") <= 2, served
+    assert [s for s in served if s != "answer"] == [f"progress {n}" for n in range(6)]

@@ -150,3 +150,30 @@ async def test_a_429_is_waited_out_and_the_final_state_still_sent(timed: Timed) 
     assert edits[0].status == 429 and timed.slack.ratelimited == 1
     assert edits[1].at - edits[0].at >= 5.0  # Retry-After honoured
     assert all(c.status == 200 for c in edits[1:])
+
+
+async def test_a_finished_answer_goes_ahead_of_the_other_runs_progress_edits(timed: Timed) -> None:
+    """Ten runs share the workspace's chat.update budget (~0.75/s): their progress edits queue
+    for it. The run that finishes first shows its answer within a couple of seconds, not after
+    the queue (some 12 s here)."""
+    long, seqs = paced_script(300, "Still going.")
+    short, _ = paced_script(40, "Quick answer.")
+    scripts = iter([short, *[long] * 9])
+    timed.bridge.default_script = lambda run_id: list(next(scripts))
+    threads = [(await timed.h.event("app_mention", text=f"job {n}"))["ts"] for n in range(10)]
+    runs = await poll(lambda: len(a := timed.h.pool.active()) == 10 and a)
+    await advance_until(timed.clock, lambda: all(timed.h.bot_messages(CHANNEL_ID, t) for t in threads))
+    lives = [timed.h.bot_messages(CHANNEL_ID, t)[0].ts for t in threads]
+    await play(timed, 40, seqs, [r.run_id for r in runs])
+    quick = await poll(lambda: next((v for r in runs if (v := timed.h.pool.view(r.run_id)).finished), None))
+    ended_at = timed.clock.now
+    shown = await advance_until(timed.clock, lambda: next(
+        (ts for ts in lives if final_shown(timed.slack, ts, "Quick answer.")), None))
+    waited = timed.clock.now - ended_at
+    print(f"\nthe finished answer showed {waited:.1f} s (clock) after its run ended")
+    assert shown and quick.status.name == "SUCCESS"
+    assert waited <= 3.0
+    assert timed.slack.ratelimited == 0
+    for run in runs:
+        if run.run_id != quick.run_id:
+            await timed.h.pool.stop(run.run_id)
