@@ -78,7 +78,16 @@ class RunPool:
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        await self.buffer.flush()
+        try:
+            await self.buffer.flush()
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            # The rows go with this process; the runs stay RUNNING and leased, so whoever
+            # resumes them asks the Bridge for every event after the last stored one.
+            log.warning("stopping with %d log rows unwritten: the database is unreachable; "
+                        "their runs resume from the last stored event", self.buffer.pending)
+            return
         if release:
             await self.leases.release(live.run_id for live in in_flight)
 

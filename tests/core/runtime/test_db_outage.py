@@ -196,6 +196,42 @@ async def test_a_run_whose_database_stays_away_is_left_for_recovery_and_resumed(
     assert (await message(run.message_id)).content == "resumed"
 
 
+async def test_a_pool_stopping_during_an_outage_exits_and_its_run_resumes_elsewhere(
+    fake_bridge: FakeBridge, skills_dir: Path, caplog: pytest.LogCaptureFixture,
+    outage: DatabaseOutage,
+):
+    """SIGTERM while the database is away: the unwritten rows go with the process, the run
+    stays RUNNING and leased, and the next pool resumes it from the last stored event."""
+    async with BridgeClient(fake_bridge.url, policy=FAST) as client:
+        leaving = RunPool(client, catalogue_for(None, skills_dir),
+                          leases=Leases(ttl=timedelta(seconds=0.6)))
+        await leaving.open()
+        run = await started(leaving, fake_bridge, [
+            *said(0, 2), Stall("more", BEAT), *said(2, 4), Stall("end", BEAT),
+            ev("done", final_text="resumed after the stop"),
+        ], 2)
+        await outage.begin()
+        fake_bridge.release("more")
+        await until(leaving, run.run_id, lambda u: "w3" in str(u.state.thinking))
+        await leaving.close()  # returns: nothing raised at the operator
+        assert logged(caplog, "stopping with 2 log rows unwritten")
+        await outage.end()
+
+        fake_bridge.release("end")
+        after = RunPool(client, catalogue_for(None, skills_dir),
+                        leases=Leases(ttl=timedelta(seconds=0.6)))
+        await after.open()
+        try:
+            async with asyncio.timeout(DEADLINE):  # its lease runs out, then it is taken over
+                while not await recover(after):
+                    await asyncio.sleep(0.05)
+            done = await finished(after, run.run_id)
+        finally:
+            await after.close()
+    assert done.status == MessageStatus.SUCCESS
+    assert await stored_seqs(done.message_id) == [1, 2, 3, 4, 5]
+
+
 async def test_failed_lease_renewals_during_an_outage_neither_stop_the_keeper_nor_the_run(
     impatient_pool: RunPool, fake_bridge: FakeBridge, caplog: pytest.LogCaptureFixture,
     outage: DatabaseOutage,
