@@ -4,6 +4,7 @@ headers here, so discord.py cannot pace itself: only the bot's own budget keeps 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -115,13 +116,24 @@ async def play(fake: FakeDiscord, bridge: FakeBridge, pool: RunPool, clock: Step
     raise AssertionError("the final state was never shown")
 
 
+SETTLE_TURNS = 5
+
+
 async def settle(fake: FakeDiscord, clock: SteppedClock, outbox: Outbox,
                  caught_up: Callable[[], bool]) -> None:
     """Until the bot has taken in every update, every call is answered and every busy
     channel waits for the clock."""
-    await fake.wait_until(
-        lambda: caught_up() and all(c.status is not None for c in fake.calls)
-        and clock.blocked() >= outbox.busy(), 10.0, "the bot to settle")
+    def settled() -> bool:
+        return (caught_up() and all(c.status is not None for c in fake.calls)
+                and clock.blocked() >= outbox.busy())
+
+    # Settled for a few turns of the loop in a row: a write whose answer was just read, or a
+    # worker just woken, is on its way to its next wait, which is not visible in one look.
+    calm = 0
+    while calm < SETTLE_TURNS:
+        await fake.wait_until(settled, 10.0, "the bot to settle")
+        await asyncio.sleep(0)
+        calm = calm + 1 if settled() else 0
 
 
 def writes_in(fake: FakeDiscord, channel_id: Any) -> list[Call]:
