@@ -1,10 +1,10 @@
 """Log rows written in batches: at 50 rows or every 200 ms, at once when asked, one insert each.
 
-(message_id, seq) is unique and the insert skips conflicts, so an event delivered twice is
+(message_id, seq) is unique and a row already there is skipped, so an event delivered twice is
 stored once. A failed write keeps its rows and is retried on the next flush: nothing is lost,
 and a batch that committed although its answer was lost (a database restart) is not doubled.
-Rows are plain tuples and the insert is one multi-row statement: building an ORM object per
-event costs more than the whole rest of the pipeline.
+Rows are plain tuples and a flush is one statement (PostgreSQL: seven arrays; SQLite: multi-row
+VALUES): building an ORM object per event costs more than the whole rest of the pipeline.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tortoise.exceptions import IntegrityError
 
 from core.events import Event, TextDelta, event_to_log
 from core.outage import transaction
-from core.runtime.notify import announce
+from core.runtime.notify import announce, highest_seqs
 
 log = logging.getLogger(__name__)
 
@@ -30,16 +30,10 @@ COLUMNS = "message_id, seq, kind, content, tool_name, meta_json, created_at"
 
 
 @functools.lru_cache(maxsize=64)
-def insert_statement(rows: int, dialect: str) -> str:
-    """One INSERT of `rows` rows that skips rows already stored, in the dialect's placeholders."""
-    width = COLUMNS.count(",") + 1
-    if dialect == "postgres":
-        groups = (
-            "(" + ", ".join(f"${r * width + c + 1}" for c in range(width)) + ")" for r in range(rows)
-        )
-    else:
-        groups = ("(" + ", ".join("?" * width) + ")" for _ in range(rows))
-    return (f"INSERT INTO chat_message_log ({COLUMNS}) VALUES {', '.join(groups)} "
+def sqlite_insert(rows: int) -> str:
+    """One INSERT of `rows` rows that skips rows already stored (SQLite's placeholders)."""
+    groups = ", ".join(["(" + ", ".join("?" * (COLUMNS.count(",") + 1)) + ")"] * rows)
+    return (f"INSERT INTO chat_message_log ({COLUMNS}) VALUES {groups} "
             "ON CONFLICT (message_id, seq) DO NOTHING")
 
 
@@ -96,8 +90,8 @@ class LogBuffer:
                 self._rows[:0] = batch
                 log.debug("log flush of %d rows failed", len(batch), exc_info=True)
                 raise
-            for row in batch:
-                self.remember(row[0], row[1])
+            for message_id, seq in highest_seqs(batch).items():
+                self.remember(message_id, seq)
             if self._on_flush:
                 self._on_flush(time.perf_counter() - started, len(batch))
 
@@ -136,7 +130,7 @@ async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
         for start in range(0, len(batch), chunk):
             rows = batch[start : start + chunk]
             values = [value for row in rows for value in row]
-            await connection.execute_query(insert_statement(len(rows), "sqlite"), values)
+            await connection.execute_query(sqlite_insert(len(rows)), values)
 
 
 # PostgreSQL takes the whole batch as one statement of seven arrays: one parse, any size,

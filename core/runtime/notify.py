@@ -76,12 +76,17 @@ class LogNotices:
             log.warning("ignored a malformed %s notification: %r", CHANNEL, payload)
 
 
-def payloads(batch: Iterable[tuple[Any, ...]]) -> list[str]:
-    """One "<message id>:<highest seq>" per message of a batch of log rows."""
+def highest_seqs(batch: Iterable[tuple[Any, ...]]) -> dict[int, int]:
+    """The highest seq of each message in a batch of log rows (message_id, seq, ...)."""
     highest: dict[int, int] = {}
     for row in batch:
         highest[row[0]] = max(row[1], highest.get(row[0], 0))
-    return [f"{message_id}:{seq}" for message_id, seq in highest.items()]
+    return highest
+
+
+def payloads(batch: Iterable[tuple[Any, ...]]) -> list[str]:
+    """One "<message id>:<highest seq>" per message of a batch of log rows."""
+    return [f"{message_id}:{seq}" for message_id, seq in highest_seqs(batch).items()]
 
 
 async def announce(connection: Any, batch: Iterable[tuple[Any, ...]]) -> None:
