@@ -6,6 +6,10 @@ every such query cost a second round trip and a second server transaction. Our p
 connections never change session state (no SET, no cursors; LISTEN and the scheduler's
 advisory lock live on connections of their own), so there is nothing to reset. A transaction
 left open is still rolled back: asyncpg does that before it calls the pool's `reset`.
+
+Without a reset query the pool no longer finds out on release that a connection died with the
+server, so a query that meets a dropped connection expires the whole pool: its idle siblings
+lost the server too, and each is replaced when next taken instead of failing its next query.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ from typing import Any
 
 import asyncpg
 from tortoise.backends.asyncpg import AsyncpgDBClient
+from tortoise.backends.base.client import PoolConnectionWrapper
+
+from core.outage import is_outage
 
 
 async def _keep_session(connection: asyncpg.Connection) -> None:
@@ -23,6 +30,18 @@ async def _keep_session(connection: asyncpg.Connection) -> None:
 class PooledClient(AsyncpgDBClient):
     async def create_pool(self, **kwargs: Any) -> asyncpg.Pool:
         return await asyncpg.create_pool(None, reset=_keep_session, **kwargs)
+
+    def acquire_connection(self) -> PoolConnectionWrapper[asyncpg.Connection]:
+        return _ExpiringOnLoss(self, self._pool_init_lock)
+
+
+class _ExpiringOnLoss(PoolConnectionWrapper[asyncpg.Connection]):
+    """A pooled connection whose loss expires the pool (see the module)."""
+
+    async def __aexit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
+        if exc_val is not None and is_outage(exc_val) and self.client._pool is not None:
+            await self.client._pool.expire_connections()
+        await super().__aexit__(exc_type, exc_val, exc_tb)
 
 
 client_class = PooledClient

@@ -21,7 +21,7 @@ from tortoise.exceptions import IntegrityError
 
 from core.events import Event, TextDelta, event_to_log
 from core.outage import transaction
-from core.runtime.notify import announce, highest_seqs
+from core.runtime.notify import CHANNEL, highest_seqs, payloads
 
 log = logging.getLogger(__name__)
 
@@ -133,27 +133,26 @@ async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
             await connection.execute_query(sqlite_insert(len(rows)), values)
 
 
-# PostgreSQL takes the whole batch as one statement of seven arrays: one parse, any size,
-# each column encoded in one go by asyncpg.
-_FROM_ARRAYS = (f"INSERT INTO chat_message_log ({COLUMNS}) SELECT * FROM unnest($1::bigint[], "
-                "$2::int[], $3::varchar[], $4::text[], $5::varchar[], $6::text[], $7::timestamptz[])")
+# PostgreSQL: one statement in its own transaction, so one round trip a flush: the rows as
+# seven arrays (one parse, any size, each column encoded in one go by asyncpg) and, in the same
+# transaction, the notices other replicas wake on (sent on commit, when the rows are readable).
+_STORE = (f"WITH stored AS (INSERT INTO chat_message_log ({COLUMNS}) SELECT * FROM unnest("
+          "$1::bigint[], $2::int[], $3::varchar[], $4::text[], $5::varchar[], $6::text[], "
+          "$7::timestamptz[]){skip}) "
+          f"SELECT pg_notify('{CHANNEL}', payload) FROM unnest($8::text[]) AS payload")
+_STORE_ALL = _STORE.format(skip="")
+# Skipping conflicts costs PostgreSQL a speculative insertion per row: only on a retry.
+_STORE_NEW = _STORE.format(skip=" ON CONFLICT (message_id, seq) DO NOTHING")
 
 
 async def _insert_columns(batch: list[Row]) -> None:
-    """A plain insert first: skipping conflicts costs PostgreSQL a speculative insertion per
-    row, and a row can only be there already when a flush whose commit was in doubt is retried
-    (or a replica that lost its lease still writes). Then the batch goes again, skipping them."""
-    columns = [list(column) for column in zip(*batch)]
+    """A plain insert first: a row can only be there already when a flush whose commit was in
+    doubt is retried (or a replica that lost its lease still writes); then the batch goes
+    again, skipping them."""
+    values = [list(column) for column in zip(*batch)]
+    values.append(payloads(batch))
+    connection = connections.get("default")
     try:
-        await _write(_FROM_ARRAYS, columns, batch)
+        await connection.execute_query(_STORE_ALL, values)
     except IntegrityError:
-        await _write(_FROM_ARRAYS + _SKIP_STORED, columns, batch)
-
-
-async def _write(statement: str, columns: list[list[object]], batch: list[Row]) -> None:
-    async with transaction() as connection:
-        await connection.execute_query(statement, columns)
-        await announce(connection, batch)  # followers on other replicas wake on its commit
-
-
-_SKIP_STORED = " ON CONFLICT (message_id, seq) DO NOTHING"
+        await connection.execute_query(_STORE_NEW, values)

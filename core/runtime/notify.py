@@ -1,11 +1,11 @@
 """News of a run's stored log across replicas: PostgreSQL LISTEN/NOTIFY (DESIGN §8).
 
-The replica that flushes log rows sends one notification per message on the flush's own
-transaction (`announce`), so it fires on commit, when the rows are readable. Each process holds
-one LISTEN connection (`listening`) and wakes the followers of that message in this process.
-A listener that was away missed whatever was sent meanwhile, so on every (re)connect all
-followers wake and read the log again; a slow fallback poll covers anything else. On SQLite
-there is one replica only: followers poll, and nothing is announced.
+The replica that flushes log rows sends one notification per message in the flush's own
+transaction (core/runtime/log_buffer.py), so it fires on commit, when the rows are readable.
+Each process holds one LISTEN connection (`listening`) and wakes the followers of that message
+in this process. A listener that was away missed whatever was sent meanwhile, so on every
+(re)connect all followers wake and read the log again; a slow fallback poll covers anything
+else. On SQLite there is one replica only: followers poll, and nothing is announced.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ APPLICATION_NAME = "hermes-chat log listener"  # how operators spot it in pg_sta
 RECONNECT_SECONDS = 1.0
 PING_SECONDS = 30.0  # a silent network drop shows no termination: probe the connection
 DROPPED = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
-ANNOUNCE = f"SELECT pg_notify('{CHANNEL}', payload) FROM unnest($1::text[]) AS payload"
 
 
 class LogNotices:
@@ -87,11 +86,6 @@ def highest_seqs(batch: Iterable[tuple[Any, ...]]) -> dict[int, int]:
 def payloads(batch: Iterable[tuple[Any, ...]]) -> list[str]:
     """One "<message id>:<highest seq>" per message of a batch of log rows."""
     return [f"{message_id}:{seq}" for message_id, seq in highest_seqs(batch).items()]
-
-
-async def announce(connection: Any, batch: Iterable[tuple[Any, ...]]) -> None:
-    """Notify listeners of these rows, inside the caller's transaction (sent on its commit)."""
-    await connection.execute_query(ANNOUNCE, [payloads(batch)])
 
 
 @asynccontextmanager
