@@ -17,8 +17,10 @@ async def user_turn(session_id: int, text: str) -> ChatMessage:
     return await tree.append_user(session_id, text)
 
 
-async def answer(session_id: int, user: ChatMessage, text: str, status=MessageStatus.SUCCESS):
-    msg = await tree.append_assistant(session_id, user.id, run_id=f"run-{user.id}")
+async def answer(
+    session_id: int, user: ChatMessage, text: str, status=MessageStatus.SUCCESS, **fields: object
+):
+    msg = await tree.append_assistant(session_id, user.id, run_id=f"run-{user.id}", **fields)
     await finish(msg, text, status)
     return msg
 
