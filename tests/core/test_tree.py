@@ -51,7 +51,7 @@ async def test_the_seed_example_tree_step_by_step(db: str) -> None:
     assert await versions_of(m2) == [(2, 0), (6, 1)]
     await tree.activate(m2.id, s)
     assert await branch() == [1, 2, 3, 4]
-    assert await shape(s) == {  # the seed's tree, as drawn
+    drawn = {  # the seed's tree, as drawn: id -> (parent, role, is_active, branch_order)
         1: (None, U, True, 0),
         2: (1, A, True, 0),
         3: (2, U, True, 0),
@@ -59,20 +59,14 @@ async def test_the_seed_example_tree_step_by_step(db: str) -> None:
         5: (3, A, False, 1),
         6: (1, A, False, 1),
     }
+    assert await shape(s) == drawn
 
     m7 = await tree.edit(m3.id, "second question, edited", s)  # edit msg-3: msg-7, no run
     assert await branch() == [1, 2, 7] and m7.content == "second question, edited"
     assert await versions_of(m3) == [(3, 0), (7, 1)]
     m8 = await tree.append_assistant(s, m7.id, run_id="run-8")
-    assert await shape(s) == {
-        1: (None, U, True, 0),
-        2: (1, A, True, 0),
-        3: (2, U, False, 0),
-        4: (3, A, True, 0),
-        5: (3, A, False, 1),
-        6: (1, A, False, 1),
-        7: (2, U, True, 1),
-        8: (7, A, True, 0),
+    assert await shape(s) == {  # the seed's edit: msg-3 inactive, msg-7 beside it, msg-8 under
+        **drawn, 3: (2, U, False, 0), 7: (2, U, True, 1), 8: (7, A, True, 0),
     }
     assert await branch() == [1, 2, 7, 8]
     assert (await tree.leaf(s)).id == m8.id
