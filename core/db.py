@@ -62,11 +62,18 @@ async def migrate(database_url: str) -> None:
     """Apply every migration in `migrations/` that the database has not seen yet."""
     if is_sqlite(database_url):
         _ensure_sqlite_folder(database_url)
+    applied: list[str] = []
+
+    def progress(event: str, app_label: str, name: str) -> None:
+        if event == "apply_done":
+            applied.append(name)
+            log.info("applied migration %s.%s", app_label, name)
+
     try:
-        await tortoise_migrate(config=tortoise_config(database_url))
+        await tortoise_migrate(config=tortoise_config(database_url), progress=progress)
     finally:
         await Tortoise.close_connections()
-    log.info("database migrated")
+    log.info("database migrated (%d new migrations applied)", len(applied))
 
 
 async def open_database(database_url: str) -> None:

@@ -13,6 +13,7 @@ import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import asyncpg
@@ -62,11 +63,12 @@ def loopback_only() -> Iterator[None]:
     assert not attempts, f"outbound connections attempted: {attempts}"
 
 
-@pytest.fixture(scope="session")
-async def database_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
-    """A database of this test process alone, removed afterwards."""
+@asynccontextmanager
+async def new_database(folder: Path) -> AsyncIterator[str]:
+    """The URL of an empty database of this run's backend, removed afterwards (a SQLite file
+    in `folder`, or a PostgreSQL database of its own)."""
     if BACKEND == "sqlite":
-        yield f"sqlite://{tmp_path_factory.mktemp('db') / 'test.sqlite3'}"
+        yield f"sqlite://{folder / 'test.sqlite3'}"
         return
     if BACKEND != "postgres":
         raise pytest.UsageError(f"HERMES_TEST_DB must be sqlite or postgres, not {BACKEND!r}")
@@ -78,6 +80,13 @@ async def database_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterato
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
+
+
+@pytest.fixture(scope="session")
+async def database_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
+    """A database of this test process alone, removed afterwards."""
+    async with new_database(tmp_path_factory.mktemp("db")) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

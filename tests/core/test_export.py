@@ -32,10 +32,11 @@ async def _conversation() -> int:
     session, _ = await sessions.session_for_thread(key, model_id="gpt-test")
     s = session.id
     u1 = await user_turn(s, "Plan a **launch** for Friday")
-    a1 = await answer(s, u1, "Here is a plan:\n\n1. Write notes\n2. Ship it")
+    a1 = await answer(s, u1, "Here is a plan:\n\n1. Write notes\n2. Ship it",
+                      model_id="gpt-test", skill_folder="planner")
     await _log(a1, [("tool_start", "todo", None), ("tool_end", "todo", '{"todos": []}'),
                     ("done", None, None)])
-    failed = await tree.regenerate(a1.id, s)
+    failed = await tree.regenerate(a1.id, s, run_id="run-1b")  # same model and skill
     await finish(failed, "", MessageStatus.FAILED)
     await tree.activate(a1.id, s)
     u2 = await user_turn(s, "And the risks?")

@@ -24,41 +24,58 @@ A, U = "ASSISTANT", "USER"
 
 async def test_the_seed_example_tree_step_by_step(db: str) -> None:
     s = (await sessions.create_session()).id
+
+    async def branch() -> list[int]:
+        return [m.id for m in await tree.active_branch(s)]
+
+    async def versions_of(message: ChatMessage) -> list[tuple[int, int]]:
+        return [(v.id, v.branch_order) for v in await tree.versions(message.id, s)]
+
     m1 = await user_turn(s, "first question")
     m2 = await answer(s, m1, "first answer")
     m3 = await user_turn(s, "second question")
     m4 = await answer(s, m3, "second answer")
-    assert [m.id for m in await tree.active_branch(s)] == [1, 2, 3, 4]
+    assert await branch() == [1, 2, 3, 4]
+    assert await versions_of(m4) == [(4, 0)]
 
     m5 = await tree.regenerate(m4.id, s)  # "regenerate": msg-5 becomes the shown version
     await finish(m5, "second answer, take two")
-    assert [m.id for m in await tree.active_branch(s)] == [1, 2, 3, 5]
+    assert await branch() == [1, 2, 3, 5]
+    assert await versions_of(m4) == await versions_of(m5) == [(4, 0), (5, 1)]
     await tree.activate(m4.id, s)  # the user switches back with "◀ 1/2"
+    assert await branch() == [1, 2, 3, 4]
 
     m6 = await tree.regenerate(m2.id, s)  # a regeneration of msg-2 that failed
     await finish(m6, "", MessageStatus.FAILED)
-    assert [m.id for m in await tree.active_branch(s)] == [1, 6]
+    assert await branch() == [1, 6]
+    assert await versions_of(m2) == [(2, 0), (6, 1)]
     await tree.activate(m2.id, s)
-    assert [m.id for m in await tree.active_branch(s)] == [1, 2, 3, 4]
-
-    m7 = await tree.edit(m3.id, "second question, edited", s)  # edit msg-3: msg-7
-    m8 = await tree.append_assistant(s, m7.id, run_id="run-8")
-    assert await shape(s) == {
+    assert await branch() == [1, 2, 3, 4]
+    drawn = {  # the seed's tree, as drawn: id -> (parent, role, is_active, branch_order)
         1: (None, U, True, 0),
         2: (1, A, True, 0),
-        3: (2, U, False, 0),
+        3: (2, U, True, 0),
         4: (3, A, True, 0),
         5: (3, A, False, 1),
         6: (1, A, False, 1),
-        7: (2, U, True, 1),
-        8: (7, A, True, 0),
     }
-    assert [m.id for m in await tree.active_branch(s)] == [1, 2, 7, 8]
+    assert await shape(s) == drawn
+
+    m7 = await tree.edit(m3.id, "second question, edited", s)  # edit msg-3: msg-7, no run
+    assert await branch() == [1, 2, 7] and m7.content == "second question, edited"
+    assert await versions_of(m3) == [(3, 0), (7, 1)]
+    m8 = await tree.append_assistant(s, m7.id, run_id="run-8")
+    assert await shape(s) == {  # the seed's edit: msg-3 inactive, msg-7 beside it, msg-8 under
+        **drawn, 3: (2, U, False, 0), 7: (2, U, True, 1), 8: (7, A, True, 0),
+    }
+    assert await branch() == [1, 2, 7, 8]
     assert (await tree.leaf(s)).id == m8.id
-    assert [(v.id, v.branch_order) for v in await tree.versions(m4.id)] == [(4, 0), (5, 1)]
-    assert [v.id for v in await tree.versions(m7.id)] == [3, 7]
-    assert [v.id for v in await tree.versions(m1.id)] == [1]
+    assert await versions_of(m1) == [(1, 0)]
     assert m5.model_id == m4.model_id and m8.status == MessageStatus.RUNNING
+
+    await tree.activate(m4.id, s)  # an older version deep down brings its path back
+    assert await branch() == [1, 2, 3, 4]
+    assert (await tree.leaf(s)).id == m4.id
 
 
 async def test_a_summary_sits_in_the_branch_but_is_never_a_version(db: str) -> None:
@@ -94,20 +111,31 @@ async def test_bad_ids_and_wrong_kinds_are_refused(db: str) -> None:
     u1 = await user_turn(s, "hello")
     a1 = await answer(s, u1, "hi")
     before = await shape(s)
-    with pytest.raises(NotFound):
-        await tree.regenerate(999)
-    with pytest.raises(NotFound):
-        await tree.append_user(12345, "to nowhere")
-    with pytest.raises(InvalidInput):
-        await tree.activate(a1.id, other)
-    with pytest.raises(InvalidInput):
-        await tree.edit(a1.id, "an assistant message cannot be edited")
-    with pytest.raises(InvalidInput):
-        await tree.regenerate(u1.id)
-    with pytest.raises(InvalidInput):
-        await tree.edit(u1.id, "   ")
-    with pytest.raises(InvalidInput):
-        await tree.regenerate(a1.id, other)
+    for unknown in (
+        lambda: tree.regenerate(999),
+        lambda: tree.edit(999, "text"),
+        lambda: tree.activate(999),
+        lambda: tree.versions(999),
+        lambda: tree.append_assistant(s, 999),
+        lambda: tree.add_summary(s, 999, "summary"),
+        lambda: tree.append_user(12345, "to nowhere"),
+        lambda: tree.add_child(12345, None, Role.USER, MessageStatus.SENT, content="x"),
+    ):
+        with pytest.raises(NotFound):
+            await unknown()
+    for wrong in (
+        lambda: tree.activate(a1.id, other),  # a message of another session
+        lambda: tree.regenerate(a1.id, other),
+        lambda: tree.edit(u1.id, "edited", other),
+        lambda: tree.append_assistant(other, u1.id),
+        lambda: tree.edit(a1.id, "an assistant message cannot be edited"),
+        lambda: tree.regenerate(u1.id),  # nor a user message regenerated
+        lambda: tree.append_assistant(s, a1.id),  # an answer answers a user message
+        lambda: tree.edit(u1.id, "   "),
+        lambda: tree.append_user(s, ""),
+    ):
+        with pytest.raises(InvalidInput):
+            await wrong()
     assert await shape(s) == before and await shape(other) == {}
 
 
@@ -136,13 +164,16 @@ async def test_a_deep_branch_loads_in_a_bounded_number_of_queries(db: str) -> No
         ],
         batch_size=500,
     )
-    async with counted_queries() as queries:
+    async with counted_queries() as branch_queries:
         branch = await tree.active_branch(s)
+    async with counted_queries() as id_queries:
         ids = await tree.active_branch_ids(s)
+    async with counted_queries() as leaf_queries:
         last = await tree.leaf(s)
     assert [m.id for m in branch] == ids == list(range(1, depth + 1))
     assert last.id == depth
-    assert len(queries) <= 4, queries
+    assert len(branch_queries) == len(id_queries) == 1, (branch_queries, id_queries)
+    assert len(leaf_queries) == 2, leaf_queries  # the links, then the leaf's row
 
 
 OPERATIONS = st.lists(
@@ -155,7 +186,7 @@ OPERATIONS = st.lists(
 
 
 @settings(
-    max_examples=30, deadline=None,
+    max_examples=50, deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(operations=OPERATIONS)

@@ -17,8 +17,10 @@ async def user_turn(session_id: int, text: str) -> ChatMessage:
     return await tree.append_user(session_id, text)
 
 
-async def answer(session_id: int, user: ChatMessage, text: str, status=MessageStatus.SUCCESS):
-    msg = await tree.append_assistant(session_id, user.id, run_id=f"run-{user.id}")
+async def answer(
+    session_id: int, user: ChatMessage, text: str, status=MessageStatus.SUCCESS, **fields: object
+):
+    msg = await tree.append_assistant(session_id, user.id, run_id=f"run-{user.id}", **fields)
     await finish(msg, text, status)
     return msg
 
@@ -37,7 +39,8 @@ async def shape(session_id: int) -> dict[int, tuple[int | None, str, bool, int]]
 
 
 def check_invariants(nodes: dict[int, tuple[int | None, str, bool, int]], branch: list[int]) -> None:
-    """One active non-SYSTEM child per parent; the branch is a root-to-leaf path of active nodes."""
+    """One active non-SYSTEM child per parent, the versions numbered 0, 1, ... as they came;
+    the branch is a root-to-leaf path of active nodes."""
     kids: dict[int | None, list[int]] = defaultdict(list)
     for ident, (parent, role, _, _) in nodes.items():
         if role != Role.SYSTEM:
@@ -45,6 +48,8 @@ def check_invariants(nodes: dict[int, tuple[int | None, str, bool, int]], branch
     for parent, children in kids.items():
         active = [c for c in children if nodes[c][2]]
         assert len(active) == 1, f"parent {parent} has active children {active} of {children}"
+        orders = [nodes[c][3] for c in sorted(children)]
+        assert orders == list(range(len(children))), f"versions of {parent}: {orders}"
     path = [i for i in branch if nodes[i][1] != Role.SYSTEM]
     assert (path == []) == (nodes == {} or not kids)
     previous: int | None = None

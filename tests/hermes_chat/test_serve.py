@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -11,8 +13,13 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
+
+from tests.conftest import new_database
 
 DEADLINE = 30.0
+ROOT = Path(__file__).parents[2]
+MIGRATIONS = ROOT / "migrations"
 
 
 def _free_port() -> int:
@@ -21,11 +28,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    unset = ("SLACK_", "DISCORD_", "ADMIN_", "BRIDGE_", "HERMES_")
+def _env(**extra: str) -> dict[str, str]:
+    """Nothing configured but free ports (other test processes share the machine): the
+    database and HERMES_HOME are the embedded defaults under the working directory."""
+    unset = ("DATABASE_", "SLACK_", "DISCORD_", "ADMIN_", "BRIDGE_", "HERMES_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
-    env.update(DATABASE_URL=f"sqlite://{tmp_path / 'fresh' / 'hermes.sqlite3'}",
-               HERMES_HOME=str(tmp_path / "hermes"), BRIDGE_PORT=str(_free_port()), **extra)
+    env.update(BRIDGE_PORT=str(_free_port()), **extra)
     return env
 
 
@@ -33,7 +41,7 @@ def _start_serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], int
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path, text=True,
-        env=_env(tmp_path, ADMIN_PORT=str(port), **env),
+        env=_env(ADMIN_PORT=str(port), **env),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     return process, port
@@ -50,7 +58,7 @@ def _wait_healthy(url: str, process: subprocess.Popen[str]) -> httpx.Response:
     raise AssertionError(f"{url} never answered")
 
 
-def test_serve_starts_everything_on_a_fresh_sqlite_file_and_stops_on_sigint(tmp_path: Path):
+def test_serve_starts_with_nothing_configured_and_stops_on_sigint(tmp_path: Path) -> None:
     process, port = _start_serve(tmp_path)
     try:
         response = _wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
@@ -67,7 +75,8 @@ def test_serve_starts_everything_on_a_fresh_sqlite_file_and_stops_on_sigint(tmp_
     assert "slack: not started" in output and "discord: not started" in output
     assert "this replica runs the upkeep jobs" in output
     assert output.rstrip().endswith("stopped")
-    assert (tmp_path / "fresh" / "hermes.sqlite3").exists()
+    assert "applied migration hermes.0001_initial" in output
+    assert (tmp_path / "data" / "hermes-chat.sqlite3").exists()  # the embedded default
 
 
 def test_an_unreachable_external_bridge_leaves_the_service_up_but_degraded(tmp_path: Path):
@@ -86,7 +95,7 @@ def test_an_unreachable_external_bridge_leaves_the_service_up_but_degraded(tmp_p
 def _run(tmp_path: Path, command: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "hermes_chat", command], cwd=tmp_path, text=True,
-        env=_env(tmp_path, **env), capture_output=True, timeout=DEADLINE,
+        env=_env(**env), capture_output=True, timeout=DEADLINE,
     )
 
 
@@ -96,11 +105,27 @@ def test_serve_refuses_a_public_address_without_an_admin_token(tmp_path: Path) -
     assert "ADMIN_TOKEN is unset" in result.stderr
 
 
-def test_migrate_applies_and_is_idempotent(tmp_path: Path) -> None:
-    for _ in range(2):
-        result = _run(tmp_path, "migrate")
-        assert result.returncode == 0, result.stderr
-    assert "database migrated" in result.stderr
+@pytest.mark.db
+async def test_migrate_applies_the_same_files_to_a_fresh_database_once(tmp_path: Path) -> None:
+    """On SQLite and on PostgreSQL: every file of migrations/ the first time, none the second."""
+    names = sorted(p.stem for p in MIGRATIONS.glob("0*.py"))
+    async with new_database(tmp_path) as url:
+        first = await _migrate(tmp_path, url)
+        second = await _migrate(tmp_path, url)
+    assert re.findall(r"applied migration hermes\.(\w+)", first) == names, first
+    assert f"database migrated ({len(names)} new migrations applied)" in first
+    assert "applied migration" not in second and "(0 new migrations applied)" in second
+
+
+async def _migrate(tmp_path: Path, database_url: str) -> str:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "hermes_chat", "migrate", cwd=tmp_path,
+        env=_env(DATABASE_URL=database_url),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await asyncio.wait_for(process.communicate(), DEADLINE)
+    assert process.returncode == 0, output.decode()
+    return output.decode()
 
 
 def test_a_bad_setting_is_a_clear_error(tmp_path: Path) -> None:
