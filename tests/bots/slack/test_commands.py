@@ -7,6 +7,7 @@ import json
 from bots.slack import ids
 from core.models import ChatSession, ConversationBinding
 from tests.bots.slack.harness import Harness, texts, until
+from tests.fakes.fake_bridge import FakeBridge
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack_payloads import CHANNEL_ID, DM_CHANNEL_ID, make_block_action
 
@@ -106,3 +107,29 @@ async def test_the_same_words_as_a_mention_answer_in_the_thread(h: Harness, llm:
 
 def _at_least(items: list, count: int) -> list | None:  # type: ignore[type-arg]
     return items if len(items) >= count else None
+
+
+def ephemeral_texts(h: Harness) -> list[str]:
+    """Each ephemeral as the user sees it: its blocks' texts when it has blocks."""
+    shown = []
+    for sent in h.slack.workspace.ephemerals:
+        blocks = sent.get("blocks") or []
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        shown.append("\n".join(b["text"]["text"] for b in blocks if "text" in b) or sent.get("text", ""))
+    return shown
+
+
+async def test_memory_shows_what_the_agent_remembers(fh: Harness, fake_bridge: FakeBridge) -> None:
+    thread = (await fh.event("app_mention", text="hello"))["ts"]
+    await fh.answered(CHANNEL_ID, thread)
+    hermes_session = (await ChatSession.get(id=1)).hermes_session
+    fake_bridge.memory[hermes_session] = {"memory": "The team deploys on Fridays.", "user": "Name: Ada"}
+
+    assert "Reading the agent's memory" in (await fh.command("memory"))["text"]
+    shown = await until(lambda: [t for t in ephemeral_texts(fh) if "MEMORY.md" in t])
+    assert "The team deploys on Fridays." in shown[0] and "Name: Ada" in shown[0]
+
+    await fh.event("app_mention", text="memory", thread_ts=thread)
+    [reply] = await until(lambda: [m for m in fh.bot_messages(CHANNEL_ID, thread) if "MEMORY.md" in texts(m)])
+    assert "The team deploys on Fridays." in texts(reply) and "Name: Ada" in texts(reply)
