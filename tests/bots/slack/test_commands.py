@@ -49,7 +49,11 @@ async def test_model_and_skill_by_name_and_by_menu(h: Harness, llm: ScriptedLLM)
     assert "Unknown skill 'nope'" in (await h.command("skill nope"))["text"]
     assert "now uses the skill *readme-gen*" in (await h.command("skill readme-gen"))["text"]
     skills = (await h.command("skill"))["blocks"][1]["elements"][0]
-    assert skills["initial_option"]["value"] == "1:readme-gen"
+    assert skills["action_id"] == ids.SET_SKILL and skills["initial_option"]["value"] == "1:readme-gen"
+    assert (await ChatSession.get(id=1)).skill_folder == "readme-gen"
+    await ChatSession.filter(id=1).update(skill_folder=None)
+    await h.interact(choose(ids.SET_SKILL, skills["options"][0]["value"]))
+    await until(lambda: any("now uses the skill *readme-gen*" in t for t in h.ephemerals()))
     assert (await ChatSession.get(id=1)).skill_folder == "readme-gen"
 
 
@@ -95,13 +99,27 @@ async def test_new_starts_a_conversation_in_its_own_thread(h: Harness, llm: Scri
 
 async def test_the_same_words_as_a_mention_answer_in_the_thread(h: Harness, llm: ScriptedLLM) -> None:
     thread = await conversation(h, llm)
-    await h.event("app_mention", text="status", thread_ts=thread)
-    await h.event("app_mention", text="model", thread_ts=thread)
-    await h.event("app_mention", text="new", thread_ts=thread)
-    replies = await until(lambda: _at_least(h.bot_messages(CHANNEL_ID, thread), 4))
-    assert "This conversation:* idle" in texts(replies[1])
-    assert replies[2].blocks[1]["elements"][0]["action_id"] == ids.SET_MODEL
-    assert "New conversation" in texts(replies[3])
+    before = (await ChatSession.get(id=1)).hermes_session
+    words = ["status", "model", "skill", "skill readme-gen", "export json", "memory", "reset",
+             "", "new"]  # a bare mention is help
+    for text in words:
+        await h.event("app_mention", text=text, thread_ts=thread)
+    replies = await until(lambda: _at_least(
+        [m for m in h.bot_messages(CHANNEL_ID, thread) if not m.files], 1 + len(words)))
+    status, model, skill, chosen, exported, memory, reset, help_, new = replies[1:]
+    assert "This conversation:* idle" in texts(status)
+    assert model.blocks[1]["elements"][0]["action_id"] == ids.SET_MODEL
+    assert skill.blocks[1]["elements"][0]["action_id"] == ids.SET_SKILL
+    assert "now uses the skill *readme-gen*" in texts(chosen)
+    assert "Exported `" in texts(exported) and ".json`" in texts(exported)
+    [shared] = [m for m in h.slack.thread(CHANNEL_ID, thread) if m.files]
+    assert json.loads(h.slack.file_content(shared.files[0]["id"]))["messages"][0]["content"] == "hello there"
+    assert "What the agent remembers (MEMORY.md)" in texts(memory)
+    assert "reset the agent" in texts(reset) and (await ChatSession.get(id=1)).hermes_session != before
+    assert "`model [name]`" in texts(help_)
+    assert "New conversation" in texts(new)
+    session = await ChatSession.get(id=1)
+    assert session.skill_folder == "readme-gen"
     assert (await ConversationBinding.get(thread=thread)).session_id == 2
 
 
