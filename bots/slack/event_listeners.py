@@ -58,10 +58,8 @@ class EventListeners:
         command = _command_in(message.text) if commands else None
         if command is not None:
             work = self._command(command, message.place, message.user)
-        elif message.text:
-            work = self._conversations.message(message, create)
         else:
-            return  # nothing to answer (a file without words in a thread)
+            work = self._conversations.message(message, create)
         reply = in_thread(self._services, message.place)
         self._services.background.spawn(work, reply, f"message {message.ts}", queue=message.place.key)
 

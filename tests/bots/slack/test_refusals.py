@@ -1,16 +1,18 @@
 """Every refusal is a clear message in the thread: cap reached, Bridge down, unknown model or
-skill, busy (with a Stop button) for an edit or a command as much as for a message."""
+skill, busy (with a Stop button) for an edit or a command as much as for a message, and a
+file shared without a word."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bots.slack import ids
+from bots.slack.refusals import NO_WORDS
 from core.models import ChatMessage, ChatSession
 from tests.bots.slack.harness import Harness, has_button, texts, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.slack import Message
-from tests.fakes.slack_payloads import CHANNEL_ID
+from tests.fakes.slack_payloads import CHANNEL_ID, make_slack_event, thread_message_event
 
 
 async def test_beyond_the_cap_a_run_shows_its_place_in_the_queue(fh: Harness, fake_bridge: FakeBridge) -> None:
@@ -95,3 +97,21 @@ async def test_a_reset_while_busy_is_refused_with_a_stop_button(fh: Harness, fak
     stopped = await fh.answered(CHANNEL_ID, mention["ts"])
     assert "⏹ Stopped" in texts(stopped[0])
     assert (await ChatSession.get(id=1)).hermes_session == before
+
+
+def file_only(thread: str) -> dict[str, Any]:
+    """A user shares a file in `thread` without writing anything."""
+    shared = {**thread_message_event("", thread_ts=thread), "subtype": "file_share",
+              "files": [{"id": "F0LOG", "name": "build.log"}]}
+    return make_slack_event(shared)
+
+
+async def test_a_file_without_words_is_answered_not_ignored(fh: Harness, fake_bridge: FakeBridge) -> None:
+    thread = (await fh.event("app_mention", text="hello"))["ts"]
+    await fh.answered(CHANNEL_ID, thread)
+    assert (await fh.post_event(file_only("1650000000.999999"))).status_code == 200  # not our thread
+    assert (await fh.post_event(file_only(thread))).status_code == 200
+    await until(lambda: [m for m in fh.bot_messages(CHANNEL_ID, thread) if m.text == NO_WORDS])
+    await fh.bot.idle()
+    assert fh.slack.thread(CHANNEL_ID, "1650000000.999999") == []
+    assert await ChatMessage.filter(content="").count() == 0
