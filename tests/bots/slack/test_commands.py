@@ -129,7 +129,7 @@ def _at_least(items: list, count: int) -> list | None:  # type: ignore[type-arg]
 
 def ephemeral_texts(h: Harness) -> list[str]:
     """Each ephemeral as the user sees it: its blocks' texts when it has blocks."""
-    shown = []
+    shown: list[str] = []
     for sent in h.slack.workspace.ephemerals:
         blocks = sent.get("blocks") or []
         if isinstance(blocks, str):
