@@ -51,7 +51,8 @@ class CommandListener:
     async def _slow(self, name: str, work: Any, where: Where) -> None:
         payload = await work
         if name != "export":  # the export's file is its own message in the thread
-            await self._services.sender.ephemeral(where.team, where.channel, where.user, payload.text)
+            await self._services.sender.ephemeral(where.team, where.channel, where.user, payload.text,
+                                                  blocks=payload.blocks or None)
 
 
 def _where(command: dict[str, Any]) -> Where:

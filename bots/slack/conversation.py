@@ -16,7 +16,7 @@ from .blocks import Payload, actions, button, section
 from .payloads import Incoming
 from .places import Place
 from .refs import Slot
-from .refusals import BUSY
+from .refusals import BUSY, NO_WORDS
 from .services import Services
 
 
@@ -28,6 +28,11 @@ class Conversations:
         """Start the run that answers `incoming` (creating the session when asked)."""
         session = await self._session(incoming.place, create)
         if session is None or await lookups.user_message(session.id, incoming.ts):
+            return
+        if not incoming.text:  # a file shared without a word: the agent reads only text
+            place = incoming.place
+            await self._services.sender.post(place.team, place.channel, place.reply_thread,
+                                             Payload(NO_WORDS, [section(NO_WORDS)]))
             return
         slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread)
         try:

@@ -10,6 +10,9 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
+from core.errors import Busy
+
+from . import lookups
 from .command_words import Command, mention_command
 from .commands import Commands, Where
 from .conversation import Conversations
@@ -55,15 +58,20 @@ class EventListeners:
         command = _command_in(message.text) if commands else None
         if command is not None:
             work = self._command(command, message.place, message.user)
-        elif message.text:
-            work = self._conversations.message(message, create)
         else:
-            return  # nothing to answer (a file without words in a thread)
+            work = self._conversations.message(message, create)
         reply = in_thread(self._services, message.place)
         self._services.background.spawn(work, reply, f"message {message.ts}", queue=message.place.key)
 
     async def _command(self, command: Command, place: Place, user: str) -> None:
-        payload = await self._commands.run(command, Where(place.team, place.channel, user, place))
+        try:
+            payload = await self._commands.run(command, Where(place.team, place.channel, user, place))
+        except Busy:
+            session = await lookups.bound_session(place.key)
+            if session is None:
+                raise
+            await self._conversations.refuse_busy(session.id, place)  # with the Stop button
+            return
         await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
 
     def _edit(self, message: Incoming | None, edit_ts: str) -> None:

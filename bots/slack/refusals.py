@@ -7,6 +7,8 @@ from core.errors import BridgeUnavailable, Busy, HermesChatError, InvalidInput, 
 BUSY = ("⏳ I'm still working on the previous message in this conversation. "
         "Wait for that answer, or stop it and send your message again.")
 BRIDGE_DOWN = "⚠️ The agent service is unreachable right now ({detail}). Please try again in a moment."
+NO_WORDS = ("📎 I can only read what a message says, not the files it shares: "
+            "tell me in words what you would like me to do.")
 INTERNAL = "⚠️ Something went wrong on my side; it was logged. Please try again."
 
 

@@ -22,7 +22,7 @@ from core.backoff import Outages
 from core.ratelimit import RateLimiter
 
 from . import budgets
-from .blocks import Payload
+from .blocks import Block, Payload
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 5
@@ -75,9 +75,9 @@ class SlackSender:
         await self._within(budgets.delete(team), lambda: self.client.chat_delete(channel=channel, ts=ts))
 
     async def ephemeral(self, team: str, channel: str, user: str, text: str,
-                        thread_ts: str | None = None) -> None:
+                        thread_ts: str | None = None, blocks: list[Block] | None = None) -> None:
         await self._within(budgets.ephemeral(team), lambda: self.client.chat_postEphemeral(
-            channel=channel, user=user, text=text, thread_ts=thread_ts))
+            channel=channel, user=user, text=text, thread_ts=thread_ts, blocks=blocks))
 
     async def upload(self, team: str, channel: str, thread_ts: str | None, filename: str,
                      content: bytes, comment: str) -> None:

@@ -7,6 +7,7 @@ import json
 from bots.slack import ids
 from core.models import ChatSession, ConversationBinding
 from tests.bots.slack.harness import Harness, texts, until
+from tests.fakes.fake_bridge import FakeBridge
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack_payloads import CHANNEL_ID, DM_CHANNEL_ID, make_block_action
 
@@ -48,7 +49,11 @@ async def test_model_and_skill_by_name_and_by_menu(h: Harness, llm: ScriptedLLM)
     assert "Unknown skill 'nope'" in (await h.command("skill nope"))["text"]
     assert "now uses the skill *readme-gen*" in (await h.command("skill readme-gen"))["text"]
     skills = (await h.command("skill"))["blocks"][1]["elements"][0]
-    assert skills["initial_option"]["value"] == "1:readme-gen"
+    assert skills["action_id"] == ids.SET_SKILL and skills["initial_option"]["value"] == "1:readme-gen"
+    assert (await ChatSession.get(id=1)).skill_folder == "readme-gen"
+    await ChatSession.filter(id=1).update(skill_folder=None)
+    await h.interact(choose(ids.SET_SKILL, skills["options"][0]["value"]))
+    await until(lambda: any("now uses the skill *readme-gen*" in t for t in h.ephemerals()))
     assert (await ChatSession.get(id=1)).skill_folder == "readme-gen"
 
 
@@ -94,15 +99,55 @@ async def test_new_starts_a_conversation_in_its_own_thread(h: Harness, llm: Scri
 
 async def test_the_same_words_as_a_mention_answer_in_the_thread(h: Harness, llm: ScriptedLLM) -> None:
     thread = await conversation(h, llm)
-    await h.event("app_mention", text="status", thread_ts=thread)
-    await h.event("app_mention", text="model", thread_ts=thread)
-    await h.event("app_mention", text="new", thread_ts=thread)
-    replies = await until(lambda: _at_least(h.bot_messages(CHANNEL_ID, thread), 4))
-    assert "This conversation:* idle" in texts(replies[1])
-    assert replies[2].blocks[1]["elements"][0]["action_id"] == ids.SET_MODEL
-    assert "New conversation" in texts(replies[3])
+    before = (await ChatSession.get(id=1)).hermes_session
+    words = ["status", "model", "skill", "skill readme-gen", "export json", "memory", "reset",
+             "", "new"]  # a bare mention is help
+    for text in words:
+        await h.event("app_mention", text=text, thread_ts=thread)
+    replies = await until(lambda: _at_least(
+        [m for m in h.bot_messages(CHANNEL_ID, thread) if not m.files], 1 + len(words)))
+    status, model, skill, chosen, exported, memory, reset, help_, new = replies[1:]
+    assert "This conversation:* idle" in texts(status)
+    assert model.blocks[1]["elements"][0]["action_id"] == ids.SET_MODEL
+    assert skill.blocks[1]["elements"][0]["action_id"] == ids.SET_SKILL
+    assert "now uses the skill *readme-gen*" in texts(chosen)
+    assert "Exported `" in texts(exported) and ".json`" in texts(exported)
+    [shared] = [m for m in h.slack.thread(CHANNEL_ID, thread) if m.files]
+    assert json.loads(h.slack.file_content(shared.files[0]["id"]))["messages"][0]["content"] == "hello there"
+    assert "What the agent remembers (MEMORY.md)" in texts(memory)
+    assert "reset the agent" in texts(reset) and (await ChatSession.get(id=1)).hermes_session != before
+    assert "`model [name]`" in texts(help_)
+    assert "New conversation" in texts(new)
+    session = await ChatSession.get(id=1)
+    assert session.skill_folder == "readme-gen"
     assert (await ConversationBinding.get(thread=thread)).session_id == 2
 
 
 def _at_least(items: list, count: int) -> list | None:  # type: ignore[type-arg]
     return items if len(items) >= count else None
+
+
+def ephemeral_texts(h: Harness) -> list[str]:
+    """Each ephemeral as the user sees it: its blocks' texts when it has blocks."""
+    shown: list[str] = []
+    for sent in h.slack.workspace.ephemerals:
+        blocks = sent.get("blocks") or []
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        shown.append("\n".join(b["text"]["text"] for b in blocks if "text" in b) or sent.get("text", ""))
+    return shown
+
+
+async def test_memory_shows_what_the_agent_remembers(fh: Harness, fake_bridge: FakeBridge) -> None:
+    thread = (await fh.event("app_mention", text="hello"))["ts"]
+    await fh.answered(CHANNEL_ID, thread)
+    hermes_session = (await ChatSession.get(id=1)).hermes_session
+    fake_bridge.memory[hermes_session] = {"memory": "The team deploys on Fridays.", "user": "Name: Ada"}
+
+    assert "Reading the agent's memory" in (await fh.command("memory"))["text"]
+    shown = await until(lambda: [t for t in ephemeral_texts(fh) if "MEMORY.md" in t])
+    assert "The team deploys on Fridays." in shown[0] and "Name: Ada" in shown[0]
+
+    await fh.event("app_mention", text="memory", thread_ts=thread)
+    [reply] = await until(lambda: [m for m in fh.bot_messages(CHANNEL_ID, thread) if "MEMORY.md" in texts(m)])
+    assert "The team deploys on Fridays." in texts(reply) and "Name: Ada" in texts(reply)

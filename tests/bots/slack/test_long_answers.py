@@ -3,17 +3,25 @@ messages (fences closed and reopened), and beyond a few messages uploaded as a f
 
 from __future__ import annotations
 
+import re
+
 from tests.bots.slack.harness import Harness, texts
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack_payloads import CHANNEL_ID
 
 CODE = "\n".join(f"    value_{i} = compute({i}) * 2  # step {i}" for i in range(180))
+PROSE = [f"Paragraph {i}: " + "the quick brown fox jumps over the lazy dog. " * 9 for i in range(70)]
 
 
 def long_answer(paragraphs: int) -> str:
-    prose = [f"Paragraph {i}: " + "the quick brown fox jumps over the lazy dog. " * 9 for i in range(paragraphs)]
+    prose = PROSE[:paragraphs]
     half = len(prose) // 2
     return "\n\n".join([*prose[:half], f"```python\ndef main():\n{CODE}\n```", *prose[half:]])
+
+
+def fenced(section: str) -> bool:
+    """Every code line of `section` sits between an opening and a closing fence."""
+    return all("value_" not in outside for outside in section.split("```")[0::2])
 
 
 def sections(message) -> list[str]:  # type: ignore[no-untyped-def]
@@ -35,9 +43,12 @@ async def test_a_20000_character_answer_is_split_with_its_code_intact(h: Harness
     assert all(s.count("```") % 2 == 0 for s in body), "a part has an unclosed code fence"
     code_parts = [s for s in body if "value_" in s]
     assert len(code_parts) >= 2, "the code block should span parts"
+    assert all(fenced(s) for s in code_parts), "code outside a fence: a fence was not reopened"
     joined = "\n".join(body)
-    assert all(f"value_{i} = compute({i}) * 2" in joined for i in range(180))
-    assert all(f"Paragraph {i}:" in joined for i in range(29))
+    # Everything once, in order; split between lines and paragraphs, never inside one.
+    assert re.findall(r"value_(\d+) = compute\(\1\) \* 2  # step \1\n", joined) == [str(i) for i in range(180)]
+    assert re.findall(r"Paragraph (\d+):", joined) == [str(i) for i in range(29)]
+    assert all(any(p.strip() in s for s in body) for p in PROSE[:29]), "a paragraph was cut in two"
     assert "Regenerate" in str(messages[0].blocks) and "Regenerate" not in str(messages[-1].blocks)
     assert not h.slack.calls_to("files.completeUploadExternal")
 
