@@ -128,3 +128,14 @@ async def test_memory_is_per_session(bridge: RunningBridge, llm: ScriptedLLM) ->
     await run_to_end(bridge, run_body(llm, "hi again", session_id=bob))
     system = llm.requests[-1]["messages"][0]["content"]
     assert "Bob is a pilot." in system and "green tea" not in system
+
+
+async def test_shared_memory_is_an_opt_in(bridge_settings: BridgeSettings) -> None:
+    async with running_bridge(replace(bridge_settings, shared_memory=True)) as shared:
+        one, other = new_id("chat"), new_id("chat")
+        await shared.client.post(f"/sessions/{one}/memory", json={"user": "Team uses UTC."})
+        try:
+            seen = (await shared.client.get(f"/sessions/{other}/memory")).json()
+            assert seen == {"session_id": other, "memory": "", "user": "Team uses UTC."}
+        finally:  # HERMES_HOME is the whole test process's
+            await shared.client.post(f"/sessions/{one}/memory", json={"user": ""})
