@@ -14,6 +14,13 @@ BRANCH = [
     {"role": "assistant", "content": "6"},
 ]
 
+# The second turn of a session that began "I am Ada.", as the model must see it.
+ADA_ASKS_AGAIN = [
+    {"role": "user", "content": "I am Ada."},
+    {"role": "assistant", "content": "Nice to meet you, Ada."},
+    {"role": "user", "content": "Who am I?"},
+]
+
 
 def dialogue(request: dict) -> list[dict[str, str]]:
     """What the model saw, without hermes' system prompt."""
@@ -38,11 +45,7 @@ async def test_without_history_the_bridge_remembers_the_session(
     await run_to_end(bridge, first)
     second = run_body(llm, "Who am I?", session_id=first["session_id"])
     await run_to_end(bridge, second)
-    assert dialogue(llm.requests[1]) == [
-        {"role": "user", "content": "I am Ada."},
-        {"role": "assistant", "content": "Nice to meet you, Ada."},
-        {"role": "user", "content": "Who am I?"},
-    ]
+    assert dialogue(llm.requests[1]) == ADA_ASKS_AGAIN
 
 
 async def test_regenerate_on_another_branch_ignores_the_agents_memory_of_this_one(
@@ -78,11 +81,7 @@ async def test_a_queued_turn_sees_the_turn_before_it(
         gate.set()
         assert (await first_reader.until())[-1].name == "done"
         assert (await read_sse(second_response))[-1].data == {"final_text": "You are Ada."}
-    assert dialogue(llm.requests[1]) == [
-        {"role": "user", "content": "I am Ada."},
-        {"role": "assistant", "content": "Nice to meet you, Ada."},
-        {"role": "user", "content": "Who am I?"},
-    ]
+    assert dialogue(llm.requests[1]) == ADA_ASKS_AGAIN
 
 
 async def test_a_reset_during_a_turn_forgets_that_turn_too(
