@@ -65,6 +65,11 @@ class AgentPool:
         if not self._waiting[session_id]:
             del self._waiting[session_id], self._locks[session_id]
 
+    def holds(self, session_id: str, agent: Any) -> bool:
+        """Whether `agent` is still the session's (not reset or replaced meanwhile)."""
+        slot = self._slots.get(session_id)
+        return slot is not None and slot.agent is agent
+
     def drop(self, session_id: str) -> bool:
         """Forget the session's agent (closed now, or after its running turn)."""
         slot = self._slots.pop(session_id, None)

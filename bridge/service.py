@@ -55,10 +55,9 @@ class BridgeService:
     def _plan(self, request: RunRequest) -> TurnPlan:
         """The model, the conversation the agent sees, and its limits."""
         model = choose_model(request.model, self.settings, self._secrets)
+        history = None  # the session's own, read when the turn starts
         if request.history is not None:  # the caller's branch, exactly
             history = [{"role": m.role, "content": m.content} for m in request.history]
-        else:
-            history = self._histories.get(request.session_id)
         refresh = request.session_id in self._memory_edited
         iterations = request.max_iterations or self.settings.max_iterations
         return TurnPlan(request, model, history, iterations, refresh)

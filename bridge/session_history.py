@@ -1,4 +1,8 @@
-"""The conversation the Bridge keeps per session, for runs sent without `history`."""
+"""The conversation the Bridge keeps per session, for runs sent without `history`.
+
+Sessions whose caller sends `history` (hermes-chat's core always does) have no copy here, so
+this holds only what callers asked the Bridge to keep.
+"""
 
 from __future__ import annotations
 

@@ -20,9 +20,9 @@ class BridgeSettings:
     model: str | None = None
     # Safe default: nothing that touches the host (no terminal, file, browser, web).
     toolsets: tuple[str, ...] = DEFAULT_TOOLSETS
-    pool_size: int = 8
+    pool_size: int = 8  # agents kept (least recently used goes first)
     heartbeat_seconds: float = 15.0
-    clarify_fallback_seconds: float = 86400.0
+    clarify_fallback_seconds: float = 86400.0  # an unanswered clarify ends the run after 24 h
     retention_seconds: float = 90000.0  # 25 h after a run ends
     max_iterations: int = 90
     # Off by default: every chat session gets its own MEMORY.md / USER.md.
@@ -31,7 +31,8 @@ class BridgeSettings:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> BridgeSettings:
         """Read BRIDGE_HOST, BRIDGE_PORT, HERMES_HOME, OPENAI_BASE_URL, OPENAI_API_KEY,
-        HERMES_MODEL, BRIDGE_TOOLSETS (comma list) and BRIDGE_SHARED_MEMORY (1/true)."""
+        HERMES_MODEL, BRIDGE_TOOLSETS (comma list), BRIDGE_SHARED_MEMORY (1/true),
+        BRIDGE_POOL_SIZE and CLARIFY_FALLBACK_HOURS."""
         text = {key: env.get(key, "").strip() for key in _ENV_KEYS}
         toolsets = tuple(t.strip() for t in text["BRIDGE_TOOLSETS"].split(",") if t.strip())
         return cls(
@@ -43,6 +44,11 @@ class BridgeSettings:
             model=text["HERMES_MODEL"] or None,
             toolsets=toolsets or DEFAULT_TOOLSETS,
             shared_memory=text["BRIDGE_SHARED_MEMORY"].lower() in ("1", "true", "yes"),
+            pool_size=int(text["BRIDGE_POOL_SIZE"] or cls.pool_size),
+            clarify_fallback_seconds=(
+                float(text["CLARIFY_FALLBACK_HOURS"]) * 3600.0
+                if text["CLARIFY_FALLBACK_HOURS"] else cls.clarify_fallback_seconds
+            ),
         )
 
 
@@ -55,4 +61,6 @@ _ENV_KEYS = (
     "HERMES_MODEL",
     "BRIDGE_TOOLSETS",
     "BRIDGE_SHARED_MEMORY",
+    "BRIDGE_POOL_SIZE",
+    "CLARIFY_FALLBACK_HOURS",
 )

@@ -27,13 +27,9 @@ class TurnPlan:
 
     request: RunRequest
     model: ModelChoice
-    history: list[Message]
+    history: list[Message] | None  # None: the session's history as the Bridge kept it
     max_iterations: int
     refresh_prompt: bool = False  # the session's memory was edited since its last turn
-
-    @property
-    def conversation(self) -> list[Message]:
-        return [*self.history, {"role": "user", "content": self.request.user_message}]
 
 
 class Turn:
@@ -55,15 +51,24 @@ class Turn:
         async with self._pool.lease(request.session_id, self.plan.model) as agent:
             if self.aborted:
                 return
+            history = self._history()
             callbacks = AgentCallbacks(self._emitter, self._board, request.run_id, self._interrupt)
             callbacks.install(agent)
             self._agent = agent
             try:
                 name = f"turn-{request.run_id}"
-                result = await run_in_thread(lambda: self._converse(agent), name)
+                result = await run_in_thread(lambda: self._converse(agent, history), name)
             finally:
                 self._agent = None
-        self._finish(result, callbacks)
+            current = self._pool.holds(request.session_id, agent)  # False: reset meanwhile
+        self._finish(result, callbacks, history, current)
+
+    def _history(self) -> list[Message]:
+        """The conversation before this turn; the Bridge's own is read only now, so a turn
+        queued behind another of its session sees that one too."""
+        if self.plan.history is not None:
+            return self.plan.history
+        return self._histories.get(self.plan.request.session_id)
 
     def abort(self) -> None:
         """End the stream now; interrupt the agent and release a pending clarify."""
@@ -77,25 +82,35 @@ class Turn:
         if agent is not None:
             agent.interrupt()
 
-    def _converse(self, agent: Any) -> dict[str, Any]:
+    def _converse(self, agent: Any, history: list[Message]) -> dict[str, Any]:
         request = self.plan.request
         if self.plan.refresh_prompt:
             refresh_system_prompt(agent)
         agent.ephemeral_system_prompt = request.system_prompt
         agent.max_iterations = self.plan.max_iterations
         return agent.run_conversation(
-            request.user_message, conversation_history=copy.deepcopy(self.plan.history)
+            request.user_message, conversation_history=copy.deepcopy(history)
         )
 
-    def _finish(self, result: dict[str, Any], callbacks: AgentCallbacks) -> None:
+    def _finish(self, result: dict[str, Any], callbacks: AgentCallbacks,
+                history: list[Message], current: bool) -> None:
         messages = result.get("messages")
         if isinstance(messages, list):
-            self._histories.set(self.plan.request.session_id, messages)
+            self._remember(messages, current)
         if callbacks.compressed and isinstance(messages, list):
-            data = compaction_data(messages, self.plan.conversation)
+            conversation = [*history, {"role": "user", "content": self.plan.request.user_message}]
+            data = compaction_data(messages, conversation)
             if data is not None:
                 self._emitter.emit_now("context_compacted", data)
         self._emitter.emit_now(*_terminal_event(result, callbacks))
+
+    def _remember(self, messages: list[Message], current: bool) -> None:
+        session_id = self.plan.request.session_id
+        if self.plan.history is not None:
+            # The caller keeps this session's conversation; a copy here would only grow.
+            self._histories.drop(session_id)
+        elif current:
+            self._histories.set(session_id, messages)
 
 
 def _terminal_event(result: dict[str, Any], callbacks: AgentCallbacks) -> tuple[str, dict]:

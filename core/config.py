@@ -31,6 +31,8 @@ class Settings:
     hermes_home: str = "data/hermes"
     bridge_toolsets: tuple[str, ...] = ()
     bridge_shared_memory: bool = False
+    bridge_pool_size: int = 8
+    clarify_fallback_hours: int = 24
     max_active_runs: int = 5
     run_lease_seconds: int = 30
     runs_per_user_per_minute: int = 10
@@ -72,14 +74,17 @@ class Settings:
         return cls(**values)  # type: ignore[arg-type]
 
 
+_AT_LEAST_ONE = frozenset({"run_lease_seconds", "bridge_pool_size", "clarify_fallback_hours"})
+
+
 def _convert(name: str, kind: object, raw: str) -> object:
     if kind == "int":
         try:
             value = int(raw)
         except ValueError:
             raise InvalidInput(f"{name.upper()} must be an integer, got {raw!r}") from None
-        if name == "run_lease_seconds" and value < 1:
-            raise InvalidInput(f"RUN_LEASE_SECONDS must be at least 1, got {value}")
+        if name in _AT_LEAST_ONE and value < 1:
+            raise InvalidInput(f"{name.upper()} must be at least 1, got {value}")
         return value
     if kind == "bool":
         if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):

@@ -18,6 +18,8 @@ def bridge_settings(settings: Settings) -> BridgeSettings:
         model=settings.hermes_model,
         toolsets=settings.bridge_toolsets or DEFAULT_TOOLSETS,
         shared_memory=settings.bridge_shared_memory,
+        pool_size=settings.bridge_pool_size,
+        clarify_fallback_seconds=settings.clarify_fallback_hours * 3600.0,
     )
 
 

@@ -56,7 +56,8 @@ async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
                            patience=settings.database_patience,
                            quota=RunQuota(settings.runs_per_user_per_minute))
             await pool.open()
-            tasks = [asyncio.create_task(_run_jobs_when_leader(pool, lock), name="upkeep")]
+            upkeep = _run_jobs_when_leader(pool, lock, settings)
+            tasks = [asyncio.create_task(upkeep, name="upkeep")]
             try:
                 log.info("runtime: recovered %d runs in flight", await recover(pool))
                 tasks.append(asyncio.create_task(keep_taking_over(pool), name="takeover"))
@@ -71,11 +72,11 @@ async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
         await db.close_database()
 
 
-async def _run_jobs_when_leader(pool: RunPool, lock: SchedulerLock) -> None:
+async def _run_jobs_when_leader(pool: RunPool, lock: SchedulerLock, settings: Settings) -> None:
     """Run the upkeep jobs while this replica holds the lock; keep trying until it does."""
     while not await lock.try_acquire():
         await asyncio.sleep(LEADER_RETRY_SECONDS)
-    scheduler = start_jobs(pool)
+    scheduler = start_jobs(pool, timedelta(hours=settings.clarify_fallback_hours))
     log.info("runtime: this replica runs the upkeep jobs")
     try:
         await asyncio.Event().wait()

@@ -6,7 +6,7 @@ import asyncio
 import json
 import socket
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -36,12 +36,13 @@ class RunningBridge:
 
 
 @asynccontextmanager
-async def running_bridge(settings: BridgeSettings) -> AsyncIterator[RunningBridge]:
-    """Serve `create_app(settings)` until the block exits."""
+async def running_bridge(settings: BridgeSettings,
+                         secrets: Mapping[str, str] | None = None) -> AsyncIterator[RunningBridge]:
+    """Serve `create_app(settings, secrets)` until the block exits."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(settings), lifespan="on", log_level="warning",
+    config = uvicorn.Config(create_app(settings, secrets), lifespan="on", log_level="warning",
                             timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))

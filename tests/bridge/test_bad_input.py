@@ -88,11 +88,14 @@ async def test_llm_down_is_an_error_event_and_the_bridge_keeps_serving(
     assert (await run_to_end(bridge, run_body(llm)))[-1].data == {"final_text": "still here"}
 
 
-@pytest.mark.parametrize("broken", [garbage_reply(), error_reply(500, "model exploded")],
+@pytest.mark.parametrize(("broken", "said"), [(garbage_reply(), "stream"),
+                                              (error_reply(500, "model exploded"),
+                                               "HTTP 500: model exploded")],
                          ids=["garbage", "http-500"])
 async def test_llm_garbage_is_an_error_event(bridge: RunningBridge, llm: ScriptedLLM,
-                                             broken: Any) -> None:
+                                             broken: Any, said: str) -> None:
     llm.script(broken, broken, broken, broken)
     events = await run_to_end(bridge, run_body(llm))
     assert events[-1].name == "error" and events[-1].data["code"] == "llm_error"
-    assert events[-1].data["message"].startswith("LLM error: ")
+    message = events[-1].data["message"]
+    assert message.startswith("LLM error: ") and said in message  # says what went wrong

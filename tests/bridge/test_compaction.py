@@ -45,6 +45,9 @@ async def test_compaction_yields_the_real_summary(bridge: RunningBridge, llm: Sc
     assert history[until]["content"].strip() in seen
     assert history[until - 2]["content"].strip() not in seen
     assert names(events)[-2:] == ["context_compacted", "done"]
+    statuses = [e.data for e in events if e.name == "status"]
+    assert statuses and statuses[0]["category"] == "lifecycle"
+    assert "compacting" in statuses[0]["message"].lower()  # while the summary is written
     assert events[-1].data["final_text"] == "continuing after compaction"
     summary_requests = [r for r in llm.requests if is_summary_request(r)]
     assert len(summary_requests) == 1

@@ -35,20 +35,32 @@ async def test_todo_turn_streams_todos_text_and_done(
     assert names(events).count("text") < chunks / 4  # coalesced, not one event per chunk
     assert events[-1].name == "done"
     assert events[-1].data["final_text"].strip() == ANSWER.strip()
-    assert {"step", "tool_progress"} <= set(names(events))
+    steps = [e.data for e in events if e.name == "step"]
+    assert steps == [{"iteration": 1, "prev_tools": []}, {"iteration": 2, "prev_tools": ["todo"]}]
+    assert all(e.data["content"] for e in events if e.name == "thinking_status")
+    assert names(events).count("thinking_status") == 2  # one per call to the model
+    progress = [(e.data["event_name"], e.data["tool_name"]) for e in events
+                if e.name == "tool_progress"]
+    assert ("tool.started", "todo") in progress and ("tool.completed", "todo") in progress
 
 
 async def test_long_tool_results_are_cut_at_500(bridge: RunningBridge, llm: ScriptedLLM) -> None:
     long_fact = "remember " + "z" * 900
+    # The failed replace answers with the current entries: a result of about 1,100 characters.
     llm.script(tool_reply(ToolCall("memory", {"action": "add", "target": "memory",
-                                              "content": long_fact})),
+                                              "content": long_fact}),
+                          ToolCall("memory", {"action": "replace", "target": "memory",
+                                              "old_text": "no such entry", "content": "x"})),
                text_reply("noted"))
 
     events = await run_to_end(bridge, run_body(llm, "remember this"))
 
-    tool_end = next(e for e in events if e.name == "tool_end")
-    assert tool_end.data["tool_name"] == "memory"
-    assert len(tool_end.data["result"]) <= 500
+    full = [m["content"] for m in llm.requests[1]["messages"] if m["role"] == "tool"]
+    ends = [e.data for e in events if e.name == "tool_end"]
+    assert [e["tool_name"] for e in ends] == ["memory", "memory"]
+    assert ends[0]["result"] == full[0] and len(full[0]) < 500  # short results stay whole
+    assert len(full[1]) > 1000 and ends[1]["result"] == full[1][:500]  # the model saw it all
+    assert (ends[0]["is_error"], ends[1]["is_error"]) == (False, True)
     assert events[-1].name == "done"
 
 

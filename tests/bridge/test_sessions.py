@@ -29,14 +29,16 @@ async def test_abort_ends_the_stream_and_frees_the_session(
         aborted = await bridge.client.post(f"/runs/{body['run_id']}/abort")
         assert aborted.status_code == 200 and aborted.json()["run_id"] == body["run_id"]
         rest = await reader.until()
-    gate.set()
     assert rest[-1].name == "error" and rest[-1].data["code"] == "aborted"
+    assert (await bridge.client.get(f"/runs/{body['run_id']}")).json()["state"] == "error"
     again = await bridge.client.post(f"/runs/{body['run_id']}/abort")
     assert again.status_code == 409 and again.json()["code"] == "run_finished"
 
+    # The model's stream is still stalled: only interrupt() can free the session's agent.
     llm.script(text_reply("fresh start"))
     after = await run_to_end(bridge, run_body(llm, session_id=body["session_id"]))
     assert after[-1].data == {"final_text": "fresh start"}
+    assert not gate.is_set()
 
 
 async def test_abort_while_waiting_on_clarify(bridge: RunningBridge, llm: ScriptedLLM) -> None:
@@ -78,24 +80,28 @@ async def test_reset_drops_the_agent_and_its_history(
     assert [m["content"] for m in user_messages] == ["who?"]
 
 
-async def test_pool_keeps_the_most_recent_agents(
+async def test_pool_keeps_the_most_recently_used_agents(
     bridge_settings: BridgeSettings, llm: ScriptedLLM
 ) -> None:
     settings = replace(bridge_settings, pool_size=2, openai_base_url=llm.base_url,
                        model=llm.model)
     async with running_bridge(settings) as small:
-        sessions = [new_id("chat") for _ in range(3)]
-        for session in sessions:
+        first, second, third = (new_id("chat") for _ in range(3))
+        for count, session in enumerate([first, second, first, third], start=1):
             llm.script(text_reply(f"hi {session}"))
             body = {"run_id": new_id("run"), "session_id": session, "user_message": "hi"}
             events = await run_to_end(small, body)  # no model: the settings' default
             assert events[-1].data == {"final_text": f"hi {session}"}
-            health = (await small.client.get("/health")).json()
-            assert health["agents"] == min(2, sessions.index(session) + 1)
-        dropped = await small.client.post(f"/sessions/{sessions[0]}/reset")
-        assert dropped.json()["dropped"] is False  # the oldest agent was evicted
-        dropped = await small.client.post(f"/sessions/{sessions[2]}/reset")
-        assert dropped.json()["dropped"] is True
+            assert (await small.client.get("/health")).json()["agents"] == min(2, count)
+        # `first` was used after `second`, so `second` went when `third` came.
+        assert await dropped(small, second) is False
+        assert await dropped(small, first) is True
+        assert await dropped(small, third) is True
+
+
+async def dropped(bridge: RunningBridge, session_id: str) -> bool:
+    """Reset the session; whether it still had an agent."""
+    return (await bridge.client.post(f"/sessions/{session_id}/reset")).json()["dropped"]
 
 
 async def test_memory_is_per_session(bridge: RunningBridge, llm: ScriptedLLM) -> None:
@@ -122,3 +128,14 @@ async def test_memory_is_per_session(bridge: RunningBridge, llm: ScriptedLLM) ->
     await run_to_end(bridge, run_body(llm, "hi again", session_id=bob))
     system = llm.requests[-1]["messages"][0]["content"]
     assert "Bob is a pilot." in system and "green tea" not in system
+
+
+async def test_shared_memory_is_an_opt_in(bridge_settings: BridgeSettings) -> None:
+    async with running_bridge(replace(bridge_settings, shared_memory=True)) as shared:
+        one, other = new_id("chat"), new_id("chat")
+        await shared.client.post(f"/sessions/{one}/memory", json={"user": "Team uses UTC."})
+        try:
+            seen = (await shared.client.get(f"/sessions/{other}/memory")).json()
+            assert seen == {"session_id": other, "memory": "", "user": "Team uses UTC."}
+        finally:  # HERMES_HOME is the whole test process's
+            await shared.client.post(f"/sessions/{one}/memory", json={"user": ""})

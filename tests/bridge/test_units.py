@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 
@@ -69,6 +71,62 @@ async def test_emitter_coalesces_text_and_keeps_order() -> None:
     ]
 
 
+@dataclass
+class ManualTimer:
+    when: float
+    callback: Callable[[], object]
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class ManualLoop:
+    """The three loop methods RunEmitter uses, with time that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._timers: list[ManualTimer] = []
+
+    def is_closed(self) -> bool:
+        return False
+
+    def call_soon_threadsafe(self, fn: Callable[..., object], *args: object) -> None:
+        fn(*args)
+
+    def call_later(self, delay: float, fn: Callable[[], object]) -> ManualTimer:
+        self._timers.append(ManualTimer(self.now + delay, fn))
+        return self._timers[-1]
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        due = [t for t in self._timers if t.when <= self.now + 1e-9]
+        self._timers = [t for t in self._timers if t not in due]
+        for timer in due:
+            if not timer.cancelled:
+                timer.callback()
+
+
+def test_a_fast_stream_is_coalesced_and_no_delta_waits_over_100_ms() -> None:
+    log = RunRegistry(1, FakeClock()).create("r", "s")
+    loop = ManualLoop()
+    emitter = RunEmitter(log, loop)  # type: ignore[arg-type]
+    arrived: list[float] = []  # when each one-character token came from the model
+    sent: list[float] = []  # when each character left in an event
+    for tick in range(200):  # a token every 5 ms for half a second, then silence
+        seen = len(log.events)
+        if tick < 100:
+            arrived.append(loop.now)
+            emitter.text("x")
+        loop.advance(0.005)
+        for event in log.events[seen:]:
+            sent += [loop.now] * len(event.data["text"])
+
+    assert len(sent) == len(arrived) == 100
+    assert len(log.events) <= 100 / 8  # not one event per token
+    assert max(out - came for came, out in zip(arrived, sent, strict=True)) <= 0.1
+
+
 def test_compaction_data_reads_the_flagged_summary() -> None:
     conversation = [{"role": "user", "content": f"m{i}"} for i in range(6)]
     messages = [
@@ -102,3 +160,15 @@ def test_settings_from_env() -> None:
     assert (settings.port, settings.model, settings.host) == (9999, "qwen", "127.0.0.1")
     assert settings.toolsets == DEFAULT_TOOLSETS and settings.openai_api_key is None
     assert BridgeSettings.from_env({"BRIDGE_TOOLSETS": "todo, web"}).toolsets == ("todo", "web")
+    tuned = BridgeSettings.from_env({"BRIDGE_POOL_SIZE": "3", "CLARIFY_FALLBACK_HOURS": "48"})
+    assert (tuned.pool_size, tuned.clarify_fallback_seconds) == (3, 48 * 3600)
+
+
+def test_defaults_are_the_designed_ones() -> None:
+    settings = BridgeSettings.from_env({})
+    assert settings == BridgeSettings()
+    assert (settings.host, settings.port, settings.pool_size) == ("127.0.0.1", 18731, 8)
+    assert settings.heartbeat_seconds == 15
+    assert settings.clarify_fallback_seconds == 24 * 3600
+    assert settings.retention_seconds == 25 * 3600
+    assert settings.toolsets == ("todo", "clarify", "memory") and not settings.shared_memory

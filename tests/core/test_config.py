@@ -27,7 +27,8 @@ def test_values_are_converted_and_blank_means_unset() -> None:
 
 
 @pytest.mark.parametrize("env", [{"ADMIN_PORT": "x"}, {"LOG_FORMAT": "xml"}, {"BRIDGE_SHARED_MEMORY": "maybe"},
-                                 {"RUN_LEASE_SECONDS": "0"}])
+                                 {"RUN_LEASE_SECONDS": "0"}, {"BRIDGE_POOL_SIZE": "0"},
+                                 {"CLARIFY_FALLBACK_HOURS": "-1"}])
 def test_bad_values_are_named(env: dict[str, str]) -> None:
     with pytest.raises(InvalidInput, match=next(iter(env))):
         Settings.from_env(env)

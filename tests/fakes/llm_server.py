@@ -2,8 +2,9 @@
 
 Tests queue `Reply` objects; each `POST .../chat/completions` pops the first reply whose
 `match` accepts the request (replies without `match` are taken in order). Every request
-body is recorded so a test can assert exactly what the model saw. Any other path (model
-metadata probes such as `/models`, `/v1/models/x`, `/api/show`, `/props`) answers 404.
+body (and its Authorization header) is recorded so a test can assert exactly what the model
+saw. Any other path (model metadata probes such as `/models`, `/v1/models/x`, `/api/show`,
+`/props`) answers 404.
 
     async with ScriptedLLM() as llm:
         llm.script(tool_reply(ToolCall("todo", {...})), text_reply("done"))
@@ -90,6 +91,7 @@ class ScriptedLLM:
     responder: Callable[[RequestBody], Reply] | None = None
     keep_requests: bool = True  # False: `requests` holds {} per request (a bench's memory)
     requests: list[RequestBody] = field(default_factory=list)
+    authorizations: list[str | None] = field(default_factory=list)  # per request, in order
     probes: list[str] = field(default_factory=list)
     _replies: list[Reply] = field(default_factory=list)
     _served: list[Reply] = field(default_factory=list)
@@ -169,6 +171,7 @@ class ScriptedLLM:
         if reply is not None:
             self._served.append(reply)
         self.requests.append(body if self.keep_requests else {})
+        self.authorizations.append(request.headers.get("Authorization"))
         assert self._arrived is not None
         async with self._arrived:
             self._arrived.notify_all()
