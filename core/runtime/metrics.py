@@ -28,9 +28,6 @@ class RunMetrics:
         if rate_limited:
             self.rate_limited[platform] += 1
 
-    def event(self) -> None:
-        self.events += 1
-
     def flushed(self, seconds: float, rows: int) -> None:
         self.flushes += 1
         self.rows_flushed += rows

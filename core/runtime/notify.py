@@ -1,7 +1,7 @@
 """News of a run's stored log across replicas: PostgreSQL LISTEN/NOTIFY (DESIGN §8).
 
-The replica that flushes log rows sends one notification per message in the flush's own
-transaction (core/runtime/log_buffer.py), so it fires on commit, when the rows are readable.
+The replica that flushes log rows sends one notification per message once the flush committed
+(core/runtime/log_buffer.py), when the rows are readable.
 Each process holds one LISTEN connection (`listening`) and wakes the followers of that message
 in this process. A listener that was away missed whatever was sent meanwhile, so on every
 (re)connect all followers wake and read the log again; a slow fallback poll covers anything
@@ -29,6 +29,7 @@ FALLBACK_SECONDS = 5.0  # PostgreSQL: a safety net behind the notifications
 APPLICATION_NAME = "hermes-chat log listener"  # how operators spot it in pg_stat_activity
 RECONNECT_SECONDS = 1.0
 PING_SECONDS = 30.0  # a silent network drop shows no termination: probe the connection
+ANNOUNCE = f"SELECT pg_notify('{CHANNEL}', payload) FROM unnest($1::text[]) AS payload"
 DROPPED = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 

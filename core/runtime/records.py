@@ -15,6 +15,7 @@ from core.errors import Busy, InvalidInput
 from core.models import ChatMessage, ChatSession, MessageStatus, Role, utc_now
 
 IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.RUNNING)
+ENDED = frozenset({MessageStatus.SUCCESS, MessageStatus.FAILED, MessageStatus.STOPPED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,7 @@ async def _user_node(
 
 async def set_status(message_id: int, status: MessageStatus, **values: object) -> None:
     """Move an assistant message to `status` (finished ones get completed_at)."""
-    if status in (MessageStatus.SUCCESS, MessageStatus.FAILED, MessageStatus.STOPPED):
+    if status in ENDED:
         values.setdefault("completed_at", utc_now())
     await ChatMessage.filter(id=message_id).update(status=status, **values)
 

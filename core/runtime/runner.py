@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from core.errors import BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound
-from core.events import ClarifyRequest, ContextCompacted, Done, Event, RunError
+from core.events import ClarifyRequest, ContextCompacted, Done, Event, RunError, is_terminal
 from core.models import MessageStatus
 from core.runtime import records
 from core.runtime.clarify import persist_pause
@@ -86,35 +87,44 @@ async def _stream(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
         events = pool.bridge.stream(request, last)
     async for event in events:
         await _on_event(pool, live, event)
-        if isinstance(event, (Done, RunError)):
+        if is_terminal(event):
             return
     raise BridgeUnavailable("the event stream ended before the run finished")
 
 
 async def _on_event(pool: RunPool, live: LiveRun, event: Event) -> None:
+    """Store, fold and publish one event, then whatever its kind asks for (most: nothing)."""
     pool.buffer.add(live.message_id, event)
     live.fold(event)
-    pool.metrics.event()
-    if pool.metrics.events % YIELD_EVERY == 0:
+    metrics = pool.metrics
+    metrics.events += 1
+    if metrics.events % YIELD_EVERY == 0:
         # A burst already received is read without the loop ever waiting on the network:
         # let the flusher, the database's answers and the other runs have their turn.
         await asyncio.sleep(0)
-    if isinstance(event, ClarifyRequest):
-        await pool.durably(pool.buffer.flush)
-        live.pause = await pool.durably(persist_pause, live.run_id, live.message_id, event)
-    elif isinstance(event, ContextCompacted):
-        await _compacted(pool, live, event)
-    elif isinstance(event, Done):
-        await pool.durably(pool.buffer.flush)
-        await pool.durably(records.finish_success, live.turn, event.final_text)
-        live.status = MessageStatus.SUCCESS
-    elif isinstance(event, RunError):
-        await pool.durably(pool.buffer.flush)
-        await _ended_in_error(pool, live, event)
-    if live.status in (MessageStatus.SUCCESS, MessageStatus.FAILED, MessageStatus.STOPPED):
-        pool.finished(live)
-    else:
-        pool.publish(live)
+    step = _STEPS.get(type(event))
+    if step is not None:
+        await step(pool, live, event)
+        if live.status in records.ENDED:
+            pool.finished(live)
+            return
+    pool.publish(live)
+
+
+async def _clarify(pool: RunPool, live: LiveRun, event: ClarifyRequest) -> None:
+    await pool.durably(pool.buffer.flush)
+    live.pause = await pool.durably(persist_pause, live.run_id, live.message_id, event)
+
+
+async def _done(pool: RunPool, live: LiveRun, event: Done) -> None:
+    await pool.durably(pool.buffer.flush)
+    await pool.durably(records.finish_success, live.turn, event.final_text)
+    live.status = MessageStatus.SUCCESS
+
+
+async def _error(pool: RunPool, live: LiveRun, event: RunError) -> None:
+    await pool.durably(pool.buffer.flush)
+    await _ended_in_error(pool, live, event)
 
 
 async def _compacted(pool: RunPool, live: LiveRun, event: ContextCompacted) -> None:
@@ -165,3 +175,7 @@ async def _flush_quietly(pool: RunPool) -> None:
         log.warning("could not flush the log buffer", exc_info=True)
 
 
+# What an event does beyond its row, its fold and the update (the other kinds: nothing).
+_STEPS: dict[type, Callable[[RunPool, LiveRun, Any], Awaitable[None]]] = {
+    ClarifyRequest: _clarify, ContextCompacted: _compacted, Done: _done, RunError: _error,
+}

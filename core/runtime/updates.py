@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from core.models import MessageStatus, PauseStatus
+from core.runtime.records import ENDED
 from core.thinking import ThinkingState
 
 
@@ -43,7 +44,7 @@ class RunUpdate:
 
     @property
     def finished(self) -> bool:
-        return self.status in (MessageStatus.SUCCESS, MessageStatus.FAILED, MessageStatus.STOPPED)
+        return self.status in ENDED
 
     def update(self) -> RunUpdate:
         return self  # a fixed update is its own view
