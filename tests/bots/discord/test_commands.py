@@ -52,6 +52,8 @@ async def test_model_and_skill_with_autocomplete_menus_and_refusals(
             "hermes", "skill", options={"name": "none"}, channel_id=thread))
         skill_again = await reply_of(fake, await fake.run_command(
             "hermes", "skill", options={"name": "readme-gen"}, channel_id=thread))
+        no_such_skill = await reply_of(fake, await fake.run_command(
+            "hermes", "skill", options={"name": "no-such-skill"}, channel_id=thread))
         menu_command = await fake.run_command("hermes", "model", channel_id=thread)
         menu = await reply_of(fake, menu_command)
         select = menu["components"][0]["components"][0]
@@ -68,6 +70,7 @@ async def test_model_and_skill_with_autocomplete_menus_and_refusals(
     assert "unknown model 'gpt-99' (models: fast, smart)" in text_of(unknown) and unknown["flags"] & 64
     assert "skill **readme-gen**" in text_of(skill) and "skill **readme-gen**" in text_of(skill_again)
     assert "now uses no skill" in text_of(no_skill)
+    assert "⚠️ unknown skill 'no-such-skill'" in text_of(no_such_skill) and no_such_skill["flags"] & 64
     assert [o["value"] for o in select["options"]] == ["fast", "smart"] and menu["flags"] & 64
     assert "now uses **Fast**" in text_of(fake.message(menu["id"]))
     session = await ChatSession.get()
