@@ -19,26 +19,33 @@ from tests.fakes.llm_server import ScriptedLLM, request_text, text_reply
 WAIT = 15.0
 
 
-async def test_a_mention_opens_a_thread_and_the_next_message_continues_it(
+async def test_a_mention_opens_a_thread_and_the_next_messages_continue_it(
     fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
 ) -> None:
-    llm.script(text_reply("Paris is the capital of France."), text_reply("About 2.1 million people."))
+    """Two turns in the thread a mention opened; a third one mentions the bot again inside
+    the thread, which continues the same conversation (no second thread, no new session)."""
+    llm.script(text_reply("Paris is the capital of France."), text_reply("About 2.1 million people."),
+               text_reply("Lyon is second."))
     async with running_bot(fake, pool):
         asked = await fake.send_user_message(mention(fake, "What is the capital of France?"))
         thread = int(asked["id"])
         await fake.wait_until(lambda: answered(fake, thread, "Paris is the capital"), WAIT, "answer 1")
         follow_up = await fake.send_user_message("How many people live there?", channel_id=thread)
         await fake.wait_until(lambda: answered(fake, thread, "2.1 million"), WAIT, "answer 2")
+        again = await fake.send_user_message(mention(fake, "and the next city?"), channel_id=thread)
+        await fake.wait_until(lambda: answered(fake, thread, "Lyon is second."), WAIT, "answer 3")
 
     assert fake.channel(thread)["name"] == "What is the capital of France?"
-    first, second = bot_messages(fake, thread)
+    first, second, _ = bot_messages(fake, thread)
     assert "0 tool calls" in text_of(first) and first["components"]
     assert second["message_reference"]["message_id"] == follow_up["id"]
     (binding,) = await ConversationBinding.all()
     assert (binding.channel, binding.thread) == (str(fake.channel_id), str(thread))
+    assert await ChatSession.all().count() == 1 and len(fake.threads_of(fake.channel_id)) == 1
     users = await ChatMessage.filter(role=Role.USER).order_by("id")
-    assert [u.platform_message_id for u in users] == [asked["id"], follow_up["id"]]
-    assert "Paris is the capital of France." in request_text(llm.requests[-1])
+    assert [u.platform_message_id for u in users] == [asked["id"], follow_up["id"], again["id"]]
+    assert "Paris is the capital of France." in request_text(llm.requests[1])
+    assert "About 2.1 million people." in request_text(llm.requests[2])
     assert fake.rejected == []
 
 
@@ -85,23 +92,6 @@ async def test_a_mention_in_an_existing_thread_binds_it_and_then_no_mention_is_n
     assert (binding.channel, binding.thread) == (str(fake.channel_id), str(thread))
     users = await ChatMessage.filter(role=Role.USER).order_by("id").values_list("content", flat=True)
     assert users == ["what do you think?", "and now?"]
-
-
-async def test_a_mention_inside_the_bots_thread_continues_its_conversation(
-    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
-) -> None:
-    llm.script(text_reply("Blue is calm."), text_reply("Green is fresh."))
-    async with running_bot(fake, pool):
-        asked = await fake.send_user_message(mention(fake, "what does blue mean?"))
-        thread = int(asked["id"])
-        await fake.wait_until(lambda: answered(fake, thread, "Blue is calm."), WAIT, "answer 1")
-        await fake.send_user_message(mention(fake, "and green?"), channel_id=thread)
-        await fake.wait_until(lambda: answered(fake, thread, "Green is fresh."), WAIT, "answer 2")
-    assert await ChatSession.all().count() == 1 and await ConversationBinding.all().count() == 1
-    assert [t["id"] for t in fake.threads_of(fake.channel_id)] == [str(thread)], "no second thread"
-    users = await ChatMessage.filter(role=Role.USER).order_by("id").values_list("content", flat=True)
-    assert users == ["what does blue mean?", "and green?"]
-    assert "Blue is calm." in request_text(llm.requests[-1])
 
 
 async def test_a_resume_replay_of_a_mention_does_not_start_a_second_run(
