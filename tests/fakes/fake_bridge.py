@@ -13,7 +13,8 @@ one-shot fault markers placed between them:
 
 A marker fires once, on whichever connection reaches it first; a reconnect with
 `Last-Event-ID: N` replays the events after N and goes on from there. `fail(route, status)`
-makes the next call(s) of a route answer an error; `stop()` / `start()` take the whole Bridge
+makes the next call(s) of a route answer an error, `hold(route)` keeps them waiting until the
+returned event is set (a slow Bridge); `stop()` / `start()` take the whole Bridge
 down and up again on the same port. Every request is recorded in `requests`.
 """
 
@@ -150,6 +151,7 @@ class FakeBridge:
         self.memory: dict[str, dict[str, str]] = {}
         self.agents: set[str] = set()
         self._failures: dict[str, list[tuple[int, str]]] = {}
+        self._holds: dict[str, asyncio.Event] = {}
         self._streams: set[asyncio.Task[Any]] = set()
         self._runner: web.AppRunner | None = None
 
@@ -173,6 +175,11 @@ class FakeBridge:
         """The next `times` calls of `route` (run, events, state, abort, answer, reset,
         memory, health) answer `status` with an error body."""
         self._failures.setdefault(route, []).extend([(status, code)] * times)
+
+    def hold(self, route: str) -> asyncio.Event:
+        """Calls of `route` (as for `fail`) wait until the returned event is set."""
+        gate = self._holds[route] = asyncio.Event()
+        return gate
 
     def release(self, stall: str) -> None:
         """Let connections held by `Stall(stall)` go on."""
@@ -234,6 +241,9 @@ class FakeBridge:
         failure = self._take_failure(request.path)
         if failure is not None:
             return failure
+        gate = self._holds.get(_route_of(request.path))
+        if gate is not None:
+            await gate.wait()
         return await handler(request)
 
     def _take_failure(self, path: str) -> web.Response | None:

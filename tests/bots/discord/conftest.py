@@ -12,7 +12,7 @@ import pytest
 from core.bridge_client import BridgeClient
 from core.catalogue import Catalogue, ModelEntry
 from core.runtime.pool import RunPool
-from tests.bots.discord.harness import SPEED
+from tests.bots.discord.harness import SPEED, refused_acknowledgements
 from tests.core.runtime.conftest import FAST, fake_bridge, pool, skills_dir  # noqa: F401
 from tests.fakes.discordfake import FakeDiscord, Limits
 from tests.fakes.fake_bridge import FakeBridge
@@ -23,11 +23,13 @@ MODELS = (ModelEntry("fast", "Fast", "small-model"), ModelEntry("smart", "Smart"
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeDiscord]:
     """A Discord whose rate-limit windows pass SPEED times faster (the bot's budget too, see
-    `harness.running_bot`), so conversations are not paced by 5-second windows."""
+    `harness.running_bot`), so conversations are not paced by 5-second windows. On exit:
+    no 429, and no interaction callback refused (late, or a second one)."""
     limits = Limits(message_window=5.0 / SPEED, webhook_window=2.0 / SPEED)
     async with FakeDiscord(limits=limits) as server, server.patch_discord():
         yield server
         assert server.rate_limited == [], "the bot's own budget must keep it clear of 429s"
+        assert refused_acknowledgements(server) == [], "each interaction acknowledged in time, once"
 
 
 @pytest.fixture

@@ -13,12 +13,13 @@ from bots.discord.writer import WRITE_TIMEOUT
 from core.config import Settings
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
-from tests.fakes.discordfake import FakeDiscord, InteractionRecord
+from tests.fakes.discordfake import Call, FakeDiscord, InteractionRecord
 
 Payload = dict[str, Any]
 SPEED = 10.0  # the `fake` fixture's rate-limit windows pass this much faster than real time
 POST = "POST /channels/{channel_id}/messages"
 EDIT = "PATCH /channels/{channel_id}/messages/{message_id}"
+CALLBACK = "POST /interactions/{webhook_id}/{webhook_token}/callback"
 
 
 def settings_for(fake: FakeDiscord, channels: tuple[str, ...] = ()) -> Settings:
@@ -45,6 +46,11 @@ async def running_bot(fake: FakeDiscord, pool: RunPool, *, limiter: RateLimiter 
         yield bot
     finally:
         await bot.stop()
+
+
+def refused_acknowledgements(fake: FakeDiscord) -> list[Call]:
+    """Interaction callbacks Discord refused: later than its 3 seconds, or a second one."""
+    return [c for c in fake.calls_to(CALLBACK) if c.status != 200]
 
 
 def mention(fake: FakeDiscord, text: str) -> str:

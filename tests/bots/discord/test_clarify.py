@@ -19,6 +19,7 @@ from tests.bots.discord.harness import (
     button,
     buttons,
     mention,
+    reply_of,
     running_bot,
     showing,
     text_of,
@@ -109,6 +110,30 @@ async def test_a_second_click_is_told_who_answered_first(
     assert ephemeral_replies(fake, loser.id) == ephemeral_replies(fake, late.id) == [expected]
     assert fake.message(fake.interaction(late.id).followup_ids[0])["flags"] & 64
     assert not buttons(fake.message(question["id"]))
+
+
+async def test_clicks_on_a_question_whose_run_was_stopped_are_told_it_expired(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", COLOUR)))
+    async with running_bot(fake, pool):
+        thread, question = await ask(fake)
+        red, custom_id = (button(question, label)["custom_id"] for label in ("red", "Custom answer…"))
+        (live,) = [m for m in bot_messages(fake, thread) if m["id"] != question["id"]]
+        await fake.click(live["id"], button(live, "Stop")["custom_id"])
+        await fake.wait_until(lambda: "closed" in text_of(fake.message(question["id"])), WAIT)
+        # A client that has not yet seen the edit still shows the buttons.
+        choice = await fake.click(question["id"], red)
+        custom = await fake.click(question["id"], custom_id)
+        await fake.wait_until(lambda: ephemeral_replies(fake, choice.id), WAIT, "the choice's refusal")
+        told = await reply_of(fake, custom)
+    expired = "This question has expired: the run that asked it is over."
+    assert ephemeral_replies(fake, choice.id) == [expired]
+    assert custom.modal is None, "no modal for a question nobody can answer any more"
+    assert text_of(told) == expired and told["flags"] & 64
+    pause = await ClarifyPause.get()
+    assert (pause.status, pause.answer) != (PauseStatus.ANSWERED, "red")
+    assert "closed" in text_of(fake.message(question["id"])) and len(llm.requests) == 1
 
 
 async def test_a_busy_conversation_offers_stop_and_stop_ends_the_run(

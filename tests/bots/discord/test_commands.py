@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from core.models import ChatSession, ConversationBinding
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import (
     answered,
     bot_messages,
     mention,
+    refused_acknowledgements,
     reply_of,
     running_bot,
     text_of,
 )
-from tests.fakes.discordfake import FakeDiscord, InteractionRecord
+from tests.fakes.discordfake import FakeDiscord, InteractionRecord, ManualClock
 from tests.fakes.fake_bridge import FakeBridge
 
 WAIT = 10.0
@@ -52,6 +55,8 @@ async def test_model_and_skill_with_autocomplete_menus_and_refusals(
             "hermes", "skill", options={"name": "none"}, channel_id=thread))
         skill_again = await reply_of(fake, await fake.run_command(
             "hermes", "skill", options={"name": "readme-gen"}, channel_id=thread))
+        no_such_skill = await reply_of(fake, await fake.run_command(
+            "hermes", "skill", options={"name": "no-such-skill"}, channel_id=thread))
         menu_command = await fake.run_command("hermes", "model", channel_id=thread)
         menu = await reply_of(fake, menu_command)
         select = menu["components"][0]["components"][0]
@@ -68,6 +73,7 @@ async def test_model_and_skill_with_autocomplete_menus_and_refusals(
     assert "unknown model 'gpt-99' (models: fast, smart)" in text_of(unknown) and unknown["flags"] & 64
     assert "skill **readme-gen**" in text_of(skill) and "skill **readme-gen**" in text_of(skill_again)
     assert "now uses no skill" in text_of(no_skill)
+    assert "⚠️ unknown skill 'no-such-skill'" in text_of(no_such_skill) and no_such_skill["flags"] & 64
     assert [o["value"] for o in select["options"]] == ["fast", "smart"] and menu["flags"] & 64
     assert "now uses **Fast**" in text_of(fake.message(menu["id"]))
     session = await ChatSession.get()
@@ -134,3 +140,26 @@ async def test_commands_where_they_cannot_work_say_why(fake: FakeDiscord, fake_r
     assert "There is no conversation here yet" in text_of(nothing) and nothing["flags"] & 64
     assert "I don't answer in this channel." in text_of(elsewhere)
     assert "No conversation here" in text_of(status)
+
+
+
+@pytest.mark.parametrize(("command", "method", "said"), [
+    ("memory", "GET", "What the agent remembers"), ("reset", "POST", "starts afresh")])
+async def test_a_command_whose_work_is_slow_is_acknowledged_within_three_seconds(
+    fake_runs: RunPool, fake_bridge: FakeBridge, command: str, method: str, said: str
+) -> None:
+    """The Bridge takes 10 s (on Discord's clock) to answer: Discord forgets an interaction
+    not acknowledged within 3 s, so the bot defers first and answers when the work is done."""
+    clock = ManualClock()
+    gate = fake_bridge.hold(command)
+    async with FakeDiscord(clock=clock) as fake, fake.patch_discord():
+        async with running_bot(fake, fake_runs):
+            used = await fake.run_command("hermes", command, channel_id=fake.dm_channel_id())
+            await fake.wait_until(lambda: fake_bridge.requests_to(method, "/sessions/"), WAIT,
+                                  "the Bridge call")
+            assert used.response is not None and used.response["type"] == 5, "deferred at once"
+            clock.advance(10.0)
+            gate.set()
+            reply = await reply_of(fake, used)
+    assert said in text_of(reply)
+    assert refused_acknowledgements(fake) == []

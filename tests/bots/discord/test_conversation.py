@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from core.models import ChatMessage, ConversationBinding, Role
+from core.models import ChatMessage, ChatSession, ConversationBinding, Role
 from core.runtime.pool import RunPool
-from tests.bots.discord.harness import answered, bot_messages, mention, running_bot, text_of
+from tests.bots.discord.harness import (
+    answered,
+    bot_messages,
+    mention,
+    reply_of,
+    running_bot,
+    text_of,
+)
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, request_text, text_reply
@@ -12,41 +19,60 @@ from tests.fakes.llm_server import ScriptedLLM, request_text, text_reply
 WAIT = 15.0
 
 
-async def test_a_mention_opens_a_thread_and_the_next_message_continues_it(
+async def test_a_mention_opens_a_thread_and_the_next_messages_continue_it(
     fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
 ) -> None:
-    llm.script(text_reply("Paris is the capital of France."), text_reply("About 2.1 million people."))
+    """Two turns in the thread a mention opened; a third one mentions the bot again inside
+    the thread, which continues the same conversation (no second thread, no new session)."""
+    llm.script(text_reply("Paris is the capital of France."), text_reply("About 2.1 million people."),
+               text_reply("Lyon is second."))
     async with running_bot(fake, pool):
         asked = await fake.send_user_message(mention(fake, "What is the capital of France?"))
         thread = int(asked["id"])
         await fake.wait_until(lambda: answered(fake, thread, "Paris is the capital"), WAIT, "answer 1")
         follow_up = await fake.send_user_message("How many people live there?", channel_id=thread)
         await fake.wait_until(lambda: answered(fake, thread, "2.1 million"), WAIT, "answer 2")
+        again = await fake.send_user_message(mention(fake, "and the next city?"), channel_id=thread)
+        await fake.wait_until(lambda: answered(fake, thread, "Lyon is second."), WAIT, "answer 3")
 
     assert fake.channel(thread)["name"] == "What is the capital of France?"
-    first, second = bot_messages(fake, thread)
+    first, second, _ = bot_messages(fake, thread)
     assert "0 tool calls" in text_of(first) and first["components"]
     assert second["message_reference"]["message_id"] == follow_up["id"]
     (binding,) = await ConversationBinding.all()
     assert (binding.channel, binding.thread) == (str(fake.channel_id), str(thread))
+    assert await ChatSession.all().count() == 1 and len(fake.threads_of(fake.channel_id)) == 1
     users = await ChatMessage.filter(role=Role.USER).order_by("id")
-    assert [u.platform_message_id for u in users] == [asked["id"], follow_up["id"]]
-    assert "Paris is the capital of France." in request_text(llm.requests[-1])
+    assert [u.platform_message_id for u in users] == [asked["id"], follow_up["id"], again["id"]]
+    assert "Paris is the capital of France." in request_text(llm.requests[1])
+    assert "About 2.1 million people." in request_text(llm.requests[2])
     assert fake.rejected == []
 
 
-async def test_a_dm_is_one_conversation(fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM) -> None:
-    llm.script(text_reply("Hello in private."), text_reply("Still me."))
+async def test_a_dm_is_one_conversation_until_hermes_new(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(text_reply("Hello in private."), text_reply("Still me."), text_reply("A fresh start."))
     dm = fake.dm_channel_id()
     async with running_bot(fake, pool):
         first = await fake.send_user_message("hi there", channel_id=dm)
         await fake.wait_until(lambda: answered(fake, dm, "Hello in private."), WAIT, "answer 1")
         await fake.send_user_message("again", channel_id=dm)
         await fake.wait_until(lambda: answered(fake, dm, "Still me."), WAIT, "answer 2")
+        before_new = await ConversationBinding.all().values_list("session_id", flat=True)
+        await reply_of(fake, await fake.run_command("hermes", "new", channel_id=dm))
+        await fake.send_user_message("who are you?", channel_id=dm)
+        await fake.wait_until(lambda: answered(fake, dm, "A fresh start."), WAIT, "answer 3")
+    assert before_new == [1], "both messages went to one conversation"
     (binding,) = await ConversationBinding.all()
-    assert (binding.workspace, binding.channel, binding.thread) == ("dm", str(dm), "")
+    assert (binding.workspace, binding.channel, binding.thread, binding.session_id) == (
+        "dm", str(dm), "", 2)
     assert bot_messages(fake, dm)[0]["message_reference"]["message_id"] == first["id"]
-    assert await ChatMessage.filter(role=Role.ASSISTANT).count() == 2
+    sessions = await ChatMessage.filter(role=Role.USER).order_by("id").values_list(
+        "session_id", flat=True)
+    assert sessions == [1, 1, 2]
+    assert "Hello in private." in request_text(llm.requests[1])
+    assert "Hello in private." not in request_text(llm.requests[2]), "the new one starts empty"
 
 
 async def test_a_mention_in_an_existing_thread_binds_it_and_then_no_mention_is_needed(
@@ -108,4 +134,15 @@ async def test_a_bare_mention_gets_a_greeting_not_a_run(
         asked = await fake.send_user_message(mention(fake, ""))
         await fake.wait_until(lambda: bot_messages(fake, asked["id"]), WAIT, "a greeting")
     assert "Ask me something" in text_of(bot_messages(fake, asked["id"])[0])
+    assert llm.requests == [] and await ChatMessage.all().count() == 0
+
+
+async def test_an_image_without_text_is_answered_with_why_not_a_run(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    async with running_bot(fake, pool):
+        asked = await fake.send_user_message(mention(fake, ""), files={"chart.png": b"\x89PNG"})
+        await fake.wait_until(lambda: bot_messages(fake, asked["id"]), WAIT, "the notice")
+    (notice,) = bot_messages(fake, asked["id"])
+    assert "I can only read text for now" in text_of(notice)
     assert llm.requests == [] and await ChatMessage.all().count() == 0

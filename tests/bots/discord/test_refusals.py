@@ -49,6 +49,19 @@ async def test_a_bridge_that_is_down_ends_the_run_with_a_clear_reason(
     assert button(failed, "Retry")
 
 
+async def test_a_command_that_needs_the_bridge_says_it_is_down(
+    fake: FakeDiscord, fake_runs: RunPool, fake_bridge: FakeBridge
+) -> None:
+    dm = fake.dm_channel_id()
+    await fake_bridge.stop()
+    async with running_bot(fake, fake_runs):
+        memory = await reply_of(fake, await fake.run_command("hermes", "memory", channel_id=dm))
+        reset = await reply_of(fake, await fake.run_command("hermes", "reset", channel_id=dm))
+    for said in (memory, reset):
+        assert "🔌 The agent service is unreachable right now" in text_of(said)
+    assert memory["flags"] & dp.EPHEMERAL
+
+
 @pytest.fixture
 async def one_slot(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[RunPool]:
     async with BridgeClient(fake_bridge.url, policy=FAST) as client:

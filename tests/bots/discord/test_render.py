@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import discord
@@ -69,6 +70,16 @@ def test_a_long_answer_splits_within_limits_with_controls_on_the_last_part() -> 
     assert labels == [("Regenerate", "hermes:regen:11", False), ("◀", "hermes:ver:5", False),
                       ("2/3", "hermes:noop:pos", True), ("▶", "hermes:ver:7", False)]
     assert sum(len(p.embed) for p in parts[-1:]) <= 6000
+
+
+def test_the_answers_footer_says_time_tool_calls_todos_model_and_skill() -> None:
+    done = replace(update(
+        MessageStatus.SUCCESS, final_text="Done.",
+        tools=(ToolCall("c1", "search", "{}", "ok", finished=True),),
+        todos=(Todo("1", "find sources", "completed"), Todo("2", "write", "pending")),
+    ), skill_folder="readme-gen")
+    (part,) = turn_parts(done, TurnContext())
+    assert part.embed.footer.text == "42s · 1 tool call · 1/2 todos · model fast · skill readme-gen"
 
 
 def test_beyond_a_few_parts_the_whole_answer_is_attached() -> None:
