@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from tortoise.exceptions import IntegrityError
 
 from core.bridge_port import Bridge
-from core.errors import BridgeUnavailable, NotFound
+from core.errors import BridgeUnavailable, Conflict, NotFound
 from core.events import ClarifyRequest
 from core.models import ClarifyPause, PauseStatus, utc_now
 from core.runtime.updates import PauseView
@@ -68,10 +68,11 @@ async def answer_pause(bridge: Bridge, pause: ClarifyPause, answer: str, user: s
             status=PauseStatus.UNANSWERED, answer=None, answered_by=None, answered_at=None
         )
         raise
-    except NotFound:  # the Bridge forgot the run (it restarted): the question cannot be answered
+    except (NotFound, Conflict):  # the Bridge forgot the run (it restarted) or closed the
+        # question (the run was stopped, or waited past the fallback): nobody can answer it now
         await ClarifyPause.filter(id=pause.id).update(status=PauseStatus.EXPIRED)
         current = await ClarifyPause.get(id=pause.id)
-        return ClarifyOutcome(False, view(current), "this question expired: the run is gone")
+        return ClarifyOutcome(False, view(current), "this question expired: the run is over")
     return ClarifyOutcome(True, view(await ClarifyPause.get(id=pause.id)))
 
 

@@ -12,7 +12,9 @@ from datetime import datetime
 from core import sessions, tree
 from core.outage import transaction
 from core.errors import Busy, InvalidInput
-from core.models import ChatMessage, ChatSession, MessageStatus, Role, utc_now
+from core.models import (
+    ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role, utc_now,
+)
 
 IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.RUNNING)
 ENDED = frozenset({MessageStatus.SUCCESS, MessageStatus.FAILED, MessageStatus.STOPPED})
@@ -79,10 +81,14 @@ async def _user_node(
 
 
 async def set_status(message_id: int, status: MessageStatus, **values: object) -> None:
-    """Move an assistant message to `status` (finished ones get completed_at)."""
+    """Move an assistant message to `status`; a finished one gets completed_at, and a question
+    it left unanswered (stopped or failed while waiting) expires: nobody can answer it now."""
     if status in ENDED:
         values.setdefault("completed_at", utc_now())
     await ChatMessage.filter(id=message_id).update(status=status, **values)
+    if status in ENDED:
+        await ClarifyPause.filter(message_id=message_id, status=PauseStatus.UNANSWERED).update(
+            status=PauseStatus.EXPIRED)
 
 
 async def finish_success(turn: Turn, final_text: str, at: datetime | None = None) -> None:

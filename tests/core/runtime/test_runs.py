@@ -9,7 +9,7 @@ import pytest
 from core import sessions, tree
 from core.errors import Busy, NotFound
 from core.events import LogRecord
-from core.models import ChatMessageLog, ChatSession, MessageStatus, PauseStatus, Role
+from core.models import ChatMessageLog, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from core.runtime.pool import RunPool
 from core.thinking import replay
 from tests.core.runtime.waiting import finished, message, stored_seqs, until
@@ -148,13 +148,18 @@ async def test_stop_ends_a_running_run_as_stopped(pool: RunPool, llm: ScriptedLL
     llm.script(tool_reply(ToolCall("clarify", {"question": "Wait?", "choices": []})))
     s = (await sessions.create_session()).id
     run = await pool.start(s, "long job")
-    await until(pool, run.run_id, lambda u: u.pause is not None)
+    asked = await until(pool, run.run_id, lambda u: u.pause is not None)
     await pool.stop(run.run_id)
     done = await finished(pool, run.run_id)
     assert done.status == MessageStatus.STOPPED
     assert (await message(done.message_id)).status == MessageStatus.STOPPED
     with pytest.raises(NotFound):
         await pool.stop(run.run_id)
+    # its question went with it: a late click is told so, and nothing is recorded as answered
+    late = await pool.answer(asked.pause.clarify_id, "go on", "U7")
+    assert not late.accepted and late.reason == "this question expired"
+    pause = await ClarifyPause.get(clarify_id=asked.pause.clarify_id)
+    assert pause.status == PauseStatus.EXPIRED and pause.answer is None
 
 
 async def test_a_failing_llm_fails_the_run_with_a_reason_and_the_session_goes_on(

@@ -6,12 +6,12 @@ import asyncio
 
 from core import sessions, tree
 from core.bridge_client import BridgeClient
-from core.models import ChatMessage, ChatSession, MessageStatus, Role
+from core.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from core.runtime.pool import RunPool
 from tests.bridge.harness import wait_until
 from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.core.runtime.waiting import finished, message, stored_seqs, until
-from tests.fakes.fake_bridge import Drop, FakeBridge, Raw, Repeat, Stall, ev
+from tests.fakes.fake_bridge import Drop, FakeBridge, Raw, Repeat, Stall, WaitAnswer, ev
 
 
 def posted_runs(fake: FakeBridge) -> list[str]:
@@ -176,3 +176,20 @@ async def test_a_long_queue_wakes_a_waiting_run_only_for_halvings_and_the_last_p
     watcher.cancel()
     places = [p for p in dict.fromkeys(seen) if p is not None]
     assert places == [22, 11, 5, 3, 2, 1], seen  # where it was queued, then halvings
+
+
+async def test_a_question_the_bridge_closed_expires_when_answered(
+    fake_pool: RunPool, fake_bridge: FakeBridge
+):
+    # the Bridge gave up on the question (its fallback passed) while the run looks alive here
+    fake_bridge.default_script = lambda run_id: [
+        ev("clarify_request", clarify_id=f"q-{run_id}", question="Which?", choices=["a"]),
+        WaitAnswer(f"q-{run_id}"), ev("done", final_text="x")]
+    run = await fake_pool.start((await sessions.create_session()).id, "job")
+    asked = await until(fake_pool, run.run_id, lambda u: u.pause is not None)
+    fake_bridge.fail("answer", 409, code="already_answered")
+    outcome = await fake_pool.answer(asked.pause.clarify_id, "a", "U7")
+    assert not outcome.accepted and outcome.reason == "this question expired: the run is over"
+    pause = await ClarifyPause.get(clarify_id=asked.pause.clarify_id)
+    assert pause.status == PauseStatus.EXPIRED  # not claimed by an answer that went nowhere
+    await fake_pool.stop(run.run_id)
