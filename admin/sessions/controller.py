@@ -10,7 +10,7 @@ from litestar.params import FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 
 from admin.messages.schemas import MessagePageOut, message_page_out
-from admin.openapi import errors
+from admin.openapi import OptionalBodyOperation, errors
 from admin.params import BeforeId, PageCursor, PageLimit, Search, SessionId
 from admin.services import AdminServices
 from admin.sessions import schemas as out
@@ -78,7 +78,7 @@ class SessionController(Controller):
 
     @post(
         "/{session_id:int}/reset", status_code=200, summary="Reset the agent (seed 000 §4.3.5)",
-        responses=errors(404, 409, 413, 503),
+        responses=errors(404, 409, 413, 503), operation_class=OptionalBodyOperation,
     )
     async def reset_session(
         self, services: Services, session_id: SessionId, data: JSONBody[ResetIn | None] = None
