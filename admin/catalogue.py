@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import msgspec
 from litestar import Controller, get
 from litestar.di import NamedDependency
@@ -32,10 +31,11 @@ class CatalogueController(Controller):
     path = "/api"
     tags = ("catalogue",)
 
-    @get("/models", summary="Models sessions may use", responses=errors())
+    @get("/models", summary="Models sessions may use", responses=errors(database=False))
     async def list_models(self, services: NamedDependency[AdminServices]) -> list[ModelOut]:
         return [ModelOut(m.id, m.name, m.model, m.default) for m in services.catalogue.models]
 
-    @get("/skills", summary="Skills sessions may use", responses=errors(), sync_to_thread=True)
+    @get("/skills", summary="Skills sessions may use", responses=errors(database=False),
+         sync_to_thread=True)
     def list_skills(self, services: NamedDependency[AdminServices]) -> list[SkillOut]:
         return [SkillOut(s.folder, s.name, s.description) for s in services.catalogue.skills()]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -10,7 +11,7 @@ import msgspec
 # Litestar 2.25 has no public way to mark a msgspec body closed; its own plugin is extended.
 from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
 from litestar.openapi import OpenAPIConfig, ResponseSpec
-from litestar.openapi.spec import Components, Schema, SecurityScheme
+from litestar.openapi.spec import Components, Operation, RequestBody, Schema, SecurityScheme
 from litestar.typing import FieldDefinition
 
 from admin.auth import SCHEME
@@ -25,8 +26,9 @@ _MEANINGS = {
     404: "No such session or message",
     409: "The session is busy with a run",
     413: "The body is larger than 1 MiB",
-    503: "The Hermes Bridge is unreachable",
+    503: "The database or the Hermes Bridge is unreachable (`Retry-After` on a database outage)",
 }
+_DATABASE_DOWN = "The database is unreachable: try again after `Retry-After` seconds"
 SECURITY = ({SCHEME: []},)
 
 
@@ -43,16 +45,29 @@ def openapi_config(version: str) -> OpenAPIConfig:
     )
 
 
-def errors(*statuses: int, meanings: Mapping[int, str] | None = None) -> dict[int, ResponseSpec]:
-    """Error answers of a route: always 400 and 401, plus the given ones; `meanings` says what
-    a status means on this route when the usual sentence does not fit."""
-    said = {**_MEANINGS, **(meanings or {})}
+def errors(
+    *statuses: int, meanings: Mapping[int, str] | None = None, database: bool = True
+) -> dict[int, ResponseSpec]:
+    """Error answers of a route: always 400 and 401, 503 when it reads the `database`, plus
+    the given ones (503 among them: the Bridge too); `meanings` says what a status means on
+    this route when the usual sentence does not fit."""
+    said = {**_MEANINGS, **({} if 503 in statuses else {503: _DATABASE_DOWN}), **(meanings or {})}
+    answered = {400, 401, *statuses, *((503,) if database else ())}
     return {
         status: ResponseSpec(
             data_container=ErrorBody, description=said[status], generate_examples=False
         )
-        for status in sorted({400, 401, *statuses})
+        for status in sorted(answered)
     }
+
+
+@dataclass
+class OptionalBodyOperation(Operation):
+    """An operation whose JSON body may be left out: Litestar marks every body required."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.request_body, RequestBody):
+            self.request_body.required = False
 
 
 class StrictStructSchemaPlugin(StructSchemaPlugin):

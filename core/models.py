@@ -66,7 +66,12 @@ class ChatSession(Model):
 
     class Meta:
         table = "chat_session"
-        indexes = (Index(fields=("status", "last_message_at"), name="idx_chat_session_last_msg"),)
+        # The list's order, with and without a status filter (a leading status cannot serve
+        # the unfiltered list: it would sort every session for each page).
+        indexes = (
+            Index(fields=("status", "last_message_at"), name="idx_chat_session_last_msg"),
+            Index(fields=("last_message_at", "id"), name="idx_chat_session_activity"),
+        )
 
 
 class ConversationBinding(Model):

@@ -11,7 +11,7 @@ from core import sessions
 from core.bridge_port import Bridge
 from core.bridge_types import Memory
 from core.catalogue import Catalogue
-from core.errors import Busy, HermesChatError
+from core.errors import Busy, HermesChatError, NotFound
 from core.field_errors import InvalidField, check_text
 from core.models import ChatMessage, ChatSession, SessionStatus, utc_now
 from core.outage import transaction
@@ -106,6 +106,18 @@ async def reset_session(bridge: Bridge, session_id: int, keep_history: bool = Tr
                 is_active=False
             )
     return ResetOutcome(renewed, dropped, keep_history)
+
+
+async def delete_session(session_id: int) -> None:
+    """Delete the session with everything in it; refused while a run still writes to it (its
+    log rows and answer would have nowhere to go)."""
+    async with transaction():
+        # The row lock orders this against a run's start, which locks the session row too.
+        if await ChatSession.select_for_update().get_or_none(id=session_id) is None:
+            raise NotFound(f"no chat session {session_id}")
+        if await has_active_run(session_id):
+            raise Busy(f"session {session_id} has a run in flight; stop it before deleting")
+        await sessions.delete_session(session_id)
 
 
 async def session_memory(bridge: Bridge, session_id: int) -> Memory:

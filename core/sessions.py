@@ -9,6 +9,7 @@ from datetime import datetime
 
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import Q, Subquery
+from tortoise.queryset import QuerySet
 
 from core.errors import InvalidInput, NotFound
 from core.field_errors import MAX_ID, InvalidField, check_text
@@ -188,6 +189,23 @@ async def list_sessions(
     `platform` keeps sessions bound to a thread of that platform; `q` keeps sessions whose title
     or any message text contains it, ignoring case (ASCII case only on SQLite).
     """
+    query = session_page_query(status=status, platform=platform, q=q, limit=limit, cursor=cursor)
+    rows = await query
+    more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = encode_cursor(Cursor(rows[-1].last_message_at, rows[-1].id)) if more else None
+    return SessionPage(rows, next_cursor)
+
+
+def session_page_query(
+    *,
+    status: SessionStatus | None = None,
+    platform: Platform | None = None,
+    q: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> QuerySet[ChatSession]:
+    """The query of one page of `list_sessions` and one row more (is there a next page?)."""
     if not 1 <= limit <= 200:
         raise InvalidField("limit", "must be between 1 and 200")
     query = ChatSession.all()
@@ -200,14 +218,12 @@ async def list_sessions(
         query = query.filter(_mentions(check_text("q", q)))
     if cursor:
         after = _checked_cursor(cursor)
-        query = query.filter(
-            Q(last_message_at__lt=after.at) | Q(last_message_at=after.at, id__lt=after.id)
+        # The bound on the index's leading column starts the scan at the cursor, however deep;
+        # the OR only sorts out the rows that share its time.
+        query = query.filter(last_message_at__lte=after.at).filter(
+            Q(last_message_at__lt=after.at) | Q(id__lt=after.id)
         )
-    rows = await query.order_by("-last_message_at", "-id").limit(limit + 1)
-    more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = encode_cursor(Cursor(rows[-1].last_message_at, rows[-1].id)) if more else None
-    return SessionPage(rows, next_cursor)
+    return query.order_by("-last_message_at", "-id").limit(limit + 1)
 
 
 def _mentions(text: str) -> Q:

@@ -47,7 +47,8 @@ class RunController(Controller):
     ) -> StartedOut:
         return started_out(await commands.start(services.runtime, session_id, data.order()))
 
-    @get("/runs", summary="Runs in flight here: running, and the queue", responses=errors())
+    @get("/runs", summary="Runs in flight here: running, and the queue",
+         responses=errors(database=False))
     async def list_runs(self, services: Services) -> ActiveRunsOut:
         return active_out(services.runtime.active())
 

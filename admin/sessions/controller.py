@@ -10,7 +10,7 @@ from litestar.params import FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 
 from admin.messages.schemas import MessagePageOut, message_page_out
-from admin.openapi import errors
+from admin.openapi import OptionalBodyOperation, errors
 from admin.params import BeforeId, PageCursor, PageLimit, Search, SessionId
 from admin.services import AdminServices
 from admin.sessions import schemas as out
@@ -25,7 +25,7 @@ from admin.sessions.schemas import (
     SessionPageOut,
     SessionPatch,
 )
-from core import message_views, session_commands, session_queries, sessions
+from core import message_views, session_commands, session_queries
 from core.export import prepare_export
 from core.models import Platform, SessionStatus
 
@@ -72,13 +72,13 @@ class SessionController(Controller):
         changed = await session_commands.update_session(services.catalogue, session_id, data.changes())
         return await out.describe(changed)
 
-    @delete("/{session_id:int}", summary="Delete with every message", responses=errors(404))
+    @delete("/{session_id:int}", summary="Delete with every message", responses=errors(404, 409))
     async def delete_session(self, session_id: SessionId) -> None:
-        await sessions.delete_session(session_id)
+        await session_commands.delete_session(session_id)
 
     @post(
         "/{session_id:int}/reset", status_code=200, summary="Reset the agent (seed 000 §4.3.5)",
-        responses=errors(404, 409, 413, 503),
+        responses=errors(404, 409, 413, 503), operation_class=OptionalBodyOperation,
     )
     async def reset_session(
         self, services: Services, session_id: SessionId, data: JSONBody[ResetIn | None] = None

@@ -18,6 +18,7 @@ from .belongs import pause_here
 from .boundary import Reply
 from .clarify_view import custom_answer_modal
 from .clicks import click_listener
+from .mrkdwn import who
 from .payloads import Click
 from .refusals import refusal_text
 from .replies import to_clicker, to_user
@@ -30,8 +31,7 @@ def not_open(pause: PauseView) -> str:
     """Why a question takes no more answers (for an ephemeral or a modal error)."""
     if pause.status == PauseStatus.EXPIRED:
         return "⌛ This question expired, so it cannot be answered any more."
-    who = f"<@{pause.answered_by}>" if pause.answered_by else "someone"
-    return f"✅ This question was already answered by {who}: {pause.answer}"
+    return f"✅ This question was already answered by {who(pause.answered_by)}: {pause.answer}"
 
 
 class ClarifyListeners:

@@ -9,7 +9,7 @@ from core.runtime.updates import PauseView
 
 from . import ids
 from .blocks import Block, Payload, actions, button, clip, context, plain, section
-from .mrkdwn import escape
+from .mrkdwn import escape, who
 
 BUTTONS_PER_BLOCK = 25
 MAX_ANSWER = 2900
@@ -19,9 +19,9 @@ def render_clarify(pause: PauseView) -> Payload:
     """The question; buttons while unanswered, the answer (or expiry) afterwards."""
     question = section(f"❓ *{escape(pause.question)}*")
     if pause.status == PauseStatus.ANSWERED:
-        who = f"<@{pause.answered_by}>" if pause.answered_by else "someone"
         answer = escape(clip(pause.answer or "", MAX_ANSWER))
-        return Payload(f"Answered: {pause.question}", [question, context(f"✅ answered by {who}: {answer}")])
+        answered = f"✅ answered by {who(pause.answered_by)}: {answer}"
+        return Payload(f"Answered: {pause.question}", [question, context(answered)])
     if pause.status == PauseStatus.EXPIRED:
         return Payload(f"Expired: {pause.question}", [question, context("⌛ This question expired.")])
     return Payload(f"Question: {pause.question}", [question, *_buttons(pause)])

@@ -12,6 +12,7 @@ from slackify_markdown import slackify_markdown
 
 _LINK = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")
 _BARE_LINK = re.compile(r"<(https?://[^|>]+)>")
+_USER_ID = re.compile(r"[UW][A-Z0-9]+")
 
 
 def to_mrkdwn(markdown: str) -> str:
@@ -22,6 +23,14 @@ def to_mrkdwn(markdown: str) -> str:
 def escape(text: str) -> str:
     """Plain text inside mrkdwn: Slack's three control characters escaped."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def who(user: str | None) -> str:
+    """A Slack user id as a mention; anything else (an operator's name from the admin API) as
+    plain text, since `<@ops>` would show as a broken mention."""
+    if not user:
+        return "someone"
+    return f"<@{user}>" if _USER_ID.fullmatch(user) else escape(user)
 
 
 def from_slack(text: str, bot_user_id: str | None = None) -> str:

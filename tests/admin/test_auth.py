@@ -10,7 +10,9 @@ from admin.services import AdminServices
 from core.bridge_client import BridgeClient
 from core.catalogue import Catalogue
 from core.config import Settings
+from core.errors import InvalidInput
 from core.runtime.pool import RunPool
+from hermes_chat.serve import _check_admin_binding
 from tests.admin.conftest import TOKEN
 from tests.admin.server import serving
 from tests.fakes.fake_bridge import FakeBridge
@@ -89,3 +91,20 @@ async def test_without_an_admin_token_the_api_is_open(
             assert (await client.get("/api/chat/sessions")).status_code == 200
             response = await client.post("/api/chat/sessions", json={"title": "open"})
             assert response.status_code == 201
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
+def test_without_a_token_serve_may_bind_loopback(host: str) -> None:
+    _check_admin_binding(Settings(admin_host=host))
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.0.0.5", "192.168.1.20", "admin.example"])
+def test_without_a_token_serve_refuses_any_other_address_and_says_why(host: str) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        _check_admin_binding(Settings(admin_host=host))
+    assert "ADMIN_TOKEN is unset" in refused.value.message
+    assert f"ADMIN_HOST={host} refused" in refused.value.message
+
+
+def test_with_a_token_serve_may_bind_any_address() -> None:
+    _check_admin_binding(Settings(admin_token=TOKEN, admin_host="0.0.0.0"))

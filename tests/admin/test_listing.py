@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import httpx
+import pytest
+from tortoise import connections
 
 from core import tree
-from core.models import ChatMessage, MessageStatus, Platform, Role
-from core.sessions import touch_session
+from core.models import ChatMessage, MessageStatus, Platform, Role, SessionStatus
+from core.sessions import session_page_query, touch_session
 from tests.admin.builders import T0, conversation, running_turn
+from tests.conftest import BACKEND
 
 
 async def _ids(api: httpx.AsyncClient, query: str = "") -> list[int]:
@@ -114,3 +118,28 @@ async def test_the_preview_follows_the_active_branch(db: str, api: httpx.AsyncCl
     await tree.activate(first_answer.id)
     rows = (await api.get("/api/chat/sessions")).json()["items"]
     assert isinstance(preview(), str) and preview().startswith("a long question")
+
+
+@pytest.mark.skipif(BACKEND != "postgres", reason="the plans of PostgreSQL, the production database")
+async def test_every_page_reads_an_index_not_every_session(db: str, api: httpx.AsyncClient) -> None:
+    connection = connections.get("default")
+    await connection.execute_script(
+        "INSERT INTO chat_session (uuid, title, hermes_session, status, created_at,"
+        " last_message_at, updated_at) SELECT gen_random_uuid(), 's' || i, 'chat-' || i,"
+        " CASE WHEN i % 10 = 0 THEN 'ARCHIVED' ELSE 'ACTIVE' END, now(),"
+        " now() - i * interval '1 second', now() FROM generate_series(1, 20000) i; ANALYZE chat_session"
+    )
+    deep = ""
+    for _ in range(3):  # a cursor far down the list
+        page = (await api.get("/api/chat/sessions", params={"limit": 200, "cursor": deep})).json()
+        deep = page["nextCursor"]
+    for status in (None, SessionStatus.ACTIVE, SessionStatus.ARCHIVED):
+        for cursor in ("", deep):
+            query = session_page_query(status=status, cursor=cursor)
+            plan = "\n".join(row["QUERY PLAN"] for row in await connection.execute_query_dict(
+                "EXPLAIN ANALYZE " + query.sql(params_inline=True)))
+            assert "Index Scan" in plan and "Seq Scan" not in plan, plan
+            assert not re.search(r"(?<!Incremental )Sort  \(", plan), plan  # no sort of them all
+            # The scan starts at the cursor: it does not read its way down to it.
+            skipped = [int(n) for n in re.findall(r"Rows Removed by Filter: (\d+)", plan)]
+            assert sum(skipped) <= 50, plan

@@ -32,6 +32,17 @@ ROUTES = {
 }
 
 
+BODIES = {  # the routes that take a JSON body: its schema, and whether it may be left out
+    ("post", "/api/chat/sessions"): ("SessionCreate", True),
+    ("patch", "/api/chat/sessions/{session_id}"): ("SessionPatch", True),
+    ("post", "/api/chat/sessions/{session_id}/reset"): ("ResetIn", False),
+    ("patch", "/api/chat/messages/{message_id}"): ("MessageEdit", True),
+    ("post", "/api/chat/sessions/{session_id}/runs"): ("RunStart", True),
+    ("post", "/api/chat/runs/{run_id}/resume"): ("ResumeIn", True),
+}
+NO_DATABASE = {("get", "/api/models"), ("get", "/api/skills"), ("get", "/api/chat/runs")}
+
+
 async def _document(client: httpx.AsyncClient) -> dict[str, Any]:
     response = await client.get("/schema/openapi.json")
     assert response.status_code == 200
@@ -99,3 +110,25 @@ async def test_the_run_stream_is_documented_as_server_sent_events(
         "message", "modelId", "skillFolder", "maxIterations", "parentMessageId"}
     state = doc["components"]["schemas"]["RunStateOut"]["properties"]
     assert state["thinking"] == {"$ref": "#/components/schemas/ThinkingOut"}
+
+
+async def test_every_body_is_documented_and_only_resets_may_leave_it_out(
+    db: str, anonymous: httpx.AsyncClient
+) -> None:
+    doc = await _document(anonymous)
+    operations = {(m, p): op for p, item in doc["paths"].items() for m, op in item.items()}
+    with_body = {key for key, op in operations.items() if "requestBody" in op}
+    assert with_body == set(BODIES)
+    for key, (name, required) in BODIES.items():
+        body = operations[key]["requestBody"]
+        assert body["required"] is required, key
+        assert name in str(body["content"]["application/json"]["schema"]), key
+
+
+async def test_a_database_outage_is_documented_wherever_a_route_reads_it(
+    db: str, anonymous: httpx.AsyncClient
+) -> None:
+    doc = await _document(anonymous)
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            assert ("503" in op["responses"]) is ((method, path) not in NO_DATABASE), (method, path)

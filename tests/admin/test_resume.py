@@ -6,20 +6,33 @@ import json
 
 import httpx
 
+from bots.slack import ids as slack_ids
 from core import sessions
 from core.models import ClarifyPause, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
+from tests.admin.server import DEADLINE
 from tests.admin.sse import events, stream
+from tests.bots.discord import harness as discord
+from tests.bots.discord.conftest import fake as fake_discord  # noqa: F401  (a fixture)
+from tests.bots.discord.test_clarify import ask as discord_question
+from tests.bots.slack import harness as slack
+from tests.bots.slack.clocks import FastClock
+from tests.bots.slack.conftest import fake_slack, fast_clock  # noqa: F401  (fixtures)
+from tests.bots.slack.test_clarify import asked as slack_question
 from tests.core.runtime.waiting import finished, until
+from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge, WaitAnswer, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.fakes.slack import FakeSlack
+from tests.fakes.slack_payloads import CHANNEL_ID
+
+COLOUR = {"question": "Which colour?", "choices": ["red", "blue"]}
 
 
 async def test_an_answer_over_http_resumes_a_run_a_chat_platform_started(
     pool_api: httpx.AsyncClient, pool: RunPool, llm: ScriptedLLM
 ) -> None:
-    llm.script(tool_reply(ToolCall("clarify", {"question": "Which colour?", "choices": ["red", "blue"]})),
-               text_reply("Blue it is."))
+    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Blue it is."))
     session = await sessions.create_session()
     run = await pool.start(session.id, "paint the shed", author="U1")  # as Slack or Discord do
     asked = await until(pool, run.run_id, lambda u: u.pause is not None)
@@ -50,6 +63,60 @@ async def test_an_answer_over_http_resumes_a_run_a_chat_platform_started(
     async with stream(pool_api, run.run_id) as frames:
         kinds = [f.event for f in await events(frames)]
     assert "clarify_request" in kinds and kinds[-1] == "done"
+
+
+async def _answer_over_http(api: httpx.AsyncClient, pool: RunPool, session_id: int) -> str:
+    """Answer, as an operator, the question of the one run in flight; its clarify id."""
+    [run] = pool.active()
+    assert run.session_id == session_id and run.pause is not None
+    state = (await api.get(f"/api/chat/runs/{run.run_id}/state")).json()
+    assert state["pendingClarify"]["question"] == "Which colour?"
+    body = {"clarifyId": run.pause.clarify_id, "answer": "blue", "answeredBy": "ops"}
+    answered = await api.post(f"/api/chat/runs/{run.run_id}/resume", json=body)
+    assert answered.status_code == 200, answered.text
+    assert (await finished(pool, run.run_id)).status == MessageStatus.SUCCESS
+    return run.pause.clarify_id
+
+
+async def _bound_session(api: httpx.AsyncClient, platform: str) -> int:
+    [row] = (await api.get("/api/chat/sessions", params={"platform": platform})).json()["items"]
+    assert row["bindings"][0]["platform"] == platform
+    return int(row["id"])
+
+
+async def test_an_answer_over_http_resumes_a_run_a_slack_thread_started(
+    pool_api: httpx.AsyncClient, pool: RunPool, llm: ScriptedLLM, fake_slack: FakeSlack,
+    fast_clock: FastClock,
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Blue it is."))
+    async with slack.running(fake_slack, pool, fast_clock) as h:
+        thread = (await h.event("app_mention", text="paint the shed"))["ts"]
+        question = await slack_question(h, thread)
+        await _answer_over_http(pool_api, pool, await _bound_session(pool_api, "slack"))
+        [done] = await h.answered(CHANNEL_ID, thread)
+        # The thread shows who answered; an operator's name is not a Slack mention.
+        closed = await slack.until(lambda: (m := fake_slack.message(CHANNEL_ID, question.ts))
+                                   and "answered by" in slack.texts(m) and m)
+    assert "✅ answered by ops: blue" in slack.texts(closed) and "<@ops>" not in slack.texts(closed)
+    assert not slack.has_button(closed, slack_ids.CLARIFY_CUSTOM)
+    assert "Blue it is." in slack.texts(done)
+    assert json.loads(llm.requests[-1]["messages"][-1]["content"])["user_response"] == "blue"
+
+
+async def test_an_answer_over_http_resumes_a_run_a_discord_mention_started(
+    pool_api: httpx.AsyncClient, pool: RunPool, llm: ScriptedLLM, fake_discord: FakeDiscord,
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Blue it is."))
+    async with discord.running_bot(fake_discord, pool):
+        thread, question = await discord_question(fake_discord)
+        await _answer_over_http(pool_api, pool, await _bound_session(pool_api, "discord"))
+        await fake_discord.wait_until(
+            lambda: discord.answered(fake_discord, thread, "Blue it is."), DEADLINE, "the answer")
+        await fake_discord.wait_until(
+            lambda: "answered by" in discord.text_of(fake_discord.message(question["id"])), DEADLINE)
+    closed = fake_discord.message(question["id"])
+    assert "✅ answered by ops: blue" in discord.text_of(closed) and not discord.buttons(closed)
+    assert json.loads(llm.requests[-1]["messages"][-1]["content"])["user_response"] == "blue"
 
 
 def _asks(fake_bridge: FakeBridge) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from core.models import ChatMessage, ChatMessageLog, Platform
-from tests.admin.builders import conversation, store_logs, thinking_events
+from core.models import ChatMessage, ChatMessageLog, MessageStatus, Platform
+from tests.admin.builders import conversation, running_turn, store_logs, thinking_events
 
 
 async def test_create_with_catalogue_choices_and_read_it_back(db: str, api: httpx.AsyncClient) -> None:
@@ -98,3 +98,14 @@ async def test_delete_removes_the_session_with_every_message_and_log(
     assert await ChatMessage.filter(session_id=session.id).count() == 0
     assert await ChatMessageLog.all().count() == 0
     assert await ChatMessage.filter(session_id=other.id).count() == 2
+
+
+async def test_delete_refuses_while_a_run_is_in_flight(db: str, api: httpx.AsyncClient) -> None:
+    session = await conversation("busy", ("a", "b"))
+    answer = await running_turn(session.id, "still going?", MessageStatus.RUNNING)
+    response = await api.delete(f"/api/chat/sessions/{session.id}")
+    assert (response.status_code, response.json()["code"]) == (409, "busy")
+    assert "stop it" in response.json()["message"]
+    assert await ChatMessage.filter(session_id=session.id).count() == 4
+    await ChatMessage.filter(id=answer.id).update(status=MessageStatus.STOPPED)
+    assert (await api.delete(f"/api/chat/sessions/{session.id}")).status_code == 204

@@ -109,6 +109,9 @@ def test_clarify_buttons_then_who_answered() -> None:
     assert len(elements[1]["text"]["text"]) == 75 and "Which &lt;colour&gt;?" in str(asked.blocks)
     answered = render_clarify(replace(pause, status=PauseStatus.ANSWERED, answer="red", answered_by="U7"))
     assert "✅ answered by <@U7>: red" in str(answered.blocks) and "actions" not in str(answered.blocks)
+    by_operator = render_clarify(replace(pause, status=PauseStatus.ANSWERED, answer="red",
+                                         answered_by="ops <team>"))  # through the admin API
+    assert "✅ answered by ops &lt;team&gt;: red" in str(by_operator.blocks)
     assert "expired" in str(render_clarify(replace(pause, status=PauseStatus.EXPIRED)).blocks)
     many = render_clarify(replace(pause, choices=tuple(str(i) for i in range(30))))
     assert [len(b["elements"]) for b in many.blocks[1:]] == [25, 6]
