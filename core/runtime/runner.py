@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from core.errors import BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound
-from core.events import ClarifyRequest, ContextCompacted, Done, Event, RunError, is_terminal
+from core.events import ClarifyRequest, ContextCompacted, Done, Event, RunError
 from core.models import MessageStatus
 from core.runtime import records
 from core.runtime.clarify import persist_pause
@@ -76,39 +76,37 @@ async def _wait_for_slot(pool: RunPool, live: LiveRun) -> None:
 
 
 async def _stream(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
-    if options.ended is not None:  # nothing more will come from the Bridge: just finish it
-        await _on_event(pool, live, options.ended)
-        return
     last = lambda: pool.buffer.persisted_seq(live.message_id)  # noqa: E731
-    if options.follow:
+    if options.ended is not None:  # nothing more will come from the Bridge: just finish it
+        events = _only(options.ended)
+    elif options.follow:
         events = pool.bridge.follow(live.run_id, last)
     else:
         request = await pool.durably(build_request, live, pool.catalogue, options.max_iterations)
         events = pool.bridge.stream(request, last)
-    async for event in events:
-        await _on_event(pool, live, event)
-        if is_terminal(event):
-            return
-    raise BridgeUnavailable("the event stream ended before the run finished")
-
-
-async def _on_event(pool: RunPool, live: LiveRun, event: Event) -> None:
-    """Store, fold and publish one event, then whatever its kind asks for (most: nothing)."""
-    pool.buffer.add(live.message_id, event)
-    live.fold(event)
-    metrics = pool.metrics
-    metrics.events += 1
-    if metrics.events % YIELD_EVERY == 0:
-        # A burst already received is read without the loop ever waiting on the network:
-        # let the flusher, the database's answers and the other runs have their turn.
-        await asyncio.sleep(0)
-    step = _STEPS.get(type(event))
-    if step is not None:
+    buffer, metrics, message_id = pool.buffer, pool.metrics, live.message_id
+    async for event in events:  # the hot path: most events are only stored, folded, published
+        buffer.add(message_id, event)
+        live.fold(event)
+        metrics.events += 1
+        if metrics.events % YIELD_EVERY == 0:
+            # A burst already received is read without the loop ever waiting on the network:
+            # let the flusher, the database's answers and the other runs have their turn.
+            await asyncio.sleep(0)
+        step = _STEPS.get(type(event))
+        if step is None:
+            pool.publish(live)
+            continue
         await step(pool, live, event)
         if live.status in records.ENDED:
             pool.finished(live)
             return
-    pool.publish(live)
+        pool.publish(live)
+    raise BridgeUnavailable("the event stream ended before the run finished")
+
+
+async def _only(event: Event) -> AsyncIterator[Event]:
+    yield event
 
 
 async def _clarify(pool: RunPool, live: LiveRun, event: ClarifyRequest) -> None:
