@@ -59,7 +59,7 @@ class LogBuffer:
             row = (message_id, record.seq, record.kind, record.content, record.tool_name,
                    record.meta_json, record.created_at)
         self._rows.append(row)
-        if len(self._rows) >= self.max_rows:
+        if len(self._rows) == self.max_rows:  # once per batch, not at every row past it
             self._wake.set()
 
     def persisted_seq(self, message_id: int) -> int:
@@ -77,6 +77,7 @@ class LogBuffer:
     @property
     def pending(self) -> int:
         return len(self._rows)
+
     async def flush(self) -> None:
         """Write every pending row (one statement per batch); on failure keep them for later."""
         async with self._lock:
@@ -84,13 +85,14 @@ class LogBuffer:
             if not batch:
                 return
             started = time.perf_counter()
+            highest = highest_seqs(batch)
             try:
-                await insert_rows(batch)
+                await insert_rows(batch, highest)
             except Exception:  # the database is away: keep the rows, the next flush retries
                 self._rows[:0] = batch
                 log.debug("log flush of %d rows failed", len(batch), exc_info=True)
                 raise
-            for message_id, seq in highest_seqs(batch).items():
+            for message_id, seq in highest.items():
                 self.remember(message_id, seq)
             if self._on_flush:
                 self._on_flush(time.perf_counter() - started, len(batch))
@@ -120,10 +122,12 @@ class LogBuffer:
                 failures = 0
 
 
-async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
-    """Write rows in one transaction: one commit per flush, however large."""
+async def insert_rows(batch: list[Row], highest: dict[int, int] | None = None,
+                      chunk: int = 100) -> None:
+    """Write rows in one transaction: one commit per flush, however large. `highest`: the
+    batch's `highest_seqs`, if the caller has them already."""
     if connections.get("default").capabilities.dialect == "postgres":
-        await _insert_columns(batch)
+        await _insert_columns(batch, highest if highest is not None else highest_seqs(batch))
         return
     # SQLite caps the variables of a statement: fixed-size multi-row statements.
     async with transaction() as connection:
@@ -145,7 +149,7 @@ _SKIPPING_STORED = (f"INSERT INTO chat_message_log ({COLUMNS}) SELECT * FROM unn
 _NAMES = tuple(COLUMNS.split(", "))
 
 
-async def _insert_columns(batch: list[Row]) -> None:
+async def _insert_columns(batch: list[Row], highest: dict[int, int]) -> None:
     client = connections.get("default")
     async with client.acquire_connection() as connection:
         try:
@@ -153,4 +157,4 @@ async def _insert_columns(batch: list[Row]) -> None:
                                                    columns=_NAMES)
         except asyncpg.UniqueViolationError:
             await connection.execute(_SKIPPING_STORED, *(list(column) for column in zip(*batch)))
-        await connection.execute(ANNOUNCE, payloads(batch))
+        await connection.execute(ANNOUNCE, payloads(highest))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -79,14 +79,16 @@ class LogNotices:
 def highest_seqs(batch: Iterable[tuple[Any, ...]]) -> dict[int, int]:
     """The highest seq of each message in a batch of log rows (message_id, seq, ...)."""
     highest: dict[int, int] = {}
+    seen = highest.get
     for row in batch:
-        highest[row[0]] = max(row[1], highest.get(row[0], 0))
+        if row[1] > seen(row[0], 0):
+            highest[row[0]] = row[1]
     return highest
 
 
-def payloads(batch: Iterable[tuple[Any, ...]]) -> list[str]:
-    """One "<message id>:<highest seq>" per message of a batch of log rows."""
-    return [f"{message_id}:{seq}" for message_id, seq in highest_seqs(batch).items()]
+def payloads(highest: Mapping[int, int]) -> list[str]:
+    """One "<message id>:<highest seq>" per message (see `highest_seqs`)."""
+    return [f"{message_id}:{seq}" for message_id, seq in highest.items()]
 
 
 @asynccontextmanager

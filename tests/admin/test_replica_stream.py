@@ -18,7 +18,7 @@ from tortoise import connections
 
 from core import sessions
 from core.bridge_client import BridgeClient
-from core.runtime.notify import APPLICATION_NAME, LogNotices, listening, payloads
+from core.runtime.notify import APPLICATION_NAME, LogNotices, highest_seqs, listening, payloads
 from core.runtime.pool import RunPool
 from tests.admin.conftest import AUTH, admin_on
 from tests.admin.server import DEADLINE, poll_until
@@ -118,4 +118,4 @@ def test_a_notification_wakes_only_the_followers_of_its_message() -> None:
 def test_a_flush_announces_each_message_once_with_its_highest_seq() -> None:
     at = None
     batch = [(7, 1, "text", at), (9, 4, "text", at), (7, 3, "text", at), (7, 2, "text", at)]
-    assert payloads(batch) == ["7:3", "9:4"]
+    assert payloads(highest_seqs(batch)) == ["7:3", "9:4"]
