@@ -104,6 +104,21 @@ async def test_an_expired_question_says_so(h: Harness, llm: ScriptedLLM) -> None
     await h.pool.stop(run.run_id)
 
 
+
+async def test_clicks_on_the_question_of_a_stopped_run_are_told_it_expired(
+    h: Harness, llm: ScriptedLLM
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("never"))
+    thread = (await h.event("app_mention", text="paint"))["ts"]
+    question = await asked(h, thread)  # as a client that has not seen the edit still shows it
+    await h.pool.stop(h.pool.active()[0].run_id)
+    await h.click(question, ids.choice_action(0))
+    await h.click(question, ids.CLARIFY_CUSTOM, trigger=True)
+    await until(lambda: len([t for t in h.ephemerals() if "expired" in t]) == 2)
+    assert not h.slack.calls_to("views.open")
+    pause = await ClarifyPause.get()
+    assert pause.status == PauseStatus.EXPIRED and pause.answer is None
+
 async def test_a_button_works_after_a_restart(
     db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path,
     fake_slack: FakeSlack, fast_clock: FastClock,
