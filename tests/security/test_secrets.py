@@ -49,7 +49,7 @@ async def test_no_secret_reaches_the_logs_or_an_export(tmp_path: Path, llm: Scri
     admin = {"Authorization": f"Bearer {SECRETS['ADMIN_TOKEN']}"}
     async with FakeSlack(bot_token=SECRETS["SLACK_BOT_TOKEN"]) as slack, \
             FakeDiscord(token=SECRETS["DISCORD_TOKEN"]) as discord:
-        env = _env(tmp_path, **SECRETS, ADMIN_PORT=str(port), LOG_LEVEL="DEBUG", LOG_FORMAT="json",
+        env = _env(**SECRETS, ADMIN_PORT=str(port), LOG_LEVEL="DEBUG", LOG_FORMAT="json",
                    SLACK_API_URL=slack.api_url, DISCORD_API_URL=discord.api_base,
                    DISCORD_GATEWAY_URL=discord.gateway_url, OPENAI_BASE_URL=llm.base_url,
                    HERMES_MODEL=llm.model)
