@@ -43,9 +43,13 @@ async def _active_nodes(session_id: int) -> list[Node]:
 
 async def leaf(session_id: int) -> ChatMessage | None:
     """The last non-SYSTEM message of the active branch: where the next user message attaches."""
+    last = await _leaf_id(session_id)
+    return await ChatMessage.get(id=last) if last is not None else None
+
+
+async def _leaf_id(session_id: int) -> int | None:
     nodes = walk_active(await _active_nodes(session_id))
-    last = next((n for n in reversed(nodes) if n.role != Role.SYSTEM), None)
-    return await ChatMessage.get(id=last.id) if last else None
+    return next((n.id for n in reversed(nodes) if n.role != Role.SYSTEM), None)
 
 
 async def get_message(message_id: int, session_id: int | None = None) -> ChatMessage:
@@ -81,6 +85,25 @@ async def append_user(session_id: int, text: str, **fields: object) -> ChatMessa
             session_id, parent.id if parent else None, Role.USER, MessageStatus.SENT,
             content=text, **fields,
         )
+
+
+async def append_turn_locked(
+    session_id: int, text: str, status: MessageStatus, user_fields: dict[str, object],
+    answer_fields: dict[str, object],
+) -> tuple[ChatMessage, ChatMessage]:
+    """A user message at the end of the active branch and, under it, the assistant message that
+    will answer it. For a caller that holds the session row's lock in its open transaction (a
+    run's start does): a new node has no siblings and is on the active branch already, so the
+    answer is inserted as it is, without the checks `add_child` makes of an arbitrary parent."""
+    _require_text(text)
+    parent = await _leaf_id(session_id)
+    user = await _insert_sibling(session_id, parent, Role.USER, MessageStatus.SENT,
+                                 content=text, **user_fields)
+    answer = await ChatMessage.create(
+        session_id=session_id, parent_id=user.id, role=Role.ASSISTANT, status=status,
+        is_active=True, branch_order=0, created_at=utc_now(), **answer_fields,
+    )
+    return user, answer
 
 
 async def append_assistant(

@@ -47,16 +47,21 @@ async def insert_turn(
             await sessions.get_session(session_id)  # raises NotFound
         if not allow_busy and (running := await busy_run(session_id)):
             raise Busy(f"session {session_id} is still working on run {running}")
+        answer_fields = {"run_id": run_id, **_answer_fields(fields)}
         if regenerate_of is not None:  # no new user node: the fields are the new answer's
-            assistant_fields = {"run_id": run_id, **fields}
-            assistant = await tree.regenerate(regenerate_of, session_id, status, **assistant_fields)
+            assistant = await tree.regenerate(regenerate_of, session_id, status, run_id=run_id,
+                                              **fields)
             user = await tree.get_message(assistant.parent_id, session_id)
-        else:
-            assistant_fields = {"run_id": run_id, **_answer_fields(fields)}
-            user = await _user_node(session_id, text, user_message_id, fields)
-            assistant = await tree.add_child(
-                session_id, user.id, Role.ASSISTANT, status, **assistant_fields
-            )
+        elif user_message_id is not None:  # an edit's new user node: run under it as it is
+            user = await tree.get_message(user_message_id, session_id)
+            if user.role != Role.USER:
+                raise InvalidInput(f"message {user_message_id} is not a user message")
+            assistant = await tree.add_child(session_id, user.id, Role.ASSISTANT, status,
+                                             **answer_fields)
+        else:  # the session is locked above, as `append_turn_locked` needs
+            user_fields = {k: v for k, v in fields.items() if k in USER_ONLY}
+            user, assistant = await tree.append_turn_locked(
+                session_id, text or "", status, user_fields, answer_fields)
     return Turn(session, user, assistant)
 
 
@@ -66,18 +71,6 @@ USER_ONLY = ("author", "platform_message_id")  # platform_refs: where the answer
 def _answer_fields(fields: dict[str, object]) -> dict[str, object]:
     """What of a turn's fields the answer takes: not who wrote the question, nor its id."""
     return {k: v for k, v in fields.items() if k not in USER_ONLY}
-
-
-async def _user_node(
-    session_id: int, text: str | None, user_message_id: int | None, fields: dict[str, object]
-) -> ChatMessage:
-    if user_message_id is not None:  # an edit's new user node: run under it as it is
-        user = await tree.get_message(user_message_id, session_id)
-        if user.role != Role.USER:
-            raise InvalidInput(f"message {user_message_id} is not a user message")
-        return user
-    user_fields = {k: v for k, v in fields.items() if k in USER_ONLY}
-    return await tree.append_user(session_id, text or "", **user_fields)
 
 
 async def set_status(message_id: int, status: MessageStatus, **values: object) -> None:
