@@ -10,6 +10,7 @@ from tortoise.exceptions import IntegrityError
 from core import sessions, tree
 from core.errors import InvalidInput, NotFound
 from core.models import ChatMessage, MessageStatus, Role
+from core.runtime.records import insert_turn
 from tests.core.tree_helpers import (
     answer,
     check_invariants,
@@ -178,7 +179,7 @@ async def test_a_deep_branch_loads_in_a_bounded_number_of_queries(db: str) -> No
 
 OPERATIONS = st.lists(
     st.tuples(
-        st.sampled_from(["user", "answer", "regenerate", "edit", "activate", "summary"]),
+        st.sampled_from(["user", "answer", "turn", "regenerate", "edit", "activate", "summary"]),
         st.integers(min_value=0, max_value=1000),
     ),
     max_size=18,
@@ -207,6 +208,9 @@ async def _apply(session_id: int, name: str, pick: int) -> None:
             await tree.append_user(session_id, f"question {pick}")
     elif name == "answer" and leaf is not None and leaf.role == Role.USER:
         await tree.append_assistant(session_id, leaf.id, run_id=f"r{pick}")
+    elif name == "turn":  # a run's start: its user node and answer in one pass
+        await insert_turn(session_id, f"t{pick}", MessageStatus.RUNNING, text=f"ask {pick}",
+                          allow_busy=True)
     elif name == "regenerate" and by_role[Role.ASSISTANT]:
         await tree.regenerate(_nth(by_role[Role.ASSISTANT], pick).id, session_id)
     elif name == "edit":
