@@ -41,6 +41,11 @@ class Leases:
             return False
         return True
 
+    async def take_new(self, run_id: str) -> None:
+        """The lease of a run id this replica just made up (nobody else can hold it): one
+        insert, without `claim`'s look for a lease to take over first."""
+        await RunLease.create(run_id=run_id, owner=self.owner, expires_at=self._clock() + self.ttl)
+
     async def renew(self, run_ids: Iterable[str]) -> int:
         """Extend our leases of these runs; returns how many we still hold."""
         ids = list(run_ids)

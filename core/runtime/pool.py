@@ -264,7 +264,7 @@ class RunPool:
     async def _launch(self, session_id: int, options: RunOptions, **kwargs: object) -> RunUpdate:
         run_id = uuid.uuid4().hex
         status = MessageStatus.RUNNING if self._slot_free(options) else MessageStatus.QUEUED
-        await self.leases.claim(run_id)  # before the run is visible: no replica may adopt it
+        await self.leases.take_new(run_id)  # before the run is visible: no replica may adopt it
         try:
             turn = await records.insert_turn(session_id, run_id, status, **kwargs)
         except Exception:  # nothing was written: leave no lease behind either
