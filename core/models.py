@@ -45,6 +45,10 @@ class MessageStatus(StrEnum):
     SUMMARY = "SUMMARY"
 
 
+IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.RUNNING)  # an assistant message's run goes on
+ENDED = frozenset({MessageStatus.SUCCESS, MessageStatus.FAILED, MessageStatus.STOPPED})
+
+
 class PauseStatus(StrEnum):
     UNANSWERED = "UNANSWERED"
     ANSWERED = "ANSWERED"

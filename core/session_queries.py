@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from core.branch import Node, walk_active
 from core.models import (
+    IN_FLIGHT,
     ChatMessage,
     ChatSession,
     ConversationBinding,
@@ -20,7 +21,6 @@ from core.models import (
 from core.sessions import get_session, list_sessions
 
 PREVIEW_CHARS = 120
-IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.RUNNING)
 _SPACES = re.compile(r"\s+")
 
 

@@ -13,11 +13,10 @@ from core import sessions, tree
 from core.outage import transaction
 from core.errors import Busy, InvalidInput
 from core.models import (
-    ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role, utc_now,
+    ENDED, IN_FLIGHT, ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role,
+    utc_now,
 )
 
-IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.RUNNING)
-ENDED = frozenset({MessageStatus.SUCCESS, MessageStatus.FAILED, MessageStatus.STOPPED})
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from core.models import MessageStatus, PauseStatus
-from core.runtime.records import ENDED
+from core.models import ENDED, MessageStatus, PauseStatus
 from core.thinking import ThinkingState
 
 
