@@ -13,7 +13,6 @@ from core.models import (
     ChatMessage,
     ChatSession,
     ConversationBinding,
-    MessageStatus,
     Platform,
     Role,
     SessionStatus,
