@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from core import sessions, tree
 from core.errors import Busy, Conflict, NotFound
 from core.field_errors import InvalidField
-from core.models import ChatMessage, ClarifyPause, MessageStatus, Role
+from core.models import IN_FLIGHT, ChatMessage, ClarifyPause, MessageStatus, Role
 from core.runtime.clarify import ClarifyOutcome
 from core.runtime.pool import RunPool
-from core.runtime.records import IN_FLIGHT, busy_run
+from core.runtime.records import busy_run
 from core.runtime.updates import RunUpdate
 from core.session_commands import check_choices
 

@@ -16,10 +16,9 @@ from bots.discord.modal import ANSWER_FIELD, answer_modal, submitted_values
 from bots.discord.pauses import PausePresenter
 from bots.discord.render.clarify import refusal
 from core.errors import InvalidInput, NotFound
-from core.models import ChatMessage, ClarifyPause, PauseStatus
+from core.models import IN_FLIGHT, ChatMessage, ClarifyPause, PauseStatus
 from core.runtime.clarify import view
 from core.runtime.pool import RunPool
-from core.runtime.records import IN_FLIGHT
 
 
 class ClarifyActions:

@@ -10,9 +10,8 @@ from bots.discord.stored import stored_update
 from bots.discord.updater import LiveUpdater
 from core import tree
 from core.errors import Busy, NotFound
-from core.models import ChatMessage
+from core.models import IN_FLIGHT, ChatMessage
 from core.runtime.pool import RunPool
-from core.runtime.records import IN_FLIGHT
 from core.session_queries import has_active_run
 
 FINISHED = "That run has already finished."

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 from core.errors import NotFound
 from core.events import Event, LogRecord, event_from_log, is_terminal
-from core.models import ChatMessage, ChatMessageLog
-from core.runtime.records import IN_FLIGHT
+from core.models import IN_FLIGHT, ChatMessage, ChatMessageLog
 
 if TYPE_CHECKING:
     from core.runtime.pool import RunPool

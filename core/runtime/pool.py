@@ -18,7 +18,7 @@ from core import tree
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.errors import Busy, InvalidInput, NotFound
-from core.models import MessageStatus
+from core.models import IN_FLIGHT, MessageStatus
 from core.outage import Patience, is_outage, outlast
 from core.run_quota import RunQuota
 from core.runtime import records
@@ -132,7 +132,7 @@ class RunPool:
     async def stop(self, run_id: str) -> RunUpdate:
         """Abort a run: queued ones never start; running ones are aborted on the Bridge."""
         live = self._runs.get(run_id)
-        if live is None or live.status not in records.IN_FLIGHT:
+        if live is None or live.status not in IN_FLIGHT:
             raise NotFound(f"no run {run_id} in flight here")
         if live.status == MessageStatus.QUEUED or live.task is None:
             return await self._stop_locally(live)
@@ -176,7 +176,7 @@ class RunPool:
 
     def active(self) -> list[RunUpdate]:
         """Runs in flight here, running first, then the queue in order."""
-        views = [r.update() for r in self._runs.values() if r.status in records.IN_FLIGHT]
+        views = [r.update() for r in self._runs.values() if r.status in IN_FLIGHT]
         return sorted(views, key=lambda u: (u.position or 0, u.run_id))
 
     # -- the runner's side ------------------------------------------------------------
@@ -292,7 +292,7 @@ class RunPool:
 
     def _in_flight(self, session_id: int) -> LiveRun | None:
         live = self._sessions.get(session_id)
-        return live if live is not None and live.status in records.IN_FLIGHT else None
+        return live if live is not None and live.status in IN_FLIGHT else None
 
     def _refuse_if_busy(self, session_id: int) -> None:
         if (live := self._in_flight(session_id)) is not None:

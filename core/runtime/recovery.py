@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 from core.bridge_stream import RUN_LOST
 from core.errors import BridgeUnavailable
 from core.events import Event, LogRecord, event_from_log, is_terminal
-from core.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, Role
+from core.models import (
+    IN_FLIGHT, ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, Role,
+)
 from core.runtime import records
 from core.runtime.clarify import view
 from core.runtime.live import LiveRun
@@ -30,7 +32,7 @@ LOST = RUN_LOST  # the chat offers a Retry button beside it
 async def recover(pool: RunPool) -> int:
     """Adopt every in-flight assistant message this process does not drive yet."""
     messages = await ChatMessage.filter(
-        role=Role.ASSISTANT, status__in=records.IN_FLIGHT, run_id__isnull=False
+        role=Role.ASSISTANT, status__in=IN_FLIGHT, run_id__isnull=False
     ).order_by("id").select_related("session", "parent")
     adopted = 0
     async with pool.recovery_lock:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.errors import BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound
 from core.events import ClarifyRequest, ContextCompacted, Done, Event, RunError
-from core.models import MessageStatus
+from core.models import ENDED, MessageStatus
 from core.runtime import records
 from core.runtime.clarify import persist_pause
 from core.runtime.live import LiveRun
@@ -98,7 +98,7 @@ async def _stream(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
             pool.publish(live)
             continue
         await step(pool, live, event)
-        if live.status in records.ENDED:
+        if live.status in ENDED:
             pool.finished(live)
             return
         pool.publish(live)
