@@ -20,7 +20,7 @@ import asyncpg
 from tortoise import connections
 
 from core.events import Event, TextDelta, event_to_log
-from core.outage import transaction
+from core.outage import is_outage, transaction
 from core.runtime.notify import ANNOUNCE, highest_seqs, payloads
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,7 @@ class LogBuffer:
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._on_flush = on_flush
+        self._notices: set[asyncio.Task[None]] = set()
 
     def add(self, message_id: int, event: Event) -> None:
         """Queue the event's row; a full batch wakes the flusher at once."""
@@ -87,7 +88,7 @@ class LogBuffer:
             started = time.perf_counter()
             highest = highest_seqs(batch)
             try:
-                await insert_rows(batch, highest)
+                await insert_rows(batch)
             except Exception:  # the database is away: keep the rows, the next flush retries
                 self._rows[:0] = batch
                 log.debug("log flush of %d rows failed", len(batch), exc_info=True)
@@ -96,6 +97,25 @@ class LogBuffer:
                 self.remember(message_id, seq)
             if self._on_flush:
                 self._on_flush(time.perf_counter() - started, len(batch))
+            self._announce(highest)
+
+    def _announce(self, highest: dict[int, int]) -> None:
+        """Tell other replicas' followers, once the rows are readable, on a task of its own: the
+        next flush need not wait for it (an idle gap for the database at every flush)."""
+        if _dialect() != "postgres":  # one replica on SQLite: its followers poll
+            return
+        task = asyncio.create_task(_send_notices(highest), name="log-notices")
+        self._notices.add(task)
+        task.add_done_callback(self._notices.discard)
+
+    async def settle(self, patience: float = 5.0) -> None:
+        """Wait for the notices of the flushes so far (before this process stops); past
+        `patience` seconds they are dropped: followers find the rows by polling anyway."""
+        if not self._notices:
+            return
+        _, late = await asyncio.wait(set(self._notices), timeout=patience)
+        for task in late:
+            task.cancel()
 
     async def run(self) -> None:
         """Flush every `interval`, or sooner when a batch fills; until cancelled. A failing
@@ -122,12 +142,10 @@ class LogBuffer:
                 failures = 0
 
 
-async def insert_rows(batch: list[Row], highest: dict[int, int] | None = None,
-                      chunk: int = 100) -> None:
-    """Write rows in one transaction: one commit per flush, however large. `highest`: the
-    batch's `highest_seqs`, if the caller has them already."""
-    if connections.get("default").capabilities.dialect == "postgres":
-        await _insert_columns(batch, highest if highest is not None else highest_seqs(batch))
+async def insert_rows(batch: list[Row], chunk: int = 100) -> None:
+    """Write rows in one transaction: one commit per flush, however large."""
+    if _dialect() == "postgres":
+        await _insert_columns(batch)
         return
     # SQLite caps the variables of a statement: fixed-size multi-row statements.
     async with transaction() as connection:
@@ -138,23 +156,33 @@ async def insert_rows(batch: list[Row], highest: dict[int, int] | None = None,
 
 
 # PostgreSQL: a binary COPY of the batch (the cheapest write there is for the client and the
-# server alike: no statement per row, no array to unpack), committed on its own, then the
-# notices other replicas wake on, sent once the rows are readable. COPY cannot skip a row that
-# is already stored; a row can only be there when a flush whose commit was in doubt is retried
-# (or a replica that lost its lease still writes), so then the batch goes again as one
-# statement that skips them (skipping costs a speculative insertion per row: only on a retry).
+# server alike: no statement per row, no array to unpack), committed on its own. COPY cannot
+# skip a row that is already stored; a row can only be there when a flush whose commit was in
+# doubt is retried (or a replica that lost its lease still writes), so then the batch goes again
+# as one statement that skips them (skipping costs a speculative insertion per row: only then).
 _SKIPPING_STORED = (f"INSERT INTO chat_message_log ({COLUMNS}) SELECT * FROM unnest("
                     "$1::bigint[], $2::int[], $3::varchar[], $4::text[], $5::varchar[], "
                     "$6::text[], $7::timestamptz[]) ON CONFLICT (message_id, seq) DO NOTHING")
 _NAMES = tuple(COLUMNS.split(", "))
 
 
-async def _insert_columns(batch: list[Row], highest: dict[int, int]) -> None:
-    client = connections.get("default")
-    async with client.acquire_connection() as connection:
+async def _insert_columns(batch: list[Row]) -> None:
+    async with connections.get("default").acquire_connection() as connection:
         try:
             await connection.copy_records_to_table("chat_message_log", records=batch,
                                                    columns=_NAMES)
         except asyncpg.UniqueViolationError:
             await connection.execute(_SKIPPING_STORED, *(list(column) for column in zip(*batch)))
-        await connection.execute(ANNOUNCE, payloads(highest))
+
+
+async def _send_notices(highest: dict[int, int]) -> None:
+    try:
+        await connections.get("default").execute_query(ANNOUNCE, [payloads(highest)])
+    except Exception as error:  # followers still find the rows: they poll every few seconds
+        log.log(logging.WARNING if is_outage(error) else logging.ERROR,
+                "could not announce stored log rows (%s: %s)", type(error).__name__, error,
+                exc_info=not is_outage(error))
+
+
+def _dialect() -> str:
+    return str(connections.get("default").capabilities.dialect)

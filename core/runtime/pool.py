@@ -88,6 +88,8 @@ class RunPool:
             log.warning("stopping with %d log rows unwritten: the database is unreachable; "
                         "their runs resume from the last stored event", self.buffer.pending)
             return
+        finally:
+            await self.buffer.settle()  # the notices of the last flushes, for other replicas
         if release:
             await self.leases.release(live.run_id for live in in_flight)
 
