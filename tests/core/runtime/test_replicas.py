@@ -62,7 +62,10 @@ async def test_a_dead_replicas_run_is_resumed_by_another(db: str, skills_dir: Pa
 async def test_a_replica_that_lost_its_lease_stops_driving_the_run(db: str, skills_dir: Path) -> None:
     clock = Clock()
     async with FakeBridge() as fake:
-        fake.default_script = lambda run_id: [Stall(run_id), ev("done", final_text="x")]
+        # A's connection holds at the first stall; a marker fires once, so B's (which follows
+        # the run) passes it and holds at the second: B must not finish before A looks
+        fake.default_script = lambda run_id: [
+            Stall(run_id), Stall(f"{run_id}-b"), ev("done", final_text="x")]
         a = await _replica(fake.url, skills_dir, clock)
         b = await _replica(fake.url, skills_dir, clock)
         run = await a.start((await sessions.create_session()).id, "work")
@@ -72,6 +75,7 @@ async def test_a_replica_that_lost_its_lease_stops_driving_the_run(db: str, skil
         await a.renew_leases()  # A notices and lets go
         assert a.live(run.run_id).task.done()
         fake.release(run.run_id)
+        fake.release(f"{run.run_id}-b")
         done = await finished(b, run.run_id)
         await a.close()
         await b.close()
