@@ -2,8 +2,8 @@
 
 The first answer wins; anyone later is told, privately, who answered what. The pause id in
 the custom id is all a click needs, so this works after a restart. A question whose run has
-ended (stopped, failed) stays unanswered in the database but can no longer be answered: a
-click on it (from a client that still shows the buttons) is told so, and opens no modal.
+ended expires with it (core), so a click on it from a client that still shows the buttons is
+told so, and opens no modal.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from bots.discord.modal import ANSWER_FIELD, answer_modal, submitted_values
 from bots.discord.pauses import PausePresenter
 from bots.discord.render.clarify import refusal
 from core.errors import InvalidInput, NotFound
-from core.models import IN_FLIGHT, ChatMessage, ClarifyPause, PauseStatus
+from core.models import ClarifyPause, PauseStatus
 from core.runtime.clarify import view
 from core.runtime.pool import RunPool
 
@@ -37,7 +37,7 @@ class ClarifyActions:
     async def custom(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
         """Open the modal (it must be the first response, so nothing slow comes before it)."""
         pause = await _pause(action.number())
-        if pause.status != PauseStatus.UNANSWERED or await _run_over(pause):
+        if pause.status != PauseStatus.UNANSWERED:
             await tell(interaction, refusal(view(pause)))
             return
         await interaction.response.send_modal(answer_modal(pause.id, pause.question))
@@ -49,9 +49,6 @@ class ClarifyActions:
         await self._answer(interaction, await _pause(action.number()), answer)
 
     async def _answer(self, interaction: discord.Interaction, pause: ClarifyPause, answer: str) -> None:
-        if pause.status == PauseStatus.UNANSWERED and await _run_over(pause):
-            await tell(interaction, refusal(view(pause)))
-            return
         outcome = await self._pool.answer(pause.clarify_id, answer, user=str(interaction.user.id),
                                           pause_id=pause.id)
         if interaction.channel_id is not None:  # also when the run is not driven by this process
@@ -66,7 +63,3 @@ async def _pause(pause_id: int) -> ClarifyPause:
         raise NotFound("this question no longer exists")
     return pause
 
-
-async def _run_over(pause: ClarifyPause) -> bool:
-    """The run that asked it has ended (stopped, failed): nothing waits for an answer."""
-    return not await ChatMessage.filter(id=pause.message_id, status__in=IN_FLIGHT).exists()
