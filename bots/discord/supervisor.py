@@ -65,6 +65,8 @@ class GatewaySupervisor:
                 if (reason := fatal_reason(error)) is not None:
                     await self._give_up(reason)
                     raise
+                if self._client.is_closed() or self._stopping.is_set():
+                    return  # stopped while connecting: nothing to recover
                 await self._recover(error)
 
     def stop(self) -> None:

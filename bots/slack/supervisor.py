@@ -54,8 +54,6 @@ class SupervisedSocketModeClient(SocketModeClient):
     def __init__(self, link: PlatformLink, **options: Any) -> None:
         super().__init__(**options)
         self.link = link
-        self._disconnect_reason: str | None = None
-        self.message_listeners.append(_remember_disconnect)
 
     async def connect(self) -> None:
         """slack_sdk's connect (it retries until it has a socket), between link reports."""
@@ -79,6 +77,9 @@ class SupervisedSocketModeClient(SocketModeClient):
             else:
                 self.link.lost(f"apps.connections.open failed: {code}")
             raise
+        except Exception as error:  # Slack unreachable: slack_sdk tries again
+            self.link.lost(f"apps.connections.open failed: {type(error).__name__}: {error}")
+            raise
 
     async def process_message(self) -> None:
         try:
@@ -96,20 +97,13 @@ class SupervisedSocketModeClient(SocketModeClient):
         self.auto_reconnect_enabled = False
 
     def _why_lost(self) -> str:
-        if self._disconnect_reason is not None:
-            reason, self._disconnect_reason = self._disconnect_reason, None
-            return f"asked to reconnect by Slack ({reason})"
+        session = self.current_session
         if self.stale:
             return "connection went silent (no pong)"
-        code = self.current_session.close_code if self.current_session is not None else None
+        if session is not None and not session.closed:
+            return "Slack asked for a new connection"  # its `disconnect` message
+        code = session.close_code if session is not None else None
         return f"connection closed (close code {code})" if code else "connection lost"
-
-
-async def _remember_disconnect(client: Any, message: dict[str, Any], raw: str | None) -> None:
-    """Slack's `disconnect` message says why it wants a new connection (refresh_requested,
-    warning, link_disabled); slack_sdk reconnects, the link shows the reason meanwhile."""
-    if isinstance(client, SupervisedSocketModeClient) and message.get("type") == "disconnect":
-        client._disconnect_reason = str(message.get("reason") or "disconnect")
 
 
 class SupervisedSocketModeHandler(AsyncSocketModeHandler):

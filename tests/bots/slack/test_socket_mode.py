@@ -51,13 +51,17 @@ async def mention_is_answered(slack: FakeSlack, h: Harness, llm: ScriptedLLM, te
     assert text in texts(answer)
 
 
+@pytest.mark.parametrize("how", ["close frame", "disconnect message"])
 async def test_the_socket_closed_by_slack_is_reconnected_and_events_flow_again(
-    fake_slack: FakeSlack, pool: RunPool, fast_clock: FastClock, llm: ScriptedLLM
+    fake_slack: FakeSlack, pool: RunPool, fast_clock: FastClock, llm: ScriptedLLM, how: str
 ) -> None:
     link = PlatformLink()
     async with running(fake_slack, pool, fast_clock, link=link, slack_app_token="xapp-test") as h:
         await until(link_is(link, LinkState.OK))
-        await fake_slack.socket.close(code=1001)
+        if how == "close frame":
+            await fake_slack.socket.close(code=1001)
+        else:
+            await fake_slack.socket.disconnect("refresh_requested")
         await fake_slack.socket.wait_connected(count=2, timeout=DEADLINE)
         await until(link_is(link, LinkState.OK, reconnects=1))
         await mention_is_answered(fake_slack, h, llm, "Hello on the new socket.")
