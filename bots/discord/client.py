@@ -45,14 +45,15 @@ class HermesClient(discord.Client):
         self.tree.add_command(self.hermes.commands)
         await self.tree.sync()
 
-    async def on_ready(self) -> None:
-        self.link.connected()
-
-    async def on_resumed(self) -> None:
-        self.link.connected()
-
-    async def on_disconnect(self) -> None:
-        self.link.lost(close_reason(self.ws))  # discord.py is reconnecting by itself
+    def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
+        """The gateway's ready / resumed / disconnect events reach the link as they happen
+        (commands.Bot extends dispatch the same way). Not `on_disconnect`: discord.py
+        dispatches a disconnect after close() too, when it can no longer run a handler."""
+        if event in ("ready", "resumed"):
+            self.link.connected()
+        elif event == "disconnect":
+            self.link.lost(close_reason(self.ws))  # discord.py is reconnecting by itself
+        super().dispatch(event, *args, **kwargs)
 
     async def on_message(self, message: discord.Message) -> None:
         await self.hermes.conversations.on_message(message)
