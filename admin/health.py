@@ -1,7 +1,11 @@
-"""`GET /api/health`: is the service up, can it reach its database and the Hermes Bridge.
+"""`GET /api/health`: is the service up, can it reach its database and the Hermes Bridge, is
+each chat platform it started connected.
 
-503 only when the database is unreachable (the service cannot work at all); a Bridge that does
-not answer makes the status "degraded" (browsing and export still work), with 200.
+503 when the database is unreachable (the service cannot work at all) or when a configured
+platform has not been connected for longer than PLATFORM_DOWN_SECONDS (its users get no
+answers); a Bridge that does not answer, or a platform reconnecting for less than that, makes
+the status "degraded" (browsing and export still work), with 200. `platforms` lists only the
+platforms `serve` started with a connection to watch, and is left out when there is none.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from admin.services import AdminServices, provide_services
 from core import db
 from core.bridge_port import Bridge
 from core.errors import HermesChatError
+from core.platform_links import LinkState, PlatformLinks
 
 log = logging.getLogger(__name__)
 
@@ -28,10 +33,18 @@ BRIDGE_TIMEOUT = 3.0
 Reachability = Literal["ok", "unreachable"]
 
 
-class HealthOut(msgspec.Struct, frozen=True):
+class PlatformOut(msgspec.Struct, frozen=True):
+    """One platform's connection; `reason` says why it is not `ok` (null when it is)."""
+
+    state: LinkState  # "ok", "reconnecting" or "down"
+    reason: str | None
+
+
+class HealthOut(msgspec.Struct, frozen=True, omit_defaults=True):
     status: Literal["ok", "degraded"]
     database: Reachability
     bridge: Reachability
+    platforms: dict[str, PlatformOut] = {}
 
 
 class HealthController(Controller):
@@ -44,15 +57,19 @@ class HealthController(Controller):
     @get(
         "/", summary="Liveness, database and Bridge reachability (no token needed)",
         responses={503: ResponseSpec(
-            HealthOut, description="The database is unreachable", generate_examples=False
+            HealthOut, generate_examples=False,
+            description="The database is unreachable, or a chat platform has not been "
+                        "connected for longer than PLATFORM_DOWN_SECONDS",
         )},
     )
     async def health(self, services: NamedDependency[AdminServices]) -> Response[HealthOut]:
         database, bridge = await asyncio.gather(_database(), _bridge(services.bridge))
-        status = "ok" if database == bridge == "ok" else "degraded"
-        return Response(
-            HealthOut(status, database, bridge), status_code=200 if database == "ok" else 503
-        )
+        platforms, down = _platforms(services.platforms)
+        every_part_ok = database == bridge == "ok" and all(
+            p.state is LinkState.OK for p in platforms.values())
+        status = "ok" if every_part_ok else "degraded"
+        return Response(HealthOut(status, database, bridge, platforms),
+                        status_code=200 if database == "ok" and not down else 503)
 
 
 async def _database() -> Reachability:
@@ -72,3 +89,13 @@ async def _bridge(bridge: Bridge) -> Reachability:
         log.warning("health check: Bridge unreachable: %s", reason)
         return "unreachable"
     return "ok"
+
+
+def _platforms(links: PlatformLinks) -> tuple[dict[str, PlatformOut], list[str]]:
+    """Each platform's connection, and those down longer than the setting allows."""
+    reports = links.reports()
+    down = links.down_too_long()
+    for name in down:
+        log.warning("health check: %s not connected for %.0fs (more than %gs): %s", name,
+                    reports[name].down_for, links.down_after, reports[name].reason)
+    return {name: PlatformOut(r.state, r.reason) for name, r in reports.items()}, down

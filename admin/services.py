@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from litestar.datastructures import State
 
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
+from core.platform_links import PlatformLinks
 from core.runtime.pool import RunPool
 
 SERVICES_KEY = "admin_services"
@@ -16,12 +17,14 @@ KEEPALIVE_SECONDS = 15.0
 
 @dataclass(frozen=True, slots=True)
 class AdminServices:
-    """The Bridge, the catalogue and the run pool; `keepalive` paces SSE comment lines."""
+    """The Bridge, the catalogue and the run pool; `keepalive` paces SSE comment lines;
+    `platforms` holds the connection of each chat platform `serve` started (for health)."""
 
     bridge: Bridge
     catalogue: Catalogue
     runtime: RunPool
     keepalive: float = KEEPALIVE_SECONDS
+    platforms: PlatformLinks = field(default_factory=PlatformLinks)
 
 
 def provide_services(state: State) -> AdminServices:

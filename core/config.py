@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 
 from core.outage import Patience
 from core.errors import InvalidInput
+from core.platform_links import DOWN_SECONDS
 
 DEFAULT_DATABASE_URL = "sqlite://data/hermes-chat.sqlite3"
 
@@ -44,6 +45,7 @@ class Settings:
     slack_api_url: str = "https://slack.com/api/"
     discord_api_url: str = "https://discord.com/api/v10"
     discord_gateway_url: str | None = None
+    platform_down_seconds: int = DOWN_SECONDS
     log_format: str = "text"
     log_level: str = "INFO"
 
@@ -74,7 +76,8 @@ class Settings:
         return cls(**values)  # type: ignore[arg-type]
 
 
-_AT_LEAST_ONE = frozenset({"run_lease_seconds", "bridge_pool_size", "clarify_fallback_hours"})
+_AT_LEAST_ONE = frozenset({"run_lease_seconds", "bridge_pool_size", "clarify_fallback_hours",
+                           "platform_down_seconds"})
 
 
 def _convert(name: str, kind: object, raw: str) -> object:

@@ -1,4 +1,5 @@
-"""`GET /metrics`: the runtime's figures in the Prometheus text format."""
+"""`GET /metrics`: the runtime's figures and the chat platforms' connections in the
+Prometheus text format."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Summa
 from prometheus_client.registry import Collector
 
 from core.models import MessageStatus, PauseStatus
+from core.platform_links import LinkState, PlatformLinks
 from core.runtime.pool import RunPool
 
 
@@ -55,10 +57,33 @@ def _platform_counters(calls: dict, limited: dict) -> Iterator[CounterMetricFami
     yield throttled
 
 
-def metrics_route(pool: RunPool) -> HTTPRouteHandler:
-    """The route, bound to this process's pool."""
+class PlatformLinkCollector(Collector):
+    """Each configured platform's connection: up or not, reconnects, events dropped."""
+
+    def __init__(self, links: PlatformLinks) -> None:
+        self.links = links
+
+    def collect(self) -> Iterator[object]:
+        reports = self.links.reports()
+        connected = GaugeMetricFamily("hermes_platform_connected",
+                                      "1 while the platform's connection is up", labels=["platform"])
+        reconnects = CounterMetricFamily("hermes_platform_reconnects",
+                                         "connections re-established after a loss",
+                                         labels=["platform"])
+        dropped = CounterMetricFamily("hermes_platform_dropped_events",
+                                      "inbound events dropped as unparseable", labels=["platform"])
+        for platform, report in reports.items():
+            connected.add_metric([platform], 1 if report.state is LinkState.OK else 0)
+            reconnects.add_metric([platform], report.reconnects)
+            dropped.add_metric([platform], report.dropped)
+        yield from (connected, reconnects, dropped)
+
+
+def metrics_route(pool: RunPool, links: PlatformLinks | None = None) -> HTTPRouteHandler:
+    """The route, bound to this process's pool and platform connections."""
     registry = CollectorRegistry()
     registry.register(RuntimeCollector(pool))
+    registry.register(PlatformLinkCollector(links if links is not None else PlatformLinks()))
 
     @get("/metrics", include_in_schema=False, sync_to_thread=False)
     def metrics() -> Response[bytes]:

@@ -8,6 +8,7 @@ from typing import Protocol
 from litestar import Litestar
 
 from core.config import Settings
+from core.platform_links import PlatformLinks
 from hermes_chat.compose import Parts
 
 log = logging.getLogger("hermes_chat.serve")
@@ -18,13 +19,17 @@ class Platform(Protocol):
     async def stop(self) -> None: ...
 
 
-async def start_platforms(settings: Settings, parts: Parts, app: Litestar) -> list[Platform]:
-    """Start Slack (its events route mounted on `app`) and Discord where configured."""
+async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
+                          links: PlatformLinks | None = None) -> list[Platform]:
+    """Start Slack (its events route mounted on `app`) and Discord where configured; each
+    connection (Socket Mode, the gateway) reports to its entry of `links`."""
+    links = links if links is not None else PlatformLinks(settings.platform_down_seconds)
     started: list[Platform] = []
     if settings.slack_bot_token and (settings.slack_signing_secret or settings.slack_app_token):
         from bots.slack import SlackBot
 
-        slack = SlackBot(settings, parts.pool, parts.catalogue, parts.bridge)
+        link = links.add("slack") if settings.slack_app_token else None  # HTTP: no connection
+        slack = SlackBot(settings, parts.pool, parts.catalogue, parts.bridge, link=link)
         for handler in slack.route_handlers():
             app.register(handler)
         await slack.start()
@@ -37,7 +42,8 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar) -> li
     if settings.discord_token:
         from bots.discord import DiscordBot
 
-        discord = DiscordBot(settings, parts.pool, parts.catalogue, parts.bridge)
+        discord = DiscordBot(settings, parts.pool, parts.catalogue, parts.bridge,
+                             link=links.add("discord"))
         await discord.start()
         started.append(discord)
         log.info("discord: started")

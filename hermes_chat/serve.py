@@ -15,6 +15,7 @@ from admin.app import create_app
 from admin.services import AdminServices
 from core.config import Settings
 from core.errors import InvalidInput
+from core.platform_links import PlatformLinks
 from hermes_chat.compose import running_parts
 from hermes_chat.metrics import metrics_route
 from hermes_chat.platforms import start_platforms, stop_platforms
@@ -26,10 +27,12 @@ async def serve(settings: Settings) -> None:
     """Run every part whose settings are present; say in one line why each other part is not."""
     _check_admin_binding(settings)
     async with running_parts(settings) as parts:
-        services = AdminServices(bridge=parts.bridge, catalogue=parts.catalogue, runtime=parts.pool)
+        links = PlatformLinks(down_after=settings.platform_down_seconds)
+        services = AdminServices(bridge=parts.bridge, catalogue=parts.catalogue, runtime=parts.pool,
+                                 platforms=links)
         app = create_app(settings, services)
-        app.register(metrics_route(parts.pool))
-        platforms = await start_platforms(settings, parts, app)
+        app.register(metrics_route(parts.pool, links))
+        platforms = await start_platforms(settings, parts, app, links)
         try:
             config = uvicorn.Config(
                 app, host=settings.admin_host, port=settings.admin_port,

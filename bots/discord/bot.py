@@ -12,11 +12,14 @@ from typing import Any
 from bots.discord.client import HermesClient
 from bots.discord.endpoints import Endpoints
 from bots.discord.services import build_services
+from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor
 from bots.discord.writer import WRITE_TIMEOUT
+from core.backoff import Backoff
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.errors import InvalidInput
+from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 
@@ -29,24 +32,38 @@ class DiscordBot:
 
     `limiter` budgets every channel's writes (default: a RateLimiter on `clock`);
     `write_timeout` (seconds) ends a message write that hangs, counted as Discord down;
-    `client_options` go to discord.Client (e.g. `guild_ready_timeout`).
+    `client_options` go to discord.Client (e.g. `guild_ready_timeout`);
+    `link` is told the gateway connection's state, `reconnect` paces the connections made
+    again after one ended (bots/discord/supervisor.py).
     """
 
     def __init__(self, settings: Settings, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
                  limiter: RateLimiter | None = None, clock: Callable[[], float] = time.monotonic,
                  *, client_options: Mapping[str, Any] | None = None,
-                 write_timeout: float = WRITE_TIMEOUT) -> None:
+                 write_timeout: float = WRITE_TIMEOUT, link: PlatformLink | None = None,
+                 reconnect: Backoff = RECONNECT_BACKOFF) -> None:
         if not settings.discord_token:
             raise InvalidInput("DISCORD_TOKEN is unset: the Discord adapter cannot start")
         self._token = settings.discord_token
         self._endpoints = Endpoints(settings)
-        self.client = HermesClient(**dict(client_options or {}))
+        self.client = HermesClient(link=link, **dict(client_options or {}))
+        self.supervisor = GatewaySupervisor(self.client, self.client.link, reconnect)
         self.services = build_services(self.client, pool, catalogue, bridge,
                                        limiter or RateLimiter(clock), settings.discord_channels,
                                        write_timeout)
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None
+
+    @property
+    def link(self) -> PlatformLink:
+        """The gateway connection's state (ok / reconnecting / down), reconnects and drops."""
+        return self.client.link
+
+    @property
+    def gateway_running(self) -> bool:
+        """Whether the supervised connection is still kept (False once stopped for good)."""
+        return self._gateway is not None and not self._gateway.done()
 
     async def start(self) -> None:
         """Log in (setup_hook registers persistent components and syncs commands), connect the
@@ -58,7 +75,7 @@ class DiscordBot:
             await self.client.close()
             self._endpoints.restore()
             raise
-        self._gateway = asyncio.create_task(self.client.connect(), name="discord-gateway")
+        self._gateway = asyncio.create_task(self.supervisor.run(), name="discord-gateway")
         self._gateway.add_done_callback(_report_gateway_end)
         self._updates = asyncio.create_task(self._follow_runs(), name="discord-live-updates")
 
@@ -80,6 +97,7 @@ class DiscordBot:
             self._updates.cancel()
             await asyncio.gather(self._updates, return_exceptions=True)
         await self.services.outbox.close(DRAIN_SECONDS)
+        self.supervisor.stop()
         await self.client.close()
         if self._gateway is not None:
             with contextlib.suppress(Exception):

@@ -9,7 +9,9 @@ import discord
 from discord import app_commands
 
 from bots.discord.services import Services
+from bots.discord.supervisor import close_reason
 from bots.discord.views import ActionButton, ActionSelect
+from core.platform_links import PlatformLink
 
 
 def intents() -> discord.Intents:
@@ -20,10 +22,14 @@ def intents() -> discord.Intents:
 
 
 class HermesClient(discord.Client):
-    def __init__(self, services: Services | None = None, **options: Any) -> None:
+    """`link` hears when the gateway is ready, resumed or disconnected (health and metrics)."""
+
+    def __init__(self, services: Services | None = None, *, link: PlatformLink | None = None,
+                 **options: Any) -> None:
         super().__init__(intents=intents(), **options)
         self.tree = app_commands.CommandTree(self)
         self._services = services
+        self.link = link or PlatformLink()
 
     @property
     def hermes(self) -> Services:
@@ -38,6 +44,16 @@ class HermesClient(discord.Client):
         self.add_dynamic_items(ActionButton, ActionSelect)
         self.tree.add_command(self.hermes.commands)
         await self.tree.sync()
+
+    def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
+        """The gateway's ready / resumed / disconnect events reach the link as they happen
+        (commands.Bot extends dispatch the same way). Not `on_disconnect`: discord.py
+        dispatches a disconnect after close() too, when it can no longer run a handler."""
+        if event in ("ready", "resumed"):
+            self.link.connected()
+        elif event == "disconnect":
+            self.link.lost(close_reason(self.ws))  # discord.py is reconnecting by itself
+        super().dispatch(event, *args, **kwargs)
 
     async def on_message(self, message: discord.Message) -> None:
         await self.hermes.conversations.on_message(message)

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
 
 import aiohttp
 from litestar.handlers import HTTPRouteHandler
-from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.config import Settings
+from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 
@@ -30,20 +31,28 @@ from .insight_listeners import InsightListeners
 from .sender import SlackSender
 from .services import Services
 from .session_listeners import SessionListeners
+from .supervisor import PING_INTERVAL, SupervisedSocketModeHandler
 
 log = logging.getLogger(__name__)
 API_TIMEOUT = 30.0  # seconds, slack_sdk's own default
 
 
 class SlackBot:
-    """Serves Slack over HTTP (`route_handlers()`) or Socket Mode (SLACK_APP_TOKEN)."""
+    """Serves Slack over HTTP (`route_handlers()`) or Socket Mode (SLACK_APP_TOKEN).
+
+    In Socket Mode `link` is told the connection's state; `socket_ping_interval` is how often
+    slack_sdk checks the socket (bots/slack/supervisor.py).
+    """
 
     def __init__(self, settings: Settings, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
                  limiter: RateLimiter | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 api_timeout: float = API_TIMEOUT) -> None:
+                 api_timeout: float = API_TIMEOUT, *, link: PlatformLink | None = None,
+                 socket_ping_interval: float = PING_INTERVAL) -> None:
         self._settings = settings
         self._api_timeout = api_timeout
+        self.link = link or PlatformLink()
+        self._ping_interval = socket_ping_interval
         self.client = AsyncWebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url)
         self.app = AsyncApp(
             name="hermes-chat", client=self.client,
@@ -54,7 +63,8 @@ class SlackBot:
         sender = SlackSender(self.client, limiter or RateLimiter(clock))
         self.services = Services(pool, catalogue, bridge, sender)
         self.follower = RunFollower(self.services)
-        self._socket: AsyncSocketModeHandler | None = None
+        self._socket: SupervisedSocketModeHandler | None = None
+        self._connecting: asyncio.Task[None] | None = None
         _register(self.app, self.services)
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
@@ -62,22 +72,35 @@ class SlackBot:
         return [events_route(self.app)]
 
     async def start(self) -> None:
-        """Follow the pool's runs; connect Socket Mode when an app token is configured."""
+        """Follow the pool's runs; connect Socket Mode when an app token is configured (in
+        the background: slack_sdk keeps trying while Slack is unreachable, and `serve` must
+        not wait for it)."""
         # One connection pool for every call. slack_sdk ignores its own `timeout` on a session
         # it is given: a call that hangs past api_timeout counts as Slack being down (sender.py).
         self.client.session = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=self._api_timeout))
         self.follower.start()
         if self._settings.slack_app_token:
-            self._socket = AsyncSocketModeHandler(self.app, app_token=self._settings.slack_app_token,
-                                                  web_client=self.client)
-            await self._socket.connect_async()
-            log.info("slack: connected in Socket Mode")
+            self._socket = SupervisedSocketModeHandler(
+                self.app, self._settings.slack_app_token, self.client, self.link,
+                self._ping_interval)
+            self._connecting = asyncio.create_task(self._socket.connect_async(),
+                                                   name="slack-socket-mode")
+
+    @property
+    def socket_mode_connecting(self) -> bool:
+        """Whether slack_sdk is still making the first Socket Mode connection (it tries until
+        it has one, or until an error no retry can fix stops it)."""
+        return self._connecting is not None and not self._connecting.done()
 
     async def stop(self) -> None:
         if self._socket is not None:
             await self._socket.close_async()
             self._socket = None
+        if self._connecting is not None:
+            self._connecting.cancel()
+            await asyncio.gather(self._connecting, return_exceptions=True)
+            self._connecting = None
         await self.follower.stop()
         await self.services.background.close()
         if self.client.session is not None:

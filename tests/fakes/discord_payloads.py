@@ -435,3 +435,43 @@ def make_command_interaction(
         data["resolved"] = resolved
     kind = AUTOCOMPLETE if autocomplete else APPLICATION_COMMAND
     return make_interaction(type=kind, data=data, **common)
+
+
+def make_partial_message_update(
+    *, id: Snowflake, channel_id: Snowflake, guild_id: Snowflake, embeds: Sequence[Payload]
+) -> Payload:
+    """The MESSAGE_UPDATE Discord sends when it adds a link preview to a message: only `id`,
+    `channel_id`, `guild_id` and `embeds` (no type, author or content)."""
+    return {"id": str(id), "channel_id": str(channel_id), "guild_id": str(guild_id),
+            "embeds": list(embeds)}
+
+
+def make_reaction_add(
+    *,
+    user_id: Snowflake,
+    channel_id: Snowflake,
+    message_id: Snowflake,
+    guild_id: Snowflake | None = None,
+    member: Payload | None = None,
+    emoji: str = "\N{THUMBS UP SIGN}",
+) -> Payload:
+    """MESSAGE_REACTION_ADD: `user_id` reacted with a unicode `emoji` (guild ones carry the
+    reacting `member`)."""
+    reaction: Payload = {
+        "user_id": str(user_id),
+        "channel_id": str(channel_id),
+        "message_id": str(message_id),
+        "emoji": {"id": None, "name": emoji},
+        "burst": False,
+        "type": 0,
+    }
+    if guild_id is not None:
+        reaction["guild_id"] = str(guild_id)
+    if member is not None:
+        reaction["member"] = member
+    return reaction
+
+
+def without(payload: Payload, *keys: str) -> Payload:
+    """`payload` less some fields (a shape some Discord client or version sent)."""
+    return {k: v for k, v in payload.items() if k not in keys}

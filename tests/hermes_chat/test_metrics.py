@@ -5,8 +5,9 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, generate_latest
 
 from core import sessions
+from core.platform_links import PlatformLinks
 from core.runtime.pool import RunPool
-from hermes_chat.metrics import RuntimeCollector
+from hermes_chat.metrics import PlatformLinkCollector, RuntimeCollector
 from tests.core.runtime.conftest import fake_bridge, fake_pool, skills_dir  # noqa: F401
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
@@ -31,3 +32,23 @@ async def test_the_figures_follow_the_runs(fake_pool: RunPool, fake_bridge: Fake
         await finished(fake_pool, run.run_id)
     text = generate_latest(registry).decode()
     assert "hermes_runs_active 0.0" in text and "hermes_events_total 6.0" in text
+
+
+def test_each_configured_platform_has_its_connection_reconnects_and_drops() -> None:
+    links = PlatformLinks()
+    discord, slack = links.add("discord"), links.add("slack")
+    for _ in range(2):
+        discord.connected()
+        discord.lost("disconnected (close code 1006)")
+    discord.connected()
+    discord.dropped_event()
+    registry = CollectorRegistry()
+    registry.register(PlatformLinkCollector(links))
+    text = generate_latest(registry).decode()
+    assert 'hermes_platform_connected{platform="discord"} 1.0' in text
+    assert 'hermes_platform_connected{platform="slack"} 0.0' in text
+    assert 'hermes_platform_reconnects_total{platform="discord"} 2.0' in text
+    assert 'hermes_platform_reconnects_total{platform="slack"} 0.0' in text
+    assert 'hermes_platform_dropped_events_total{platform="discord"} 1.0' in text
+    slack.stopped("Slack refused SLACK_APP_TOKEN (invalid_auth)")
+    assert 'hermes_platform_connected{platform="slack"} 0.0' in generate_latest(registry).decode()

@@ -10,6 +10,7 @@ import httpx
 from litestar import Litestar
 
 from core.config import Settings
+from core.platform_links import LinkState, PlatformLinks
 from core.runtime.pool import RunPool
 from hermes_chat.compose import Parts
 from hermes_chat.platforms import start_platforms, stop_platforms
@@ -66,3 +67,21 @@ async def test_nothing_configured_starts_nothing_and_says_so(fake_pool: RunPool)
     assert platforms == []
     assert [line.split(":")[0] for line in lines.lines] == ["slack", "discord"]
     assert all("not started" in line for line in lines.lines)
+
+
+async def test_only_platforms_with_a_connection_get_a_link(fake_pool: RunPool) -> None:
+    """Slack over HTTP events has no connection to watch; Discord's gateway has."""
+    links = PlatformLinks()
+    async with FakeSlack() as slack, FakeDiscord() as discord:
+        settings = Settings(
+            slack_bot_token="xoxb-test", slack_signing_secret="s3cret", slack_api_url=slack.api_url,
+            discord_token=discord.token, discord_api_url=discord.api_base,
+            discord_gateway_url=discord.gateway_url,
+        )
+        platforms = await start_platforms(settings, _parts(settings, fake_pool), Litestar(), links)
+        try:
+            assert list(links.reports()) == ["discord"]
+            await discord.wait_until(lambda: links.reports()["discord"].state is LinkState.OK,
+                                     timeout=10, what="the gateway connected")
+        finally:
+            await stop_platforms(platforms)

@@ -10,12 +10,15 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
+from bots.discord.supervisor import FATAL_CLOSE_CODES
 from tests.conftest import new_database
+from tests.fakes.discordfake import FakeDiscord
 
 DEADLINE = 30.0
 ROOT = Path(__file__).parents[2]
@@ -33,6 +36,9 @@ def _env(**extra: str) -> dict[str, str]:
     database and HERMES_HOME are the embedded defaults under the working directory."""
     unset = ("DATABASE_", "SLACK_", "DISCORD_", "ADMIN_", "BRIDGE_", "HERMES_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
+    # The process runs in tmp_path: without this it would import the installed checkout's code,
+    # not the one under test (a worktree's, when several share one virtualenv).
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.update(BRIDGE_PORT=str(_free_port()), **extra)
     return env
 
@@ -132,3 +138,54 @@ def test_a_bad_setting_is_a_clear_error(tmp_path: Path) -> None:
     result = _run(tmp_path, "migrate", ADMIN_PORT="eighty")
     assert result.returncode == 2
     assert "ADMIN_PORT must be an integer" in result.stderr
+
+
+async def test_serve_shows_the_discord_gateway_in_health_and_metrics(tmp_path: Path) -> None:
+    """A real `serve` on the fake Discord: health lists discord `ok`; once the gateway is
+    closed with 4004 it says why, and past PLATFORM_DOWN_SECONDS answers 503."""
+    async with FakeDiscord() as discord:
+        port = _free_port()
+        with (tmp_path / "serve.log").open("w") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path, text=True,
+                env=_env(ADMIN_PORT=str(port), DISCORD_TOKEN=discord.token,
+                         DISCORD_API_URL=discord.api_base, DISCORD_GATEWAY_URL=discord.gateway_url,
+                         PLATFORM_DOWN_SECONDS="1"),
+                stdout=log, stderr=subprocess.STDOUT)
+            try:
+                async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+                    up = await _health_until(http, process, lambda r: _discord(r) == "ok")
+                    assert up.status_code == 200
+                    await discord.disconnect(code=4004)
+                    down = await _health_until(http, process, lambda r: r.status_code == 503)
+                    assert down.json()["platforms"] == {"discord": {
+                        "state": "down", "reason": FATAL_CLOSE_CODES[4004]}}
+                    metrics = (await http.get("/metrics")).text
+                    assert 'hermes_platform_connected{platform="discord"} 0.0' in metrics
+            finally:
+                process.send_signal(signal.SIGINT)
+                await asyncio.to_thread(process.wait, DEADLINE)
+    output = (tmp_path / "serve.log").read_text()
+    assert process.returncode == 0, output
+    assert "not reconnecting: authentication failed (close code 4004)" in output
+    assert len(discord.gateway.connections) == 1
+
+
+def _discord(response: httpx.Response) -> str | None:
+    state: str | None = response.json().get("platforms", {}).get("discord", {}).get("state")
+    return state
+
+
+async def _health_until(http: httpx.AsyncClient, process: subprocess.Popen[str],
+                        wanted: Callable[[httpx.Response], bool]) -> httpx.Response:
+    """Poll /api/health (the process starting, then changing) until `wanted`, with a deadline."""
+    async with asyncio.timeout(DEADLINE):
+        while True:
+            assert process.poll() is None, "serve exited"
+            try:
+                response = await http.get("/api/health", timeout=5.0)
+                if wanted(response):
+                    return response
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.1)  # polling a separate process with a deadline

@@ -9,8 +9,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from bots.discord import DiscordBot
+from bots.discord.supervisor import RECONNECT_BACKOFF
 from bots.discord.writer import WRITE_TIMEOUT
+from core.backoff import Backoff
 from core.config import Settings
+from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from tests.fakes.discordfake import Call, FakeDiscord, InteractionRecord
@@ -35,11 +38,13 @@ def fast_limiter(speed: float = SPEED) -> RateLimiter:
 @contextlib.asynccontextmanager
 async def running_bot(fake: FakeDiscord, pool: RunPool, *, limiter: RateLimiter | None = None,
                       channels: tuple[str, ...] = (), write_timeout: float = WRITE_TIMEOUT,
+                      link: PlatformLink | None = None, reconnect: Backoff = RECONNECT_BACKOFF,
                       ) -> AsyncIterator[DiscordBot]:
     """A started bot, ready on the fake's gateway; stopped on exit."""
     bot = DiscordBot(settings_for(fake, channels), pool, pool.catalogue, pool.bridge,
                      limiter or fast_limiter(),
-                     client_options={"guild_ready_timeout": 0.05}, write_timeout=write_timeout)
+                     client_options={"guild_ready_timeout": 0.05}, write_timeout=write_timeout,
+                     link=link, reconnect=reconnect)
     await bot.start()
     try:
         await bot.wait_until_ready(5.0)

@@ -16,7 +16,9 @@ from litestar import Litestar
 
 from bots.slack import SlackBot
 from bots.slack.bot import API_TIMEOUT
+from bots.slack.supervisor import PING_INTERVAL
 from core.config import Settings
+from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from tests.fakes.slack import FakeSlack, Message
@@ -42,10 +44,12 @@ def bot_settings(slack: FakeSlack, **extra: Any) -> Settings:
 
 
 def new_bot(slack: FakeSlack, pool: RunPool, clock: Clock, api_timeout: float = API_TIMEOUT,
+            link: PlatformLink | None = None, socket_ping_interval: float = PING_INTERVAL,
             **settings: Any) -> SlackBot:
     limiter = RateLimiter(clock, clock.sleep)
     return SlackBot(bot_settings(slack, **settings), pool, pool.catalogue, pool.bridge,
-                    limiter=limiter, clock=clock, api_timeout=api_timeout)
+                    limiter=limiter, clock=clock, api_timeout=api_timeout, link=link,
+                    socket_ping_interval=socket_ping_interval)
 
 
 @asynccontextmanager
@@ -172,9 +176,10 @@ def has_button(message: Message, action_id: str) -> bool:
 
 @asynccontextmanager
 async def running(slack: FakeSlack, pool: RunPool, clock: Clock, api_timeout: float = API_TIMEOUT,
+                  link: PlatformLink | None = None, socket_ping_interval: float = PING_INTERVAL,
                   **settings: Any) -> AsyncIterator[Harness]:
     """A started SlackBot for `pool`, its route served over HTTP; stopped on exit."""
-    bot = new_bot(slack, pool, clock, api_timeout, **settings)
+    bot = new_bot(slack, pool, clock, api_timeout, link, socket_ping_interval, **settings)
     app = Litestar(route_handlers=bot.route_handlers(), logging_config=None)
     async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=DEADLINE) as http:
         await bot.start()

@@ -119,7 +119,9 @@ class Driving:
         return await actions.dispatch_interaction(self.core, payload)
 
     async def disconnect(self, *, code: int = 4000, redeliver: int = 0, hold: bool = False) -> None:
-        """Drop the gateway socket; on RESUME replay missed events plus `redeliver` delivered ones.
+        """Close the gateway socket with `code` (1006 drops the TCP connection, 4004 / 4014
+        say the token / intents are refused); on RESUME replay missed events plus `redeliver`
+        delivered ones.
 
         With `hold=True` the client cannot reconnect until `release_gateway()`.
         """

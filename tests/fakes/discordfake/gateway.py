@@ -29,6 +29,7 @@ REQUEST_MEMBERS, INVALID_SESSION, HELLO, HEARTBEAT_ACK = 8, 9, 10, 11
 GUILDS, GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT = 1 << 0, 1 << 9, 1 << 12, 1 << 15
 PRIVILEGED_INTENTS = (1 << 1) | (1 << 8) | MESSAGE_CONTENT
 AUTHENTICATION_FAILED, DISALLOWED_INTENTS = 4004, 4014
+ABNORMAL_CLOSURE = 1006  # never sent in a close frame (RFC 6455): the TCP connection just drops
 
 
 @dataclass
@@ -38,6 +39,7 @@ class Connection:
     number: int
     ws: web.WebSocketResponse
     query: dict[str, str]
+    transport: Any = None  # the TCP connection under `ws`, to drop it without a close frame
     zlib: Any = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -89,7 +91,7 @@ class Gateway:
         if self._closing:
             await ws.close(code=1001)
             return ws
-        conn = Connection(len(self.connections), ws, dict(request.query))
+        conn = Connection(len(self.connections), ws, dict(request.query), request.transport)
         if self._compress and conn.query.get("compress") == "zlib-stream":
             conn.zlib = zlib.compressobj()
         self.connections.append(conn)
@@ -240,7 +242,9 @@ class Gateway:
     # -- test controls ----------------------------------------------------------------
 
     async def disconnect(self, *, code: int = 4000, redeliver: int = 0, hold: bool = False) -> None:
-        """Drop the client's socket; its RESUME will replay what it missed plus `redeliver` more.
+        """Close the client's socket with `code` (1006: drop the TCP connection, no close
+        frame, as a network failure does); its RESUME will replay what it missed plus
+        `redeliver` more.
 
         With `hold`, new connections wait (no HELLO) until `release()`, so a test can
         dispatch events while the client is certainly away.
@@ -251,7 +255,11 @@ class Gateway:
         async with session.lock:
             session.redeliver = redeliver
             conn, session.conn = session.conn, None
-        if conn is not None:
+        if conn is None:
+            return
+        if code == ABNORMAL_CLOSURE and conn.transport is not None:
+            conn.transport.abort()
+        else:
             await conn.ws.close(code=code)
 
     def release(self) -> None:

@@ -21,6 +21,7 @@ class SocketModeServer:
     def __init__(self, state: SlackState) -> None:
         self._state = state
         self.connections: list[web.WebSocketResponse] = []  # every one accepted, in order
+        self._transports: dict[int, Any] = {}  # id(ws) -> its TCP connection, to drop it
         self.pushed: list[dict[str, Any]] = []
         self.acks: dict[str, dict[str, Any]] = {}  # envelope_id -> what the client sent back
         self.received: list[dict[str, Any]] = []  # every text frame from the client
@@ -68,6 +69,24 @@ class SocketModeServer:
         if self.current is not None:
             await self.current.send_json({"type": "disconnect", "reason": reason})
 
+    async def close(self, code: int = 1000) -> None:
+        """Close the live WebSocket with a close frame (`code`), as Slack does when it
+        recycles a connection; slack_sdk reconnects at once."""
+        if self.current is not None:
+            await self.current.close(code=code)
+
+    def drop(self) -> None:
+        """Drop the live connection's TCP socket, no close frame (a network failure, seen as
+        close code 1006); slack_sdk notices at its next check (`ping_interval`)."""
+        if self.current is not None:
+            self._transports[id(self.current)].abort()
+
+    async def send_raw(self, text: str) -> None:
+        """Send one text frame as is (for frames that are not JSON)."""
+        await self.wait_connected()
+        assert self.current is not None
+        await self.current.send_str(text)
+
     async def close_all(self) -> None:
         for ws in self.connections:
             await ws.close()
@@ -80,6 +99,7 @@ class SocketModeServer:
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         self.connections.append(ws)
+        self._transports[id(ws)] = request.transport
         await ws.send_json(self._hello())
         await self._notify()
         async for frame in ws:
