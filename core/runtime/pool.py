@@ -11,6 +11,7 @@ import functools
 import logging
 import time
 import uuid
+from dataclasses import replace
 from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
@@ -18,7 +19,7 @@ from core import tree
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.errors import Busy, InvalidInput, NotFound
-from core.models import IN_FLIGHT, MessageStatus
+from core.models import IN_FLIGHT, MessageStatus, PauseStatus
 from core.outage import Patience, is_outage, outlast
 from core.run_quota import RunQuota
 from core.runtime import records
@@ -142,6 +143,12 @@ class RunPool:
             await self.bridge.abort(run_id)
         except NotFound:  # the Bridge does not know it: end it here
             return await self._stop_locally(live)
+        # The Bridge closed the run's question: say so now, not once its `error` event is read,
+        # so a click right after Stop is told it expired instead of racing the run's end.
+        await records.expire_questions(live.message_id)
+        if live.pause is not None and live.pause.status == PauseStatus.UNANSWERED:
+            live.pause = replace(live.pause, status=PauseStatus.EXPIRED)
+            self.publish(live)
         return live.update()
 
     async def answer(self, clarify_id: str, answer: str, user: str | None = None,

@@ -79,8 +79,13 @@ async def set_status(message_id: int, status: MessageStatus, **values: object) -
         values.setdefault("completed_at", utc_now())
     await ChatMessage.filter(id=message_id).update(status=status, **values)
     if status in ENDED:
-        await ClarifyPause.filter(message_id=message_id, status=PauseStatus.UNANSWERED).update(
-            status=PauseStatus.EXPIRED)
+        await expire_questions(message_id)
+
+
+async def expire_questions(message_id: int) -> None:
+    """The message's unanswered questions expire: its run ended, or is being stopped."""
+    await ClarifyPause.filter(message_id=message_id, status=PauseStatus.UNANSWERED).update(
+        status=PauseStatus.EXPIRED)
 
 
 async def finish_success(turn: Turn, final_text: str, at: datetime | None = None) -> None:

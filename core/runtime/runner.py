@@ -140,12 +140,13 @@ async def _compacted(pool: RunPool, live: LiveRun, event: ContextCompacted) -> N
 
 async def _ended_in_error(pool: RunPool, live: LiveRun, event: RunError) -> None:
     if event.code == "aborted":
-        live.status = MessageStatus.STOPPED
-        live.error = "Stopped."
+        status, error = MessageStatus.STOPPED, "Stopped."
     else:
-        live.status = MessageStatus.FAILED
-        live.error = event.message
-    await pool.durably(records.set_status, live.message_id, live.status, error=live.error)
+        status, error = MessageStatus.FAILED, event.message
+    # Stored first: a subscriber reading the run's view meanwhile must not see it ended
+    # while the database still says it runs.
+    await pool.durably(records.set_status, live.message_id, status, error=error)
+    live.status, live.error = status, error
 
 
 async def _fail(pool: RunPool, live: LiveRun, reason: str) -> None:

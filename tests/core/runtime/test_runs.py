@@ -162,6 +162,20 @@ async def test_stop_ends_a_running_run_as_stopped(pool: RunPool, llm: ScriptedLL
     assert pause.status == PauseStatus.EXPIRED and pause.answer is None
 
 
+async def test_a_question_expires_as_soon_as_stop_returns(pool: RunPool, llm: ScriptedLLM):
+    """Not once the run's end is read from the Bridge: a click right after Stop would otherwise
+    race it (claim the pause, be refused by the Bridge) and show "already answered" meanwhile."""
+    llm.script(tool_reply(ToolCall("clarify", {"question": "Wait?", "choices": ["yes"]})))
+    s = (await sessions.create_session()).id
+    run = await pool.start(s, "long job")
+    asked = await until(pool, run.run_id, lambda u: u.pause is not None)
+    stopping = await pool.stop(run.run_id)
+    pause = await ClarifyPause.get(clarify_id=asked.pause.clarify_id)
+    assert pause.status == PauseStatus.EXPIRED
+    assert stopping.pause is not None and stopping.pause.status == PauseStatus.EXPIRED
+    assert (await finished(pool, run.run_id)).status == MessageStatus.STOPPED
+
+
 async def test_a_failing_llm_fails_the_run_with_a_reason_and_the_session_goes_on(
     pool: RunPool, llm: ScriptedLLM
 ):
