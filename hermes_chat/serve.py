@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import signal
 from collections.abc import Iterator
@@ -14,7 +13,7 @@ import uvicorn
 from admin.app import create_app
 from admin.services import AdminServices
 from core.config import Settings
-from core.errors import InvalidInput
+from core.access import check_binding
 from hermes_chat.compose import running_parts
 from hermes_chat.metrics import metrics_route
 from hermes_chat.platforms import start_platforms, stop_platforms
@@ -46,21 +45,8 @@ async def serve(settings: Settings) -> None:
 
 
 def _check_admin_binding(settings: Settings) -> None:
-    if settings.admin_token or _is_loopback(settings.admin_host):
-        return
-    raise InvalidInput(
-        f"ADMIN_TOKEN is unset, so the admin API only binds to loopback; "
-        f"ADMIN_HOST={settings.admin_host} refused. Set ADMIN_TOKEN or use 127.0.0.1."
-    )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    check_binding("the admin API", settings.admin_host, settings.admin_token, "ADMIN_HOST",
+                  "ADMIN_TOKEN")
 
 
 class _QuietServer(uvicorn.Server):
