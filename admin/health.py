@@ -1,7 +1,8 @@
 """`GET /api/health`: is the service up, can it reach its database and the Hermes Bridge.
 
 503 only when the database is unreachable (the service cannot work at all); a Bridge that does
-not answer makes the status "degraded" (browsing and export still work), with 200.
+not answer makes the status "degraded" (browsing and export still work), with 200. With a child
+Bridge (no HERMES_BRIDGE_URL), `bridgeProcess` says how its supervisor sees it.
 """
 
 from __future__ import annotations
@@ -28,10 +29,21 @@ BRIDGE_TIMEOUT = 3.0
 Reachability = Literal["ok", "unreachable"]
 
 
-class HealthOut(msgspec.Struct, frozen=True):
+class BridgeProcessOut(msgspec.Struct, frozen=True, rename="camel"):
+    """The child Bridge of `serve`: restarted whenever it exits on its own."""
+
+    state: Literal["starting", "running", "restarting", "stopped"]
+    pid: int | None
+    instance: str | None
+    restarts: int
+    last_exit: str | None
+
+
+class HealthOut(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
     status: Literal["ok", "degraded"]
     database: Reachability
     bridge: Reachability
+    bridge_process: BridgeProcessOut | None = None  # only with a child Bridge
 
 
 class HealthController(Controller):
@@ -50,8 +62,11 @@ class HealthController(Controller):
     async def health(self, services: NamedDependency[AdminServices]) -> Response[HealthOut]:
         database, bridge = await asyncio.gather(_database(), _bridge(services.bridge))
         status = "ok" if database == bridge == "ok" else "degraded"
+        child = services.bridge_child
+        process = None if child is None else msgspec.convert(child.health(), BridgeProcessOut)
         return Response(
-            HealthOut(status, database, bridge), status_code=200 if database == "ok" else 503
+            HealthOut(status, database, bridge, process),
+            status_code=200 if database == "ok" else 503,
         )
 
 

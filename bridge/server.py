@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import logging
+
 import uvicorn
 
 from bridge.app import create_app
 from bridge.settings import BridgeSettings
+from core.access import check_binding
+
+log = logging.getLogger("bridge")
 
 
 def serve(settings: BridgeSettings) -> None:
-    """Run the Bridge on settings.host:settings.port until a signal stops it."""
+    """Run the Bridge on settings.host:settings.port until a signal stops it. Without a token
+    it only binds to loopback (InvalidInput otherwise), like the admin API."""
+    check_binding("the Bridge", settings.host, settings.token, "BRIDGE_HOST", "BRIDGE_TOKEN")
+    log.info("bridge: %s on http://%s:%s",
+             "bearer token required" if settings.token
+             else "open to loopback callers (BRIDGE_TOKEN unset)", settings.host, settings.port)
     config = uvicorn.Config(
         create_app(settings),
         host=settings.host,

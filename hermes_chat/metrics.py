@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 from prometheus_client.registry import Collector
 
+from admin.services import SupervisedBridge
 from core.models import MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
 
@@ -38,6 +39,20 @@ class RuntimeCollector(Collector):
         yield from _platform_counters(metrics.platform_calls, metrics.rate_limited)
 
 
+class BridgeChildCollector(Collector):
+    """The child Bridge of `serve`: is it up, how often was it started again."""
+
+    def __init__(self, child: SupervisedBridge) -> None:
+        self.child = child
+
+    def collect(self) -> Iterator[object]:
+        health = self.child.health()
+        yield _gauge("hermes_bridge_up", "1 while the child Bridge runs and answers",
+                     1.0 if health["state"] == "running" else 0.0)
+        yield CounterMetricFamily("hermes_bridge_restarts", "child Bridge restarts after it "
+                                  "exited on its own", value=float(str(health["restarts"])))
+
+
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, doc, value=value)
 
@@ -55,10 +70,12 @@ def _platform_counters(calls: dict, limited: dict) -> Iterator[CounterMetricFami
     yield throttled
 
 
-def metrics_route(pool: RunPool) -> HTTPRouteHandler:
-    """The route, bound to this process's pool."""
+def metrics_route(pool: RunPool, bridge_child: SupervisedBridge | None = None) -> HTTPRouteHandler:
+    """The route, bound to this process's pool (and its child Bridge's supervisor, if any)."""
     registry = CollectorRegistry()
     registry.register(RuntimeCollector(pool))
+    if bridge_child is not None:
+        registry.register(BridgeChildCollector(bridge_child))
 
     @get("/metrics", include_in_schema=False, sync_to_thread=False)
     def metrics() -> Response[bytes]:

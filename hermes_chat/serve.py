@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import uvicorn
 
@@ -21,13 +21,15 @@ from hermes_chat.platforms import start_platforms, stop_platforms
 log = logging.getLogger("hermes_chat.serve")
 
 
-async def serve(settings: Settings) -> None:
-    """Run every part whose settings are present; say in one line why each other part is not."""
+async def serve(settings: Settings, environ: Mapping[str, str] | None = None) -> None:
+    """Run every part whose settings are present; say in one line why each other part is not.
+    `environ` (default: the process's) is what the child Bridge's environment is taken from."""
     _check_admin_binding(settings)
-    async with running_parts(settings) as parts:
-        services = AdminServices(bridge=parts.bridge, catalogue=parts.catalogue, runtime=parts.pool)
+    async with running_parts(settings, environ) as parts:
+        services = AdminServices(bridge=parts.bridge, catalogue=parts.catalogue, runtime=parts.pool,
+                                 bridge_child=parts.bridge_child)
         app = create_app(settings, services)
-        app.register(metrics_route(parts.pool))
+        app.register(metrics_route(parts.pool, parts.bridge_child))
         platforms = await start_platforms(settings, parts, app)
         try:
             config = uvicorn.Config(
