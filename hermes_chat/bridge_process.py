@@ -138,6 +138,10 @@ class BridgeSupervisor:
         self.process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bridge", "--instance", instance,
             "--parent-pid", str(os.getpid()), env=self._env,
+            # Its own session: a Ctrl-C (or a SIGTERM to serve's process group) reaches serve
+            # alone, which closes the runtime first and then stops the child; the child ends
+            # with serve anyway (`--parent-pid`), so it is never left running unwatched.
+            start_new_session=True,
         )
         try:
             await wait_ready(self.url, self.process, instance)

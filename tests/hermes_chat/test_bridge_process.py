@@ -216,3 +216,40 @@ async def _fetch_instance(url: str) -> str:
     async with httpx.AsyncClient(timeout=5.0) as client:
         return str((await client.get(f"{url}/health")).json()["instance"])
 
+
+
+async def test_ctrl_c_reaches_serve_alone_which_then_stops_its_child(tmp_path: Path) -> None:
+    """SIGINT to the whole foreground process group, as a terminal's Ctrl-C sends it: the
+    child, in a session of its own, is stopped by serve after the runtime has closed, not
+    killed by the same signal and then seen as a crash to restart."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": code_path(), "BRIDGE_PORT": str(port),
+           "HERMES_HOME": str(_home(tmp_path)), "ADMIN_PORT": str(free_port())}
+    env.pop("HERMES_BRIDGE_URL", None)
+    log = tmp_path / "serve.log"
+    with log.open("wb") as sink:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "hermes_chat", "serve", cwd=tmp_path, env=env, stdout=sink,
+            stderr=sink, start_new_session=True)  # a group of its own, like a terminal's job
+    serve = Replica("serve", process, f"http://127.0.0.1:{env['ADMIN_PORT']}", log)
+    try:
+        await _until(lambda: _answers(serve), "serve healthy", serve)
+        child = int(str((await _child(serve))["pid"]))
+        assert os.getsid(child) == child != os.getsid(process.pid)  # out of the terminal's reach
+        os.killpg(process.pid, signal.SIGINT)
+        assert await asyncio.wait_for(process.wait(), DEADLINE) == 0, _log(serve)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    output = _log(serve)
+    assert "starting it again" not in output and "bridge: stopped" in output
+    assert output.index("runtime: recovered") < output.index("bridge: stopped")
+    assert _gone(child)
+
+
+async def _answers(serve: Replica) -> bool:
+    try:
+        return (await _child(serve))["state"] == "running"
+    except (httpx.HTTPError, KeyError):
+        return False
