@@ -159,7 +159,10 @@ class BridgeSupervisor:
         while True:
             assert self.process is not None
             code = await self.process.wait()
-            failures = 1 if self._clock() - self._started_at >= self._stable_after else failures + 1
+            # Only a child that started and stayed up a while starts the backoff afresh.
+            stayed_up = self.state == "running" and (
+                self._clock() - self._started_at >= self._stable_after)
+            failures = 1 if stayed_up else failures + 1
             self.state, self.restarts = "restarting", self.restarts + 1
             self.last_exit = describe_exit(code)
             delay = self._backoff.delay(failures)

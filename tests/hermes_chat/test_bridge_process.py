@@ -194,8 +194,11 @@ async def test_restarts_back_off_while_the_child_keeps_failing(tmp_path: Path) -
     settings = Settings(bridge_port=port, hermes_home=str(_home(tmp_path)))
     env = {**child_environment(settings, os.environ, "tok-3f9a", ()), "PYTHONPATH": code_path()}
     sleeps = Sleeps()
+    # Every reading of the clock is 100 s after the last: the first child counts as one that
+    # stayed up, and the failing ones must not reset the backoff however long they take.
+    ticks = iter(range(0, 10**6, 100))
     supervisor = BridgeSupervisor(settings.bridge_url, env, ChildRecords(settings.hermes_home),
-                                  sleep=sleeps)
+                                  sleep=sleeps, clock=lambda: float(next(ticks)))
     await supervisor.start()
     try:
         env["BRIDGE_POOL_SIZE"] = "many"  # from now on every new child exits at once (code 2)
