@@ -47,10 +47,12 @@ class BridgeChildCollector(Collector):
 
     def collect(self) -> Iterator[object]:
         health = self.child.health()
+        restarts = health["restarts"]
         yield _gauge("hermes_bridge_up", "1 while the child Bridge runs and answers",
                      1.0 if health["state"] == "running" else 0.0)
         yield CounterMetricFamily("hermes_bridge_restarts", "child Bridge restarts after it "
-                                  "exited on its own", value=float(str(health["restarts"])))
+                                  "exited on its own",
+                                  value=float(restarts) if isinstance(restarts, int) else 0.0)
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
