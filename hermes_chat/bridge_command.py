@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from bridge.server import serve
 from bridge.settings import DEFAULT_TOOLSETS, BridgeSettings
 from core.config import Settings
@@ -27,6 +29,7 @@ def bridge_settings(settings: Settings) -> BridgeSettings:
     )
 
 
-def run_bridge(settings: Settings) -> None:
-    """Serve the Bridge until SIGINT/SIGTERM."""
-    serve(bridge_settings(settings))
+def run_bridge(settings: Settings, environ: Mapping[str, str] | None = None) -> None:
+    """Serve the Bridge until SIGINT/SIGTERM. `environ` (the process's environment over
+    `.env`) is where the keys BRIDGE_KEY_ENVS lists are read, like every other setting."""
+    serve(bridge_settings(settings), environ)

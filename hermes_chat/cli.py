@@ -44,7 +44,7 @@ def _bridge(settings: Settings, args: argparse.Namespace,
             environ: Mapping[str, str]) -> None:
     from hermes_chat.bridge_command import run_bridge
 
-    run_bridge(settings)
+    run_bridge(settings, environ)
 
 
 def _chat(settings: Settings, args: argparse.Namespace,

@@ -117,7 +117,7 @@ def test_without_a_token_on_loopback_it_says_it_is_open(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     served: list[object] = []
-    monkeypatch.setattr("bridge.server.create_app", lambda settings: "app")
+    monkeypatch.setattr("bridge.server.create_app", lambda settings, secrets: "app")
     monkeypatch.setattr("bridge.server.uvicorn.Server.run", lambda self: served.append(self))
     with caplog.at_level(logging.INFO, logger="bridge"):
         serve(BridgeSettings(host="127.0.0.1", port=18000))

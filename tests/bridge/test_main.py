@@ -1,6 +1,7 @@
 """The Bridge on its own (issue 12 §3): `python -m bridge` and `hermes-chat bridge` blank their
 secrets out of every log line, as `serve` does: the token, the default key and every key
-BRIDGE_KEY_ENVS lets a model use (a provider may echo a key back in its error)."""
+BRIDGE_KEY_ENVS lets a model use (a provider may echo a key back in its error). `hermes-chat
+bridge` reads those keys from `.env` too, like its other settings."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ async def test_the_bridge_on_its_own_never_logs_its_secrets(
            "BRIDGE_PORT": str(port), "HERMES_HOME": str(home), "BRIDGE_KEY_ENVS": "TEAM_KEY",
            "OPENAI_BASE_URL": llm.base_url, "HERMES_MODEL": llm.model,
            "LOG_LEVEL": "DEBUG", "LOG_FORMAT": "json", **SECRETS}
+    if command[0] == "hermes_chat":  # it reads .env like every hermes-chat command: keys too
+        (tmp_path / ".env").write_text(f"TEAM_KEY={env.pop('TEAM_KEY')}\n", encoding="utf-8")
     log = tmp_path / "bridge.log"
     with log.open("wb") as sink:
         process = await asyncio.create_subprocess_exec(
@@ -74,4 +77,6 @@ async def test_the_bridge_on_its_own_never_logs_its_secrets(
     assert any(f"/runs/{REDACTED}" in entry["message"] for entry in lines), text[-3000:]
     for name, value in SECRETS.items():
         assert value not in text, f"{name} appears in the log of {' '.join(command)}"
-    assert len(llm.authorizations) >= 2  # both keys really were used (and refused)
+    # Both keys really were sent (and refused), the team key from .env for hermes-chat bridge.
+    assert {f"Bearer {SECRETS[k]}" for k in ("TEAM_KEY", "OPENAI_API_KEY")} <= set(
+        llm.authorizations)
