@@ -11,7 +11,7 @@ from typing import Any
 
 from bridge.run_log import RunLog
 from core.logs import MIN_SECRET, REDACTED
-from core.safe_text import clean_text
+from core.safe_text import clean_text, clean_value
 
 TEXT_FLUSH_SECONDS = 0.05  # a delta waits at most this long (plus loop latency) to be sent
 TEXT_FLUSH_CHARS = 2048
@@ -61,14 +61,11 @@ class RunEmitter:
     def _clean(self, value: Any) -> Any:
         """Every string made storable (NUL, lone surrogates: core/safe_text.py) and the key
         blanked out: a string that cannot be encoded would end the run's SSE stream."""
-        if isinstance(value, str):
-            value = clean_text(value)
-            return value.replace(self._secret, REDACTED) if self._secret else value
-        if isinstance(value, dict):
-            return {self._clean(k): self._clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self._clean(v) for v in value]
-        return value
+        return clean_value(value, self._clean_text)
+
+    def _clean_text(self, text: str) -> str:
+        text = clean_text(text)
+        return text.replace(self._secret, REDACTED) if self._secret else text
 
     def _call(self, fn: Any, *args: Any) -> None:
         if not self._loop.is_closed():

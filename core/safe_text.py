@@ -10,6 +10,7 @@ become U+FFFD, the replacement character, so the rest of the text is kept as it 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 REPLACEMENT = "\ufffd"
@@ -21,12 +22,13 @@ def clean_text(text: str) -> str:
     return _UNSTORABLE.sub(REPLACEMENT, text) if _UNSTORABLE.search(text) else text
 
 
-def clean_value(value: Any) -> Any:
-    """`clean_text` over every string of a JSON-like value (dict keys too), at any depth."""
+def clean_value(value: Any, text: Callable[[str], str] = clean_text) -> Any:
+    """`text` (default: `clean_text`) over every string of a JSON-like value (dict keys too),
+    at any depth; tuples become lists, as JSON has them."""
     if isinstance(value, str):
-        return clean_text(value)
+        return text(value)
     if isinstance(value, dict):
-        return {clean_value(k): clean_value(v) for k, v in value.items()}
+        return {clean_value(k, text): clean_value(v, text) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [clean_value(v) for v in value]
+        return [clean_value(v, text) for v in value]
     return value
