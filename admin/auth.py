@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hmac
-
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 from litestar.handlers.base import BaseRouteHandler
+
+from core.access import bearer_matches
 
 TOKEN_KEY = "admin_token"
 SCHEME = "BearerToken"
@@ -15,12 +15,7 @@ SCHEME = "BearerToken"
 def require_admin_token(connection: ASGIConnection, _: BaseRouteHandler) -> None:  # type: ignore[type-arg]
     """Let the request through only with `Authorization: Bearer <ADMIN_TOKEN>` (if one is set)."""
     expected: str | None = connection.app.state.get(TOKEN_KEY)
-    if not expected:
-        return
-    scheme, _, given = connection.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(
-        given.strip().encode(), expected.encode()
-    ):
+    if expected and not bearer_matches(connection.headers.get("authorization", ""), expected):
         raise NotAuthorizedException(
             "a valid 'Authorization: Bearer <ADMIN_TOKEN>' header is required",
             headers={"WWW-Authenticate": "Bearer"},

@@ -6,6 +6,7 @@ platform has not been connected for longer than PLATFORM_DOWN_SECONDS (its users
 answers); a Bridge that does not answer, or a platform reconnecting for less than that, makes
 the status "degraded" (browsing and export still work), with 200. `platforms` lists only the
 platforms `serve` started with a connection to watch, and is left out when there is none.
+With a child Bridge (no HERMES_BRIDGE_URL), `bridgeProcess` says how its supervisor sees it.
 """
 
 from __future__ import annotations
@@ -40,11 +41,22 @@ class PlatformOut(msgspec.Struct, frozen=True):
     reason: str | None
 
 
-class HealthOut(msgspec.Struct, frozen=True, omit_defaults=True):
+class BridgeProcessOut(msgspec.Struct, frozen=True, rename="camel"):
+    """The child Bridge of `serve`: restarted whenever it exits on its own."""
+
+    state: Literal["starting", "running", "restarting", "stopped"]
+    pid: int | None
+    instance: str | None
+    restarts: int
+    last_exit: str | None
+
+
+class HealthOut(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
     status: Literal["ok", "degraded"]
     database: Reachability
     bridge: Reachability
     platforms: dict[str, PlatformOut] = {}
+    bridge_process: BridgeProcessOut | None = None  # only with a child Bridge
 
 
 class HealthController(Controller):
@@ -68,7 +80,9 @@ class HealthController(Controller):
         every_part_ok = database == bridge == "ok" and all(
             p.state is LinkState.OK for p in platforms.values())
         status = "ok" if every_part_ok else "degraded"
-        return Response(HealthOut(status, database, bridge, platforms),
+        child = services.bridge_child
+        process = None if child is None else msgspec.convert(child.health(), BridgeProcessOut)
+        return Response(HealthOut(status, database, bridge, platforms, process),
                         status_code=200 if database == "ok" and not down else 503)
 
 

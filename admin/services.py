@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from litestar.datastructures import State
 
@@ -15,16 +16,27 @@ SERVICES_KEY = "admin_services"
 KEEPALIVE_SECONDS = 15.0
 
 
+class SupervisedBridge(Protocol):
+    """The child Bridge process of `serve`, as health reports it."""
+
+    def health(self) -> dict[str, object]:
+        """Its state (starting, running, restarting, stopped), pid, instance, restarts and
+        how the last one ended."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class AdminServices:
     """The Bridge, the catalogue and the run pool; `keepalive` paces SSE comment lines;
-    `platforms` holds the connection of each chat platform `serve` started (for health)."""
+    `platforms` holds the connection of each chat platform `serve` started (for health);
+    `bridge_child` is the supervisor of a child Bridge (None for an external one)."""
 
     bridge: Bridge
     catalogue: Catalogue
     runtime: RunPool
     keepalive: float = KEEPALIVE_SECONDS
     platforms: PlatformLinks = field(default_factory=PlatformLinks)
+    bridge_child: SupervisedBridge | None = None
 
 
 def provide_services(state: State) -> AdminServices:

@@ -10,7 +10,7 @@ from typing import Any
 import hermes_state
 import run_agent
 
-from bridge.errors import InvalidRequest
+from bridge.errors import InvalidRequest, KeyNotAllowed
 from bridge.memory_scopes import MemoryScopes
 from bridge.settings import BridgeSettings
 from bridge.wire import ModelSpec
@@ -30,13 +30,19 @@ class ModelChoice:
 
 def choose_model(spec: ModelSpec | None, settings: BridgeSettings,
                  secrets: Mapping[str, str]) -> ModelChoice:
-    """The run's model, defaulting to the settings; keys come from the Bridge's environment."""
+    """The run's model, defaulting to the settings; keys come from the Bridge's environment,
+    and only from the variables BRIDGE_KEY_ENVS lists (else any caller could have the agent
+    send, say, DISCORD_TOKEN to an endpoint of its choice)."""
     name = spec.name if spec else settings.model
     base_url = (spec.base_url if spec else None) or settings.openai_base_url
     if not name or not base_url:
         raise InvalidRequest("no model: send model.name/base_url or set HERMES_MODEL and "
                              "OPENAI_BASE_URL on the Bridge")
     if spec and spec.api_key_env:
+        if spec.api_key_env not in settings.key_envs:
+            allowed = ", ".join(settings.key_envs) or "none"
+            raise KeyNotAllowed(f"api_key_env {spec.api_key_env!r} is not a key this Bridge may "
+                                f"use (BRIDGE_KEY_ENVS: {allowed})")
         key = secrets.get(spec.api_key_env)
         if not key:
             raise InvalidRequest(f"api_key_env {spec.api_key_env!r} is not set on the Bridge")

@@ -6,7 +6,9 @@ import asyncio
 import contextlib
 import os
 import time
+import uuid
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from litestar import Litestar
@@ -25,13 +27,14 @@ PRUNE_INTERVAL_SECONDS = 60.0
 def create_app(settings: BridgeSettings, secrets: Mapping[str, str] | None = None) -> Litestar:
     """The Bridge app. `secrets` is where `model.api_key_env` names are looked up
     (default: this process's environment)."""
+    settings = replace(settings, instance=settings.instance or uuid.uuid4().hex)
     home = prepare_hermes_home(settings)
     # Imported only now: hermes-agent reads HERMES_HOME when its modules load.
     from bridge.agent_factory import AgentFactory
     from bridge.agent_pool import AgentPool
     from bridge.clarify_board import ClarifyBoard
     from bridge.memory_scopes import MemoryScopes
-    from bridge.routes import bridge_router
+    from bridge.routes import bridge_routes
     from bridge.run_registry import RunRegistry
     from bridge.service import BridgeService
 
@@ -57,7 +60,7 @@ def create_app(settings: BridgeSettings, secrets: Mapping[str, str] | None = Non
             factory.close()
 
     return Litestar(
-        route_handlers=[bridge_router()],
+        route_handlers=bridge_routes(settings.token),
         dependencies={"service": Provide(lambda: service, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         lifespan=[lifespan],

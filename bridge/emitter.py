@@ -1,7 +1,8 @@
 """Hands events from the agent's thread to the run's log on the event loop, coalescing
-streamed text so a fast model does not produce one SSE event per token, and blanking the run's
-API key out of every event: some providers echo it back in a 401, and what the Bridge emits is
-stored, shown in the chat and exported."""
+streamed text so a fast model does not produce one SSE event per token, replacing NUL and lone
+surrogates in every string (model text, tool arguments and results alike), and blanking the
+run's API key out of every event: some providers echo it back in a 401, and what the Bridge
+emits is stored, shown in the chat and exported."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import asyncio
 from typing import Any
 
 from bridge.run_log import RunLog
+from core.logs import MIN_SECRET, REDACTED
+from core.safe_text import clean_text, clean_value
 
 TEXT_FLUSH_SECONDS = 0.05  # a delta waits at most this long (plus loop latency) to be sent
 TEXT_FLUSH_CHARS = 2048
-REDACTED = "[redacted]"
-MIN_SECRET = 6  # a shorter key (a local server's placeholder) is no secret
 
 
 class RunEmitter:
@@ -38,7 +39,7 @@ class RunEmitter:
     def emit_now(self, name: str, data: dict[str, Any]) -> None:
         """Same as `emit`, on the event loop itself."""
         self.flush()
-        self.log.append(name, self._blank(data))
+        self.log.append(name, self._clean(data))
 
     def flush(self) -> None:
         """Send the buffered text as one `text` event (event loop only)."""
@@ -47,7 +48,7 @@ class RunEmitter:
             self._timer = None
         if self._text:
             text, self._text, self._size = "".join(self._text), [], 0
-            self.log.append("text", self._blank({"text": text}))
+            self.log.append("text", self._clean({"text": text}))
 
     def _add_text(self, delta: str) -> None:
         self._text.append(delta)
@@ -57,16 +58,14 @@ class RunEmitter:
         elif self._timer is None:
             self._timer = self._loop.call_later(TEXT_FLUSH_SECONDS, self.flush)
 
-    def _blank(self, value: Any) -> Any:
-        if not self._secret:
-            return value
-        if isinstance(value, str):
-            return value.replace(self._secret, REDACTED)
-        if isinstance(value, dict):
-            return {k: self._blank(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self._blank(v) for v in value]
-        return value
+    def _clean(self, value: Any) -> Any:
+        """Every string made storable (NUL, lone surrogates: core/safe_text.py) and the key
+        blanked out: a string that cannot be encoded would end the run's SSE stream."""
+        return clean_value(value, self._clean_text)
+
+    def _clean_text(self, text: str) -> str:
+        text = clean_text(text)
+        return text.replace(self._secret, REDACTED) if self._secret else text
 
     def _call(self, fn: Any, *args: Any) -> None:
         if not self._loop.is_closed():

@@ -4,6 +4,8 @@ for bad input."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
@@ -16,6 +18,7 @@ class BridgeError(Exception):
 
     status = 400
     code = "invalid_request"
+    headers: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -24,6 +27,19 @@ class BridgeError(Exception):
 
 class InvalidRequest(BridgeError):
     """A body, header or id that can never succeed as sent."""
+
+
+class Unauthorized(BridgeError):
+    """A guarded route called without the Bridge's token (or with a wrong one)."""
+
+    status, code = 401, "unauthorized"
+    headers = MappingProxyType({"WWW-Authenticate": "Bearer"})
+
+
+class KeyNotAllowed(BridgeError):
+    """`model.api_key_env` names a variable that BRIDGE_KEY_ENVS does not list."""
+
+    code = "key_not_allowed"
 
 
 class RunNotFound(BridgeError):
@@ -49,13 +65,15 @@ class ClarifyAnswered(BridgeError):
 _HTTP_CODES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed"}
 
 
-def _body(code: str, message: str, status: int) -> Response[dict[str, str]]:
-    return Response({"code": code, "message": message}, status_code=status)
+def _body(code: str, message: str, status: int,
+          headers: Mapping[str, str] | None = None) -> Response[dict[str, str]]:
+    return Response({"code": code, "message": message}, status_code=status,
+                    headers=dict(headers or {}))
 
 
 def bridge_error_handler(_: Request, exc: BridgeError) -> Response[dict[str, str]]:
     """Translate a BridgeError into its JSON answer."""
-    return _body(exc.code, exc.message, exc.status)
+    return _body(exc.code, exc.message, exc.status, exc.headers)
 
 
 def http_error_handler(_: Request, exc: HTTPException) -> Response[dict[str, str]]:

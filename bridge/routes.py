@@ -6,9 +6,11 @@ from typing import Any
 
 from litestar import Request, Router, get, post
 from litestar.di import NamedDependency
+from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath
 from litestar.response import Stream
 
+from bridge.auth import token_guard
 from bridge.service import BridgeService
 from bridge.sse import follow_run
 from bridge.wire import (
@@ -85,8 +87,9 @@ async def health(service: Service) -> dict[str, Any]:
     return service.health()
 
 
-def bridge_router() -> Router:
-    """Every endpoint, at the root path."""
+def bridge_routes(token: str | None) -> list[Router | HTTPRouteHandler]:
+    """Every endpoint, at the root path; with a token, all but `GET /health` need it."""
     handlers = [start_run, run_events, run_status, abort_run, answer_clarify,
-                reset_session, read_memory, write_memory, health]
-    return Router(path="/", route_handlers=handlers)
+                reset_session, read_memory, write_memory]
+    guards = [token_guard(token)] if token else []
+    return [Router(path="/", route_handlers=handlers, guards=guards), health]

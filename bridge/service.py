@@ -11,7 +11,7 @@ from bridge.agent_factory import choose_model
 from bridge.agent_pool import AgentPool
 from bridge.clarify_board import ClarifyBoard
 from bridge.emitter import RunEmitter
-from bridge.errors import RunFinished
+from bridge.errors import RunFinished, RunNotFound
 from bridge.memory_scopes import MemoryScopes
 from bridge.run_log import RunLog
 from bridge.run_registry import RunRegistry
@@ -21,6 +21,7 @@ from bridge.turn import Turn, TurnPlan
 from bridge.wire import RunRequest
 
 logger = logging.getLogger(__name__)
+_ABORTED_UNSEEN = {"message": "the run was aborted before it started", "code": "aborted"}
 
 
 class BridgeService:
@@ -73,7 +74,12 @@ class BridgeService:
             self._turns.pop(turn.plan.request.run_id, None)
 
     def abort(self, run_id: str) -> dict[str, Any]:
-        log = self.runs.get(run_id)
+        log = self.runs.find(run_id)
+        if log is None:
+            # A client whose POST /run timed out aborts it: if that request is still on its
+            # way, it must not start an agent nobody follows, so the id is taken as ended.
+            self.runs.create(run_id, "").append("error", _ABORTED_UNSEEN)
+            raise RunNotFound(f"no run {run_id!r}; a start of it will be refused")
         turn = self._turns.get(run_id)
         if log.finished or turn is None:
             raise RunFinished(f"run {run_id!r} has already ended ({log.state})")
@@ -110,7 +116,8 @@ class BridgeService:
         return {"session_id": session_id, **files}
 
     def health(self) -> dict[str, Any]:
-        return {"status": "ok", "runs": len(self.runs.active()), "agents": len(self.pool)}
+        return {"status": "ok", "runs": len(self.runs.active()), "agents": len(self.pool),
+                "instance": self.settings.instance}
 
     def prune(self) -> None:
         """Forget runs past their retention (and their clarify records)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
@@ -17,10 +18,14 @@ from core.bridge_errors import describe_failure, error_body, error_for, garbage,
 from core.bridge_port import LastSeq
 from core.bridge_stream import AlreadyStarted, Dropped, ResumableStream, Sleep, StreamPolicy
 from core.bridge_types import Health, Memory, RunRequest, RunState
+from core.errors import Conflict, HermesChatError, NotFound
 from core.events import Event
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 _SSE_HEADERS = MappingProxyType({"Accept": "text/event-stream", "Cache-Control": "no-store"})
+# Failures that mean a request never reached the Bridge (anything else may have).
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 
 
 class _Abort(msgspec.Struct):
@@ -43,13 +48,15 @@ def _utc_now() -> datetime:
 
 
 class BridgeClient:
-    """Every Bridge call; built once at the composition root and passed down."""
+    """Every Bridge call; built once at the composition root and passed down. `token` is the
+    Bridge's BRIDGE_TOKEN, sent as `Authorization: Bearer` with every call."""
 
     def __init__(
         self,
         base_url: str,
         *,
         http: httpx.AsyncClient | None = None,
+        token: str | None = None,
         policy: StreamPolicy | None = None,
         call_timeout: float = 10.0,
         clock: Callable[[], datetime] = _utc_now,
@@ -58,6 +65,7 @@ class BridgeClient:
         self._base = base_url.rstrip("/")
         self._owns_http = http is None
         self._http = http or httpx.AsyncClient()
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._policy = policy or StreamPolicy()
         self._call_timeout = call_timeout
         self._clock = clock
@@ -111,18 +119,40 @@ class BridgeClient:
         try:
             response = await self._http.send(outgoing, stream=True)
         except httpx.TransportError as exc:
+            if request is not None and not isinstance(exc, _NOT_SENT):
+                await self._abort_unanswered(run_id)
             raise Dropped(unreachable(self._base, exc).message) from exc
         try:
-            await _check_stream(response, starting=request is not None)
+            try:
+                await _check_stream(response, starting=request is not None)
+            except Dropped:
+                if request is not None:
+                    await self._abort_unanswered(run_id)
+                raise
             yield response
         finally:
             await response.aclose()
+
+    async def _abort_unanswered(self, run_id: str) -> None:
+        """`POST /run` got no usable answer, yet the Bridge may have started the run: abort it,
+        so that no agent runs that nobody follows (the Bridge also refuses a start of it that
+        arrives after this abort)."""
+        try:
+            await self.abort(run_id)
+        except (NotFound, Conflict):
+            return  # it never started, or it has already ended
+        except HermesChatError as error:
+            log.warning("could not abort run %s, whose start got no answer: %s", run_id,
+                        error.message, extra={"run_id": run_id})
+            return
+        log.warning("aborted run %s on the Bridge: its start got no answer", run_id,
+                    extra={"run_id": run_id})
 
     def _stream_request(
         self, run_id: str, request: RunRequest | None, resume: int
     ) -> httpx.Request:
         timeout = self._policy.timeout()
-        headers = dict(_SSE_HEADERS)
+        headers = {**_SSE_HEADERS, **self._auth}
         if request is not None:
             url, body = self._url("/run"), request.to_json()
             return self._http.build_request(
@@ -170,7 +200,8 @@ class BridgeClient:
     async def _call(self, method: str, path: str, answer: type[T], body: Any = None) -> T:
         try:
             response = await self._http.request(
-                method, self._url(path), json=body, timeout=self._call_timeout
+                method, self._url(path), json=body, headers=self._auth,
+                timeout=self._call_timeout,
             )
         except httpx.TransportError as exc:
             raise unreachable(self._base, exc) from exc

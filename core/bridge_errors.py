@@ -26,9 +26,12 @@ def error_body(response: httpx.Response) -> BridgeErrorBody:
 
 def error_for(response: httpx.Response) -> HermesChatError:
     """The core error for a failed answer: 404 NotFound, 409 Conflict, 4xx InvalidInput,
-    anything else BridgeUnavailable; the Bridge's own message is kept."""
+    anything else (a refused token too) BridgeUnavailable; the Bridge's own message is kept."""
     body = error_body(response)
     status = response.status_code
+    if status == 401:  # no request can succeed until the tokens agree: the service is down
+        return BridgeUnavailable(f"the Hermes Bridge refused our token ({body.message or body.code}"
+                                 "): BRIDGE_TOKEN must be the same on both sides")
     if status == 404:
         return NotFound(body.message or f"not found: {response.request.url.path}")
     if status == 409:

@@ -75,3 +75,4 @@ class Health(msgspec.Struct, frozen=True):
     status: str
     runs: int
     agents: int
+    instance: str | None = None  # which Bridge process answered (its supervisor checks it)

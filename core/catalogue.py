@@ -56,6 +56,10 @@ class Catalogue:
         known = ", ".join(m.id for m in self.models) or "none configured"
         raise NotFound(f"unknown model {model_id!r} (models: {known})")
 
+    def key_envs(self) -> tuple[str, ...]:
+        """The environment variables the models name for their keys, each once, in order."""
+        return tuple(dict.fromkeys(m.api_key_env for m in self.models if m.api_key_env))
+
     def default_model(self) -> ModelEntry | None:
         """The model marked default, else None (the Bridge's own default applies)."""
         return next((m for m in self.models if m.default), None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from urllib.parse import unquote, urlsplit
 
 from core.outage import Patience
 from core.errors import InvalidInput
@@ -29,6 +30,8 @@ class Settings:
     admin_port: int = 8080
     bridge_host: str = "127.0.0.1"
     bridge_port: int = 18731
+    bridge_token: str | None = None
+    bridge_key_envs: tuple[str, ...] = ()
     hermes_home: str = "data/hermes"
     bridge_toolsets: tuple[str, ...] = ()
     bridge_shared_memory: bool = False
@@ -50,9 +53,11 @@ class Settings:
     log_level: str = "INFO"
 
     def secrets(self) -> tuple[str, ...]:
-        """The values that must never be logged: tokens, the signing secret, the API key."""
+        """The values that must never be logged: tokens, the signing secret, the API key and
+        the database password (as written in DATABASE_URL and decoded)."""
         values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token,
-                  self.discord_token, self.admin_token, self.openai_api_key)
+                  self.discord_token, self.admin_token, self.openai_api_key, self.bridge_token,
+                  *_url_password(self.database_url))
         return tuple(v for v in values if v)
 
     @property
@@ -74,6 +79,14 @@ class Settings:
             if raw:
                 values[field.name] = _convert(field.name, field.type, raw)
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _url_password(url: str) -> tuple[str, ...]:
+    try:
+        password = urlsplit(url).password
+    except ValueError:  # a malformed URL: the database layer says so, with no secret in it
+        return ()
+    return (password, unquote(password)) if password else ()
 
 
 _AT_LEAST_ONE = frozenset({"run_lease_seconds", "bridge_pool_size", "clarify_fallback_hours",

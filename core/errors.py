@@ -43,6 +43,13 @@ class BridgeUnavailable(HermesChatError):
     code = "bridge_unavailable"
 
 
+class MalformedEvent(HermesChatError):
+    """The Bridge sent an event a run cannot go on without (`done`, `error`,
+    `clarify_request`) in a shape the protocol does not allow: the run fails with this reason."""
+
+    code = "malformed_event"
+
+
 class DatabaseUnavailable(HermesChatError):
     """The database stayed unreachable longer than a run may wait; the run is left in flight
     for recovery to resume."""

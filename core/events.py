@@ -7,6 +7,7 @@ on replay), so the same reducer folds live streams and stored logs.
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime
 from types import MappingProxyType
@@ -14,11 +15,14 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
-from core.errors import InvalidInput
+from core.errors import InvalidInput, MalformedEvent
+from core.safe_text import clean_value
 
 logger = logging.getLogger(__name__)
 
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+TOOL_NAME_MAX = 128  # the size of chat_message_log.tool_name (core/models.py)
+CLARIFY_ID_MAX = 64  # the size of clarify_pause.clarify_id
 
 
 class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
@@ -75,7 +79,7 @@ class TodoUpdate(_Event, tag="todo_update"):
 
 
 class ClarifyRequest(_Event, tag="clarify_request"):
-    clarify_id: str
+    clarify_id: Annotated[str, msgspec.Meta(min_length=1, max_length=CLARIFY_ID_MAX)]
     question: str
     choices: tuple[str, ...] = ()
 
@@ -102,6 +106,8 @@ _BY_KIND: MappingProxyType[str, type[_Event]] = MappingProxyType(
     {cls.__struct_config__.tag: cls for cls in Event.__args__}  # type: ignore[attr-defined]
 )
 KINDS: frozenset[str] = frozenset(_BY_KIND)
+_TOOL_KINDS = frozenset({"tool_start", "tool_end", "tool_progress"})
+_VITAL_KINDS = frozenset({"done", "error", "clarify_request"})
 
 
 def kind_of(event: Event) -> str:
@@ -117,20 +123,45 @@ def is_terminal(event: Event) -> bool:
 def parse_event(
     event_id: str, name: str, data: str, at: datetime, run_id: str | None = None
 ) -> Event | None:
-    """Type one SSE event; malformed or unknown events are logged and give None, never raise."""
+    """Type one SSE event, its text made storable (core/safe_text.py) and its tool name cut to
+    its column. Unknown events, and malformed ones a run can do without, are logged and give
+    None; a malformed `done`, `error` or `clarify_request` raises MalformedEvent (skipping it
+    would leave the run waiting for an end or a question that never comes)."""
     if name not in KINDS:
         logger.warning("skipping unknown bridge event %r id=%r of run %s", name, event_id, run_id)
         return None
     try:
-        payload = msgspec.json.decode(data)
+        payload = _decode(data)
         if not isinstance(payload, dict):
             raise ValueError("data is not a JSON object")
+        if name in _TOOL_KINDS:
+            _cut_tool_name(payload)
         return _convert({**payload, "kind": name, "seq": _seq(event_id), "at": at})
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+        if name in _VITAL_KINDS:
+            raise MalformedEvent(f"The agent service sent a malformed {name} event (id "
+                                 f"{event_id!r}), so this run cannot go on: {exc}") from exc
         logger.warning(
             "skipping malformed bridge event %r id=%r of run %s: %s", name, event_id, run_id, exc
         )
         return None
+
+
+def _decode(data: str) -> Any:
+    """The JSON of `data`, NUL and lone surrogates replaced: msgspec refuses a lone surrogate
+    escape (`\\ud83d` alone) and a raw control character, the standard library takes both;
+    the common case costs two substring searches."""
+    try:
+        payload = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return clean_value(json.loads(data, strict=False))
+    return clean_value(payload) if "\\u0000" in data else payload
+
+
+def _cut_tool_name(payload: dict[str, Any]) -> None:
+    name = payload.get("tool_name")
+    if isinstance(name, str) and len(name) > TOOL_NAME_MAX:
+        payload["tool_name"] = name[:TOOL_NAME_MAX]
 
 
 def _seq(event_id: str) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -110,6 +111,8 @@ def _refused_or_closed(error: BaseException) -> bool:
     # connections"; asyncpg's InterfaceError says "connection is closed" for a dropped one.
     if type(error) is asyncpg.exceptions.ObjectNotInPrerequisiteStateError:
         return True
+    if isinstance(error, sqlite3.OperationalError):  # another process holds the file's lock
+        return "database is locked" in str(error)
     return isinstance(error, asyncpg.InterfaceError) and "connection is closed" in str(error)
 
 

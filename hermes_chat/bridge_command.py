@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from bridge.server import serve
 from bridge.settings import DEFAULT_TOOLSETS, BridgeSettings
 from core.config import Settings
@@ -20,9 +22,14 @@ def bridge_settings(settings: Settings) -> BridgeSettings:
         shared_memory=settings.bridge_shared_memory,
         pool_size=settings.bridge_pool_size,
         clarify_fallback_seconds=settings.clarify_fallback_hours * 3600.0,
+        token=settings.bridge_token,
+        key_envs=settings.bridge_key_envs,
+        log_level=settings.log_level,
+        log_format=settings.log_format,
     )
 
 
-def run_bridge(settings: Settings) -> None:
-    """Serve the Bridge until SIGINT/SIGTERM."""
-    serve(bridge_settings(settings))
+def run_bridge(settings: Settings, environ: Mapping[str, str] | None = None) -> None:
+    """Serve the Bridge until SIGINT/SIGTERM. `environ` (the process's environment over
+    `.env`) is where the keys BRIDGE_KEY_ENVS lists are read, like every other setting."""
+    serve(bridge_settings(settings), environ)

@@ -109,7 +109,7 @@ async def run_chat(settings: Settings, session_id: int | None) -> None:
     await db.migrate(settings.database_url)
     await db.open_database(settings.database_url)
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
-    async with BridgeClient(settings.bridge_url) as bridge:
+    async with BridgeClient(settings.bridge_url, token=settings.bridge_token) as bridge:
         leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
         pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs, leases=leases,
                        patience=settings.database_patience)

@@ -11,9 +11,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from dotenv import dotenv_values
 
+from core.catalogue import load_catalogue
 from core.config import Settings
 from core.errors import HermesChatError
 from core.logs import configure_logging
+from hermes_chat.bridge_process import with_child_token
 
 log = logging.getLogger("hermes_chat")
 
@@ -24,31 +26,46 @@ def load_environment(environ: Mapping[str, str], dotenv_path: str = ".env") -> d
     return {**file_values, **environ}
 
 
-def _serve(settings: Settings, args: argparse.Namespace) -> None:
+def _serve(settings: Settings, args: argparse.Namespace,
+           environ: Mapping[str, str]) -> None:
     from hermes_chat.serve import serve
 
-    asyncio.run(serve(settings))
+    asyncio.run(serve(settings, environ))
 
 
-def _migrate(settings: Settings, args: argparse.Namespace) -> None:
+def _migrate(settings: Settings, args: argparse.Namespace,
+             environ: Mapping[str, str]) -> None:
     from core.db import migrate
 
     asyncio.run(migrate(settings.database_url))
 
 
-def _bridge(settings: Settings, args: argparse.Namespace) -> None:
+def _bridge(settings: Settings, args: argparse.Namespace,
+            environ: Mapping[str, str]) -> None:
     from hermes_chat.bridge_command import run_bridge
 
-    run_bridge(settings)
+    run_bridge(settings, environ)
 
 
-def _chat(settings: Settings, args: argparse.Namespace) -> None:
+def _chat(settings: Settings, args: argparse.Namespace,
+          environ: Mapping[str, str]) -> None:
     from hermes_chat.chat import run_chat
 
     asyncio.run(run_chat(settings, args.session))
 
 
-COMMANDS: dict[str, tuple[Callable[[Settings, argparse.Namespace], None], str]] = {
+def _secrets(settings: Settings, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Settings.secrets() and the value of every key variable a model or the Bridge may use."""
+    try:
+        catalogued = load_catalogue(settings.models_file, settings.skills_dir).key_envs()
+    except HermesChatError:  # a bad models.toml: the command that reads it says so
+        catalogued = ()
+    names = dict.fromkeys((*settings.bridge_key_envs, *catalogued))
+    return (*settings.secrets(), *(environ[name] for name in names if environ.get(name)))
+
+
+Command = Callable[[Settings, argparse.Namespace, Mapping[str, str]], None]
+COMMANDS: dict[str, tuple[Command, str]] = {
     "serve": (_serve, "run the service: migrate, then serve the admin API and the chat bots"),
     "migrate": (_migrate, "apply database migrations and exit"),
     "bridge": (_bridge, "run the Hermes Bridge (the agent service) on BRIDGE_HOST:BRIDGE_PORT"),
@@ -65,14 +82,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name == "chat":
             command.add_argument("--session", type=int, help="continue this session id")
     args = parser.parse_args(argv)
+    environ = load_environment(os.environ)
     try:
-        settings = Settings.from_env(load_environment(os.environ))
+        settings = Settings.from_env(environ)
+        if args.command == "serve":
+            settings = with_child_token(settings)
     except HermesChatError as error:
         print(f"hermes-chat: bad setting: {error.message}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level, settings.log_format, settings.secrets())
+    configure_logging(settings.log_level, settings.log_format, _secrets(settings, environ))
     try:
-        COMMANDS[args.command][0](settings, args)
+        COMMANDS[args.command][0](settings, args, environ)
     except HermesChatError as error:
         log.error("%s", error.message)
         return 1

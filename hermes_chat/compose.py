@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,7 +21,7 @@ from core.runtime.pool import RunPool
 from core.runtime.notify import listening
 from core.runtime.recovery import keep_taking_over, recover
 from core.runtime.singleton import SchedulerLock
-from hermes_chat.bridge_process import bridge_child
+from hermes_chat.bridge_process import BridgeSupervisor, bridge_child
 
 log = logging.getLogger("hermes_chat.serve")
 LEADER_RETRY_SECONDS = 30.0
@@ -35,10 +35,12 @@ class Parts:
     catalogue: Catalogue
     bridge: BridgeClient
     pool: RunPool
+    bridge_child: BridgeSupervisor | None = None  # None: an external Bridge
 
 
 @asynccontextmanager
-async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
+async def running_parts(settings: Settings,
+                        environ: Mapping[str, str] | None = None) -> AsyncIterator[Parts]:
     """Database, Bridge (child or external), run pool with recovery and takeover of dead
     replicas' runs, the log listener (PostgreSQL), and the upkeep jobs (on one replica)."""
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
@@ -48,8 +50,10 @@ async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
     await db.open_database(settings.database_url)
     try:
         metrics = RunMetrics()
-        async with bridge_child(settings) as url, listening(settings.database_url) as notices, \
-                BridgeClient(url, sleep=metrics.reconnect_pause) as bridge:
+        async with bridge_child(settings, catalogue, environ) as endpoint, \
+                listening(settings.database_url) as notices, \
+                BridgeClient(endpoint.url, token=endpoint.token,
+                             sleep=metrics.reconnect_pause) as bridge:
             leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
             pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
                            metrics=metrics, leases=leases, log_notices=notices,
@@ -61,7 +65,7 @@ async def running_parts(settings: Settings) -> AsyncIterator[Parts]:
             try:
                 log.info("runtime: recovered %d runs in flight", await recover(pool))
                 tasks.append(asyncio.create_task(keep_taking_over(pool), name="takeover"))
-                yield Parts(settings, catalogue, bridge, pool)
+                yield Parts(settings, catalogue, bridge, pool, endpoint.child)
             finally:
                 for task in tasks:
                     task.cancel()

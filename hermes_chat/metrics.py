@@ -11,6 +11,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 from prometheus_client.registry import Collector
 
+from admin.services import SupervisedBridge
 from core.models import MessageStatus, PauseStatus
 from core.platform_links import LinkState, PlatformLinks
 from core.runtime.pool import RunPool
@@ -38,6 +39,22 @@ class RuntimeCollector(Collector):
         flush.add_metric([], count_value=metrics.flushes, sum_value=sum(metrics.flush_seconds))
         yield flush
         yield from _platform_counters(metrics.platform_calls, metrics.rate_limited)
+
+
+class BridgeChildCollector(Collector):
+    """The child Bridge of `serve`: is it up, how often was it started again."""
+
+    def __init__(self, child: SupervisedBridge) -> None:
+        self.child = child
+
+    def collect(self) -> Iterator[object]:
+        health = self.child.health()
+        restarts = health["restarts"]
+        yield _gauge("hermes_bridge_up", "1 while the child Bridge runs and answers",
+                     1.0 if health["state"] == "running" else 0.0)
+        yield CounterMetricFamily("hermes_bridge_restarts", "child Bridge restarts after it "
+                                  "exited on its own",
+                                  value=float(restarts) if isinstance(restarts, int) else 0.0)
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
@@ -79,11 +96,15 @@ class PlatformLinkCollector(Collector):
         yield from (connected, reconnects, dropped)
 
 
-def metrics_route(pool: RunPool, links: PlatformLinks | None = None) -> HTTPRouteHandler:
-    """The route, bound to this process's pool and platform connections."""
+def metrics_route(pool: RunPool, links: PlatformLinks | None = None,
+                  bridge_child: SupervisedBridge | None = None) -> HTTPRouteHandler:
+    """The route, bound to this process's pool, its platform connections and its child
+    Bridge's supervisor (if any)."""
     registry = CollectorRegistry()
     registry.register(RuntimeCollector(pool))
     registry.register(PlatformLinkCollector(links if links is not None else PlatformLinks()))
+    if bridge_child is not None:
+        registry.register(BridgeChildCollector(bridge_child))
 
     @get("/metrics", include_in_schema=False, sync_to_thread=False)
     def metrics() -> Response[bytes]:

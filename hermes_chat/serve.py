@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import uvicorn
 
 from admin.app import create_app
 from admin.services import AdminServices
 from core.config import Settings
-from core.errors import InvalidInput
+from core.access import check_binding
 from core.platform_links import PlatformLinks
 from hermes_chat.compose import running_parts
 from hermes_chat.metrics import metrics_route
@@ -23,15 +22,16 @@ from hermes_chat.platforms import start_platforms, stop_platforms
 log = logging.getLogger("hermes_chat.serve")
 
 
-async def serve(settings: Settings) -> None:
-    """Run every part whose settings are present; say in one line why each other part is not."""
+async def serve(settings: Settings, environ: Mapping[str, str] | None = None) -> None:
+    """Run every part whose settings are present; say in one line why each other part is not.
+    `environ` (default: the process's) is what the child Bridge's environment is taken from."""
     _check_admin_binding(settings)
-    async with running_parts(settings) as parts:
+    async with running_parts(settings, environ) as parts:
         links = PlatformLinks(down_after=settings.platform_down_seconds)
         services = AdminServices(bridge=parts.bridge, catalogue=parts.catalogue, runtime=parts.pool,
-                                 platforms=links)
+                                 platforms=links, bridge_child=parts.bridge_child)
         app = create_app(settings, services)
-        app.register(metrics_route(parts.pool, links))
+        app.register(metrics_route(parts.pool, links, parts.bridge_child))
         platforms = await start_platforms(settings, parts, app, links)
         try:
             config = uvicorn.Config(
@@ -49,21 +49,8 @@ async def serve(settings: Settings) -> None:
 
 
 def _check_admin_binding(settings: Settings) -> None:
-    if settings.admin_token or _is_loopback(settings.admin_host):
-        return
-    raise InvalidInput(
-        f"ADMIN_TOKEN is unset, so the admin API only binds to loopback; "
-        f"ADMIN_HOST={settings.admin_host} refused. Set ADMIN_TOKEN or use 127.0.0.1."
-    )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    check_binding("the admin API", settings.admin_host, settings.admin_token, "ADMIN_HOST",
+                  "ADMIN_TOKEN")
 
 
 class _QuietServer(uvicorn.Server):

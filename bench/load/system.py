@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from unittest import mock
 
 from admin.app import create_app
 from admin.services import AdminServices
@@ -100,25 +99,25 @@ async def running_system(settings: Settings) -> AsyncIterator[System]:
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
     metrics = RunMetrics()
     try:
-        with mock.patch.dict(os.environ, _bridge_env(settings)):  # the child reads its settings
-            async with bridge_child(settings) as url, \
-                    BridgeClient(url, sleep=metrics.reconnect_pause) as bridge:
-                await _warm_up(bridge)
-                buffer = TimedLogBuffer(metrics)
-                pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
-                               metrics=metrics, buffer=buffer)
-                await pool.open()
-                app = create_app(settings, AdminServices(bridge, catalogue, pool))
-                platforms = await start_platforms(settings, Parts(settings, catalogue, bridge, pool), app)
-                try:
-                    for platform in platforms:
-                        if isinstance(platform, DiscordBot):
-                            await platform.wait_until_ready()
-                    async with serving(app) as base:
-                        yield System(settings, pool, buffer, f"{base}/slack/events", _children())
-                finally:
-                    await stop_platforms(platforms)
-                    await pool.close()
+        async with bridge_child(settings, catalogue) as endpoint, \
+                BridgeClient(endpoint.url, token=endpoint.token,
+                             sleep=metrics.reconnect_pause) as bridge:
+            await _warm_up(bridge)
+            buffer = TimedLogBuffer(metrics)
+            pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
+                           metrics=metrics, buffer=buffer)
+            await pool.open()
+            app = create_app(settings, AdminServices(bridge, catalogue, pool))
+            platforms = await start_platforms(settings, Parts(settings, catalogue, bridge, pool), app)
+            try:
+                for platform in platforms:
+                    if isinstance(platform, DiscordBot):
+                        await platform.wait_until_ready()
+                async with serving(app) as base:
+                    yield System(settings, pool, buffer, f"{base}/slack/events", _children())
+            finally:
+                await stop_platforms(platforms)
+                await pool.close()
     finally:
         await db.close_database()
 
@@ -130,13 +129,6 @@ async def _warm_up(bridge: BridgeClient) -> None:
                          user_message=question(0))
     async for _ in bridge.stream(request):
         pass
-
-
-def _bridge_env(settings: Settings) -> dict[str, str]:
-    return {"BRIDGE_PORT": str(settings.bridge_port), "HERMES_HOME": settings.hermes_home,
-            "OPENAI_BASE_URL": settings.openai_base_url or "",
-            "OPENAI_API_KEY": settings.openai_api_key or "",
-            "HERMES_MODEL": settings.hermes_model or "", "LOG_LEVEL": settings.log_level}
 
 
 def _children() -> list[int]:

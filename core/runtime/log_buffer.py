@@ -1,8 +1,12 @@
 """Log rows written in batches: at 50 rows or every 200 ms, at once when asked, one insert each.
 
 (message_id, seq) is unique and a row already there is skipped, so an event delivered twice is
-stored once. A failed write keeps its rows and is retried on the next flush: nothing is lost,
-and a batch that committed although its answer was lost (a database restart) is not doubled.
+stored once. A write that fails because the database is away keeps its rows for the next flush:
+nothing is lost, and a batch that committed although its answer was lost (a database restart) is
+not doubled. A batch refused for any other reason holds a row the database will never take (a
+run's message deleted meanwhile, a value it refuses): it is split in halves until each bad row
+is alone; the others are stored, and each bad one is replaced by a placeholder row (a `status`
+event of category `dropped` saying what was lost), so no run's rows wait on another's.
 Rows are plain tuples and a flush is one write (PostgreSQL: a binary COPY; SQLite: multi-row
 VALUES): building an ORM object per event costs more than the whole rest of the pipeline.
 """
@@ -20,6 +24,7 @@ import asyncpg
 from tortoise import connections
 
 from core.events import Event, TextDelta, event_to_log
+from core.safe_text import clean_text
 from core.outage import is_outage, transaction
 from core.runtime.notify import ANNOUNCE, highest_seqs, payloads
 
@@ -27,6 +32,8 @@ log = logging.getLogger(__name__)
 
 Row = tuple[int, int, str, str | None, str | None, str | None, datetime]
 COLUMNS = "message_id, seq, kind, content, tool_name, meta_json, created_at"
+DROPPED_META = '{"category":"dropped"}'  # a placeholder row is a `status` event of this category
+REASON_MAX = 300
 
 
 @functools.lru_cache(maxsize=64)
@@ -88,7 +95,7 @@ class LogBuffer:
             started = time.perf_counter()
             highest = highest_seqs(batch)
             try:
-                await insert_rows(batch)
+                await _store(batch)
             except Exception:  # the database is away: keep the rows, the next flush retries
                 self._rows[:0] = batch
                 log.debug("log flush of %d rows failed", len(batch), exc_info=True)
@@ -140,6 +147,49 @@ class LogBuffer:
             if failures:
                 log.info("log flush works again after %d failed attempts", failures)
                 failures = 0
+
+
+async def _store(batch: list[Row]) -> None:
+    """Write the batch; a refusal that is no outage is split down to the bad rows."""
+    try:
+        await insert_rows(batch)
+    except Exception as error:
+        if is_outage(error):
+            raise
+        for row, refusal in await _split(batch, error):
+            await _store_placeholder(row, refusal)
+
+
+async def _split(rows: list[Row], error: Exception) -> list[tuple[Row, Exception]]:
+    """Store every row of `rows` (refused with `error`) the database takes; the bad rows and
+    what each was refused with. Outages pass (the caller keeps the batch for later)."""
+    if len(rows) == 1:
+        return [(rows[0], error)]
+    half = len(rows) // 2
+    bad: list[tuple[Row, Exception]] = []
+    for part in (rows[:half], rows[half:]):
+        try:
+            await insert_rows(part)
+        except Exception as refusal:
+            if is_outage(refusal):
+                raise
+            bad += await _split(part, refusal)
+    return bad
+
+
+async def _store_placeholder(row: Row, refusal: Exception) -> None:
+    message_id, seq, kind, *_, created_at = row
+    reason = clean_text(f"{type(refusal).__name__}: {refusal}".splitlines()[0])[:REASON_MAX]
+    log.error("log row %s of message %s (%s) was refused and is replaced by a placeholder: %s",
+              seq, message_id, kind, reason)
+    content = f"A {kind} event (seq {seq}) could not be stored and was dropped: {reason}"
+    try:
+        await insert_rows([(message_id, seq, "status", content, None, DROPPED_META, created_at)])
+    except Exception as error:
+        if is_outage(error):
+            raise
+        log.error("the placeholder of log row %s of message %s was refused too (%s: %s); "
+                  "the row is dropped", seq, message_id, type(error).__name__, error)
 
 
 async def insert_rows(batch: list[Row], chunk: int = 100) -> None:

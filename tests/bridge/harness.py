@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from litestar import Litestar
 
 from bridge.app import create_app
 from bridge.settings import BridgeSettings
@@ -31,8 +32,9 @@ class Event:
 @dataclass
 class RunningBridge:
     url: str
-    client: httpx.AsyncClient
+    client: httpx.AsyncClient  # sends the Bridge's token, if it has one
     settings: BridgeSettings
+    app: Litestar
 
 
 @asynccontextmanager
@@ -42,15 +44,16 @@ async def running_bridge(settings: BridgeSettings,
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(settings, secrets), lifespan="on", log_level="warning",
-                            timeout_graceful_shutdown=1)
+    app = create_app(settings, secrets)
+    config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     await wait_until(lambda: server.started)
     url = f"http://127.0.0.1:{port}"
-    async with httpx.AsyncClient(base_url=url, timeout=DEADLINE) as client:
+    auth = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
+    async with httpx.AsyncClient(base_url=url, timeout=DEADLINE, headers=auth) as client:
         try:
-            yield RunningBridge(url, client, settings)
+            yield RunningBridge(url, client, settings, app)
         finally:
             server.should_exit = True
             await asyncio.wait_for(task, DEADLINE)

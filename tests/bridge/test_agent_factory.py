@@ -24,7 +24,7 @@ async def test_each_run_uses_its_model_and_only_its_own_key(
     bridge_settings: BridgeSettings, llm: ScriptedLLM
 ) -> None:
     settings = replace(bridge_settings, openai_base_url=llm.base_url, model=llm.model,
-                       openai_api_key=DEFAULT_KEY)
+                       openai_api_key=DEFAULT_KEY, key_envs=("TEAM_KEY",))
     session = new_id("chat")
     async with ScriptedLLM() as other, \
             running_bridge(settings, secrets={"TEAM_KEY": TEAM_KEY}) as bridge:

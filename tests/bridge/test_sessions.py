@@ -62,6 +62,24 @@ async def test_abort_unknown_run_is_404(bridge: RunningBridge) -> None:
     assert response.status_code == 404 and response.json()["code"] == "run_not_found"
 
 
+async def test_a_start_that_arrives_after_its_abort_never_runs(
+    bridge: RunningBridge, llm: ScriptedLLM
+) -> None:
+    """A client whose `POST /run` timed out aborts the run (core/bridge_client.py); if the
+    POST reaches the Bridge only after that, it must not start an agent nobody follows."""
+    llm.script(text_reply("must never be generated"))
+    body = run_body(llm)
+    aborted = await bridge.client.post(f"/runs/{body['run_id']}/abort")
+    assert aborted.status_code == 404 and "will be refused" in aborted.json()["message"]
+    late = await bridge.client.post("/run", json=body)
+    assert (late.status_code, late.json()["code"]) == (409, "run_exists")
+    assert (await bridge.client.get(f"/runs/{body['run_id']}")).json()["state"] == "error"
+    async with bridge.client.stream("GET", f"/runs/{body['run_id']}/events") as response:
+        events = await SseReader(response).until()
+    assert [(e.name, e.data["code"]) for e in events] == [("error", "aborted")]
+    assert llm.requests == []
+
+
 async def test_reset_drops_the_agent_and_its_history(
     bridge: RunningBridge, llm: ScriptedLLM
 ) -> None:

@@ -172,3 +172,18 @@ def test_defaults_are_the_designed_ones() -> None:
     assert settings.clarify_fallback_seconds == 24 * 3600
     assert settings.retention_seconds == 25 * 3600
     assert settings.toolsets == ("todo", "clarify", "memory") and not settings.shared_memory
+
+
+async def test_emitter_replaces_nul_and_lone_surrogates_so_every_event_encodes() -> None:
+    log = RunRegistry(1, FakeClock()).create("r1", "s1")
+    emitter = RunEmitter(log, asyncio.get_running_loop(), secret="sk-secret-123")
+    emitter.emit_now("tool_start", {"tool_call_id": "c\x00", "tool_name": "todo",
+                                    "args": {"k\ud83d": ["v\x00", {"d": "sk-secret-123 \udc00"}]}})
+    emitter.text("a\x00b\ud83d")  # handed to the loop, as from the agent's thread
+    await asyncio.sleep(0)
+    emitter.flush()
+    start, text = log.events
+    assert start.data == {"tool_call_id": "c\ufffd", "tool_name": "todo",
+                          "args": {"k\ufffd": ["v\ufffd", {"d": "[redacted] \ufffd"}]}}
+    assert text.data == {"text": "a\ufffdb\ufffd"}
+    assert all(event.encode() for event in log.events)  # a lone surrogate would not encode

@@ -191,6 +191,30 @@ async def test_5xx_at_start_is_bridge_unavailable(
     assert "run-1" in caught.value.message and "POST /run" in caught.value.message
 
 
+async def test_a_start_that_times_out_is_aborted_on_the_bridge_before_it_fails(
+    fake: FakeBridge, client: BridgeClient
+) -> None:
+    """The Bridge may have started the run although its answer never came: no agent may run
+    that nobody follows."""
+    held = fake.hold("run")  # POST /run gets no answer before the read timeout
+    try:
+        with pytest.raises(BridgeUnavailable) as caught:
+            await collect(client.stream(request("run-slow")))
+    finally:
+        held.set()
+    assert "could not start run run-slow" in caught.value.message
+    assert [r.path for r in fake.requests_to("POST", "/runs/")] == ["/runs/run-slow/abort"]
+
+
+@pytest.mark.parametrize("status", [500, 503])
+async def test_a_start_answered_5xx_is_aborted_too(fake: FakeBridge, client: BridgeClient,
+                                                  status: int) -> None:
+    fake.fail("run", status)
+    with pytest.raises(BridgeUnavailable):
+        await collect(client.stream(request("run-5xx")))
+    assert [r.path for r in fake.requests_to("POST", "/runs/")] == ["/runs/run-5xx/abort"]
+
+
 async def test_bridge_down_at_start_is_bridge_unavailable(fake: FakeBridge, client: BridgeClient) -> None:
     await fake.stop()
     with pytest.raises(BridgeUnavailable) as caught:
@@ -329,7 +353,8 @@ async def test_ids_are_escaped_in_paths(fake: FakeBridge, client: BridgeClient) 
 
 
 @pytest.mark.parametrize(("status", "error"), [(404, NotFound), (409, Conflict), (400, InvalidInput),
-                                               (422, InvalidInput), (500, BridgeUnavailable)])
+                                               (422, InvalidInput), (500, BridgeUnavailable),
+                                               (401, BridgeUnavailable)])
 async def test_error_answers_map_to_core_errors(
     fake: FakeBridge, client: BridgeClient, status: int, error: type[Exception]
 ) -> None:
@@ -352,6 +377,23 @@ async def test_garbage_answers_are_bridge_unavailable() -> None:
             await bridge.health()
         with pytest.raises(BridgeUnavailable, match="garbage"):
             await collect(bridge.stream(request()))
+
+
+async def test_a_refused_token_says_so(fake: FakeBridge, client: BridgeClient) -> None:
+    fake.fail("health", 401, code="unauthorized")
+    with pytest.raises(BridgeUnavailable, match="BRIDGE_TOKEN must be the same on both sides"):
+        await client.health()
+
+
+async def test_the_token_goes_with_every_call_and_stream(fake: FakeBridge) -> None:
+    fake.script("run-t", [ev("text", text="a"), Drop(), ev("done", final_text="a")])
+    async with BridgeClient(fake.url, policy=POLICY, token="tok-9c8b") as bridge:
+        await collect(bridge.stream(request("run-t")))  # POST /run, then a reconnect
+        await bridge.health()
+        await bridge.run_state("run-t")
+        await bridge.reset_session("chat-1")
+    assert len(fake.requests) >= 5
+    assert {r.headers.get("Authorization") for r in fake.requests} == {"Bearer tok-9c8b"}
 
 
 async def test_a_given_http_client_is_used_and_left_open(fake: FakeBridge) -> None:

@@ -8,12 +8,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.errors import InvalidInput
+from core.errors import InvalidInput, MalformedEvent
 from core.events import (
-    KINDS, ClarifyRequest, ContextCompacted, Done, LogRecord, RunError, Status, Step,
-    TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
+    KINDS, TOOL_NAME_MAX, ClarifyRequest, ContextCompacted, Done, LogRecord, RunError, Status,
+    Step, TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
     event_from_log, event_to_log, is_terminal, kind_of, parse_event,
 )
+from core.models import ChatMessageLog, ClarifyPause
+from core.safe_text import REPLACEMENT
 
 AT = datetime(2026, 8, 2, 12, 0, tzinfo=UTC)
 TODOS = [{"id": "1", "content": "read", "status": "completed"},
@@ -132,3 +134,68 @@ def test_stored_time_comes_back_as_at() -> None:
 def test_unreadable_log_rows_raise_invalid_input(record: LogRecord) -> None:
     with pytest.raises(InvalidInput):
         event_from_log(record)
+
+
+# --- text from outside, made storable on the way in ----------------------------------------
+
+R = REPLACEMENT
+UNSTORABLE = [  # (event name, the data as a Bridge could send it, the event it must give)
+    ("text", r'{"text": "a\u0000b"}', TextDelta(seq=1, at=AT, text=f"a{R}b")),
+    ("text", r'{"text": "lone \ud83d here"}', TextDelta(seq=1, at=AT, text=f"lone {R} here")),
+    ("text", r'{"text": "pair \ud83d\ude00 kept"}', TextDelta(seq=1, at=AT, text="pair 😀 kept")),
+    ("text", '{"text": "raw \x00 NUL"}', TextDelta(seq=1, at=AT, text=f"raw {R} NUL")),
+    ("tool_start", r'{"tool_call_id": "c\u0000", "tool_name": "t", "args": {"k\ud800": ["\u0000"]}}',
+     ToolStart(seq=1, at=AT, tool_call_id=f"c{R}", tool_name="t", args={f"k{R}": [R]})),
+    ("tool_end", r'{"tool_call_id": "c", "tool_name": "t", "result": "\udfff\u0000"}',
+     ToolEnd(seq=1, at=AT, tool_call_id="c", tool_name="t", result=R * 2)),
+    ("done", r'{"final_text": "end\u0000\udc00"}', Done(seq=1, at=AT, final_text=f"end{R}{R}")),
+    ("clarify_request", r'{"clarify_id": "k", "question": "which\ud800?", "choices": ["\u0000"]}',
+     ClarifyRequest(seq=1, at=AT, clarify_id="k", question=f"which{R}?", choices=(R,))),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "expected"), UNSTORABLE)
+def test_nul_and_lone_surrogates_are_replaced_not_skipped(name: str, data: str,
+                                                          expected: object) -> None:
+    assert parse_event("1", name, data, AT) == expected
+
+
+def test_over_long_tool_names_are_cut_to_their_column() -> None:
+    assert TOOL_NAME_MAX == ChatMessageLog._meta.fields_map["tool_name"].max_length
+    long = "t" * 500
+    start = parse_event("1", "tool_start", json.dumps({"tool_call_id": "c", "tool_name": long}), AT)
+    progress = parse_event("2", "tool_progress",
+                           json.dumps({"event_name": "tool.started", "tool_name": long}), AT)
+    assert isinstance(start, ToolStart) and start.tool_name == "t" * TOOL_NAME_MAX
+    assert isinstance(progress, ToolProgress) and progress.tool_name == "t" * TOOL_NAME_MAX
+
+
+VITAL_MALFORMED = [
+    ("done without its text", "done", '{"final": "x"}'),
+    ("done not an object", "done", '"all done"'),
+    ("done with bad JSON", "done", '{"final_text": '),
+    ("done without an id", "done", '{"final_text": "x"}'),
+    ("error with a list message", "error", '{"message": ["x"]}'),
+    ("question without an id", "clarify_request", '{"question": "Which?"}'),
+    ("question id too long for its column", "clarify_request",
+     json.dumps({"clarify_id": "k" * 65, "question": "Which?"})),
+    ("question with choices of numbers", "clarify_request",
+     '{"clarify_id": "k", "question": "Which?", "choices": [1, 2]}'),
+]
+
+
+@pytest.mark.parametrize(("case", "name", "data"), VITAL_MALFORMED, ids=[v[0] for v in VITAL_MALFORMED])
+def test_a_malformed_end_or_question_fails_the_run_with_a_reason(case: str, name: str,
+                                                                 data: str) -> None:
+    event_id = "" if "without an id" in case else "7"
+    with pytest.raises(MalformedEvent) as raised:
+        parse_event(event_id, name, data, AT, run_id="run-7")
+    assert f"malformed {name} event" in raised.value.message
+    assert "cannot go on" in raised.value.message
+
+
+def test_the_question_id_bound_is_its_column() -> None:
+    column = ClarifyPause._meta.fields_map["clarify_id"].max_length
+    ok = parse_event("1", "clarify_request",
+                     json.dumps({"clarify_id": "k" * column, "question": "?"}), AT)
+    assert isinstance(ok, ClarifyRequest)

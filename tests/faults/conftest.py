@@ -37,5 +37,6 @@ async def bridge_child(tmp_path: Path) -> AsyncIterator[BridgeChild]:
 async def child_pool(db: str, bridge_child: BridgeChild, llm: ScriptedLLM, skills_dir: Path  # noqa: F811
                      ) -> AsyncIterator[RunPool]:
     """A pool on the child Bridge whose default model is this test's scripted LLM."""
-    async with opened_pool(bridge_child.url, catalogue_for(llm, skills_dir), PATIENT) as runs:
+    async with opened_pool(bridge_child.url, catalogue_for(llm, skills_dir), PATIENT,
+                           token=bridge_child.token) as runs:
         yield runs

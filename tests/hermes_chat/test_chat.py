@@ -13,6 +13,7 @@ from core.thinking import ThinkingState
 from hermes_chat.chat import TerminalView, converse
 from tests.core.runtime.conftest import pool, skills_dir  # noqa: F401
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.hermes_chat.test_serve import code_path
 
 
 def lines(*typed: str):
@@ -58,7 +59,8 @@ async def test_the_chat_command_in_a_subprocess(bridge, llm: ScriptedLLM, tmp_pa
     models = tmp_path / "models.toml"
     models.write_text(f'[[models]]\nid = "s"\nmodel = "{llm.model}"\nbase_url = "{llm.base_url}"\n'
                       "default = true\n", encoding="utf-8")
-    env = {**os.environ, "HERMES_BRIDGE_URL": bridge.url, "MODELS_FILE": str(models),
+    env = {**os.environ, "PYTHONPATH": code_path(), "HERMES_BRIDGE_URL": bridge.url,
+           "MODELS_FILE": str(models),
            "DATABASE_URL": f"sqlite://{tmp_path / 'chat.sqlite3'}"}
     child = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "hermes_chat", "chat", cwd=tmp_path, env=env,

@@ -42,7 +42,7 @@ from tests.fakes.slack_payloads import (
     make_block_action,
     make_slack_event,
 )
-from tests.hermes_chat.test_serve import _free_port
+from tests.hermes_chat.test_serve import _free_port, code_path
 
 pytestmark = pytest.mark.skipif(
     BACKEND != "postgres",
@@ -74,7 +74,8 @@ class Replica:
 def _env(tmp_path: Path, **settings: str) -> dict[str, str]:
     unset = ("SLACK_", "DISCORD_", "ADMIN_", "BRIDGE_", "HERMES_", "OPENAI_", "RUN_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
-    return {**env, "HERMES_HOME": str(tmp_path / "hermes"), **settings}
+    return {**env, "PYTHONPATH": code_path(), "HERMES_HOME": str(tmp_path / "hermes"),
+            **settings}
 
 
 @asynccontextmanager

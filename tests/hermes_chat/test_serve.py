@@ -36,11 +36,14 @@ def _env(**extra: str) -> dict[str, str]:
     database and HERMES_HOME are the embedded defaults under the working directory."""
     unset = ("DATABASE_", "SLACK_", "DISCORD_", "ADMIN_", "BRIDGE_", "HERMES_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
-    # The process runs in tmp_path: without this it would import the installed checkout's code,
-    # not the one under test (a worktree's, when several share one virtualenv).
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    env.update(BRIDGE_PORT=str(_free_port()), **extra)
+    env.update(PYTHONPATH=code_path(), BRIDGE_PORT=str(_free_port()), **extra)
     return env
+
+
+def code_path() -> str:
+    """PYTHONPATH for a process started in another folder: this checkout's code first (the
+    editable install may point at another checkout), then whatever was there."""
+    return os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
 
 
 def _start_serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], int]:
@@ -69,9 +72,14 @@ def test_serve_starts_with_nothing_configured_and_stops_on_sigint(tmp_path: Path
     try:
         response = _wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
         assert response.status_code == 200
-        assert response.json() == {"status": "ok", "database": "ok", "bridge": "ok"}
+        health = response.json()
+        child = health.pop("bridgeProcess")  # serve's own child Bridge, supervised
+        assert health == {"status": "ok", "database": "ok", "bridge": "ok"}
+        assert (child["state"], child["restarts"], child["lastExit"]) == ("running", 0, None)
+        assert isinstance(child["pid"], int) and len(child["instance"]) == 32
         metrics = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
         assert "hermes_runs_active 0.0" in metrics and "hermes_events_total 0.0" in metrics
+        assert "hermes_bridge_up 1.0" in metrics and "hermes_bridge_restarts_total 0.0" in metrics
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=DEADLINE)
     finally:

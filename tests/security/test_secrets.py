@@ -175,3 +175,28 @@ def test_short_values_are_not_blanked(root_logging: logging.Logger,
     configure_logging("INFO", "text", ["abc", ""])
     logging.getLogger("x").info("abcdef stays readable")
     assert "abcdef stays readable" in capsys.readouterr().err
+
+
+def test_the_database_password_and_every_key_a_model_may_use_are_redacted(
+    root_logging: logging.Logger, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 12 §3: what `hermes-chat` (every command) blanks besides the tokens."""
+    from hermes_chat.cli import _secrets
+
+    models = tmp_path / "models.toml"
+    models.write_text('[[models]]\nid = "fast"\napi_key_env = "FAST_API_KEY"\n', encoding="utf-8")
+    env = {"DATABASE_URL": "postgres://hermes:SECRET%40db-pass@db.internal:5432/hermes",
+           "MODELS_FILE": str(models), "FAST_API_KEY": "sk-SECRETfast1234",
+           "BRIDGE_KEY_ENVS": "TEAM_KEY", "TEAM_KEY": "sk-SECRETteam5678",
+           "BRIDGE_TOKEN": "SECRETbridge0987", "UNLISTED_KEY": "sk-not-a-secret-of-ours"}
+    settings = Settings.from_env(env)
+    configure_logging("INFO", "text", _secrets(settings, env))
+    logging.getLogger("tortoise").info("connecting to %s (password SECRET@db-pass)", env["DATABASE_URL"])
+    logging.getLogger("x").info("keys: %s %s, token %s", env["FAST_API_KEY"], env["TEAM_KEY"],
+                                env["BRIDGE_TOKEN"])
+    written = capsys.readouterr().err
+    for secret in ("SECRET%40db-pass", "SECRET@db-pass", env["FAST_API_KEY"], env["TEAM_KEY"],
+                   env["BRIDGE_TOKEN"]):
+        assert secret not in written
+    assert f"postgres://hermes:{REDACTED}@db.internal:5432/hermes" in written
+    assert "sk-not-a-secret-of-ours" not in _secrets(settings, env)  # only what may be used

@@ -29,9 +29,10 @@ def catalogue_for(llm: ScriptedLLM | None, skills: Path) -> Catalogue:
 
 @asynccontextmanager
 async def opened_pool(url: str, catalogue: Catalogue, policy: StreamPolicy = FAST,
-                      max_active_runs: int = 5) -> AsyncIterator[RunPool]:
-    """A RunPool on the Bridge at `url`, closed (log flushed) on exit."""
-    async with BridgeClient(url, policy=policy) as client:
+                      max_active_runs: int = 5, token: str | None = None) -> AsyncIterator[RunPool]:
+    """A RunPool on the Bridge at `url` (with its token, if it has one), closed (log flushed)
+    on exit."""
+    async with BridgeClient(url, policy=policy, token=token) as client:
         runs = RunPool(client, catalogue, max_active_runs=max_active_runs)
         await runs.open()
         yield runs

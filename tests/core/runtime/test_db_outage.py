@@ -9,6 +9,7 @@ the outage tests skip there; the idempotence and `outlast` tests run on both.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -350,6 +351,14 @@ def test_an_outage_is_recognised_behind_the_error_it_caused():
     assert not is_outage(TransactionManagementError("transaction already finalised"))
     assert not is_outage(asyncpg.exceptions.LockNotAvailableError("lock not available"))
     assert not is_outage(asyncpg.InterfaceError("another operation is in progress"))
+
+
+def test_a_sqlite_file_locked_by_another_process_is_an_outage_not_a_bad_row():
+    """A flush that meets it keeps its rows for the retry instead of splitting the batch into
+    placeholders (core/runtime/log_buffer.py)."""
+    assert is_outage(sqlite3.OperationalError("database is locked"))
+    assert not is_outage(sqlite3.OperationalError("no such table: chat_message_log"))
+    assert not is_outage(sqlite3.IntegrityError("FOREIGN KEY constraint failed"))
 
 
 def test_the_outage_timeout_setting_sets_the_patience():

@@ -3,17 +3,21 @@ when a batch whose commit was in doubt is written again."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import UTC, datetime
+
+import pytest
 
 from core import sessions
 from core.events import (
     ClarifyRequest, Done, Event, LogRecord, Status, TextDelta, Todo, TodoUpdate, ToolEnd,
-    ToolStart, event_to_log,
+    ToolStart, event_from_log, event_to_log,
 )
 from core.models import ChatMessageLog, MessageStatus
-from core.runtime.log_buffer import LogBuffer, insert_rows
+from core.runtime.log_buffer import DROPPED_META, LogBuffer, insert_rows
 from core.runtime.records import insert_turn
+from tests.conftest import BACKEND
 
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 EVENTS: list[Event] = [
@@ -59,3 +63,44 @@ async def test_a_batch_written_again_stores_each_row_once(db: str) -> None:
     stored = await _stored(message_id)
     assert [r.seq for r in stored] == list(range(1, 301))
     assert [r.content for r in stored] == [f"t{seq}" for seq in range(1, 301)]
+
+
+async def test_a_refused_batch_is_split_the_bad_rows_become_placeholders_and_nothing_waits(
+    db: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One batch of three runs' rows: one row names a message that is gone (refused by the
+    foreign key on both backends), one has an over-long tool name and one a NUL (refused by
+    PostgreSQL only: SQLite stores both as they are). Before, the whole batch stayed queued
+    and every later flush of the replica failed on it."""
+    first, second = await _message_id(), await _message_id()
+    gone = second + 1000
+    buffer = LogBuffer()
+    for seq in range(1, 6):
+        buffer.add(first, TextDelta(seq=seq, at=AT, text=f"a{seq}"))
+    buffer.add(gone, TextDelta(seq=1, at=AT, text="the message was deleted meanwhile"))
+    buffer.add(second, TextDelta(seq=1, at=AT, text="b1"))
+    buffer.add(second, TextDelta(seq=2, at=AT, text="NUL \x00 here"))
+    buffer.add(second, ToolStart(seq=3, at=AT, tool_call_id="c", tool_name="t" * 200))
+    buffer.add(second, TextDelta(seq=4, at=AT, text="b4"))
+    with caplog.at_level(logging.ERROR, logger="core.runtime.log_buffer"):
+        await buffer.flush()
+    assert buffer.pending == 0  # nothing left to poison the next flush
+    assert [r.content for r in await _stored(first)] == [f"a{seq}" for seq in range(1, 6)]
+    stored = await _stored(second)
+    assert [r.seq for r in stored] == [1, 2, 3, 4]
+    assert (stored[0].content, stored[3].content) == ("b1", "b4")
+    if BACKEND == "postgres":
+        for row, kind in ((stored[1], "text"), (stored[2], "tool_start")):
+            assert (row.kind, row.meta_json) == ("status", DROPPED_META)
+            assert row.content.startswith(f"A {kind} event (seq {row.seq}) could not be stored")
+            assert isinstance(event_from_log(row), Status)  # replays as a status line
+        assert "invalid byte sequence" in stored[1].content and "too long" in stored[2].content
+    else:
+        assert stored[1].content == "NUL \x00 here" and stored[2].tool_name == "t" * 200
+    assert not await ChatMessageLog.filter(message_id=gone).exists()
+    assert f"log row 1 of message {gone} (text) was refused" in caplog.text
+    assert "was refused too" in caplog.text and "the row is dropped" in caplog.text
+
+    buffer.add(first, TextDelta(seq=6, at=AT, text="a6"))  # the next flush just works
+    await buffer.flush()
+    assert [r.seq for r in await _stored(first)] == list(range(1, 7))
