@@ -28,8 +28,9 @@ CONTAINERS = frozenset({"blockquote", "bullet_list", "ordered_list", "list_item"
 
 @cache
 def parser() -> MarkdownIt:
-    """CommonMark with GFM tables: the block syntax the agents' answers use."""
-    return MarkdownIt("commonmark").enable("table")
+    """CommonMark with GFM tables: the block syntax the agents' answers use (block rules only:
+    no cut depends on the inline ones, and each split parses many times)."""
+    return MarkdownIt("commonmark").enable("table").disable("inline")
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,20 +198,19 @@ def fence_is_closed(node: SyntaxTreeNode | Token) -> bool:
     return end - first - 2 == lines
 
 
-def close_fences(text: str) -> str:
-    """The text with a closing line added to each fence that has none, after its last line that
-    is not blank (CommonMark closes it at the end of its container or of the document, blank
-    lines included; chat platforms do not)."""
-    document = Document(text)
+def close_fences(document: Document) -> Document:
+    """The document with a closing line added to each fence that has none, after its last line
+    that is not blank (CommonMark closes it at the end of its container or of the document,
+    blank lines included; chat platforms do not)."""
     closings = [(document.last_line(block, chain) + 1, "".join(c.continuation() for c in chain) + block.node.markup)
                 for block, chain in document.walk()
                 if block.kind == "fence" and block.node is not None and not fence_is_closed(block.node)]
     if not closings:
-        return text
+        return document
     lines = list(document.lines)
     for at, closing in reversed(closings):
         lines.insert(at, closing)
-    return "\n".join(lines)
+    return Document("\n".join(lines))
 
 
 def shape(tokens: list[Token], line: int) -> tuple[str, ...]:

@@ -20,9 +20,9 @@ limit, a fence's opening line longer than it), the block is cut as plain text wi
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from itertools import islice
 
 from core.markdown_blocks import Block, Chain, Document, close_fences, fence_is_closed, parser, shape
 
@@ -44,7 +44,6 @@ class _Atom:
     line: int  # the line it starts on
     head: str = ""
     tail: str = ""
-    may_start: bool = True
 
 
 def split_markdown(text: str, limit: int) -> list[str]:
@@ -53,8 +52,8 @@ def split_markdown(text: str, limit: int) -> list[str]:
     left open; an empty text is one empty part."""
     if limit < MIN_LIMIT:
         raise ValueError(f"a limit under {MIN_LIMIT} characters cannot hold a code fence")
-    text = close_fences(text.replace("\r\n", "\n").replace("\r", "\n"))
-    return _Splitter(Document(text), limit).parts() or [""]
+    document = close_fences(Document(text.replace("\r\n", "\n").replace("\r", "\n")))
+    return _Splitter(document, limit).parts() or [""]
 
 
 Range = tuple[int, int]  # the first and last atom of a run
@@ -99,27 +98,16 @@ class _Splitter:
         return len(self.atoms) - len(atoms), len(self.atoms) - 1
 
     def _pack(self, ranges: list[Range]) -> list[Range]:
-        """Neighbouring ranges joined while they fit; a cut before an atom a part may not start
-        with moves back to the nearest one it may start with, if that still fits."""
-        pieces: list[list[Range]] = []
+        """Neighbouring ranges joined while they fit. (A part never ends with just a fence's
+        opening line or a table's header: the atom after them is sized with a head that
+        writes them again, so it always fits after them.)"""
+        pieces: list[Range] = []
         for first, last in ranges:
-            if pieces and self._fits(pieces[-1][0][0], last):
-                pieces[-1].append((first, last))
-            elif pieces and not self.atoms[first].may_start:
-                pieces.append(self._back_off(pieces[-1], (first, last)))
+            if pieces and self._fits(pieces[-1][0], last):
+                pieces[-1] = (pieces[-1][0], last)
             else:
-                pieces.append([(first, last)])
-        return [(piece[0][0], piece[-1][1]) for piece in pieces]
-
-    def _back_off(self, piece: list[Range], after: Range) -> list[Range]:
-        for cut in range(len(piece) - 1, 0, -1):
-            start = piece[cut][0]
-            if (self.atoms[start].may_start and self._fits(piece[0][0], piece[cut - 1][1])
-                    and self._fits(start, after[1])):
-                moved = piece[cut:]
-                del piece[cut:]
-                return [*moved, after]
-        return [after]  # no better cut: the part starts where it may not (the parser decides)
+                pieces.append((first, last))
+        return pieces
 
     # -- a paragraph over the limit: pieces that each fit alone, cut where the parser agrees --
 
@@ -137,30 +125,45 @@ class _Splitter:
         return range(begin, len(self.atoms))
 
     def _paragraph_cut(self, atom: _Atom, head: str, chain: Chain) -> tuple[int, int]:
-        """Where the piece of a paragraph from `atom.start` ends and the next begins: at the
-        last line end that fits, else the last blank, else the last character, the first of
-        them where the parser reads both sides as the text does (the rest must not start a
-        list, a heading or an HTML block, the piece must not end in a heading's underline)."""
-        found = None
-        for tries, (end, start) in enumerate(islice(self._paragraph_cuts(atom, chain), _CUT_TRIES)):
+        """Where the piece of a paragraph from `atom.start` ends and the next begins: the first
+        of the places `_paragraph_cuts` offers where the parser reads both sides as the text
+        does (the rest must not start a list, a heading or an HTML block; a piece that ends
+        inside a line must not end with a heading's underline), else the first one."""
+        doc, found = self.doc, None
+        for end, start in itertools.islice(self._paragraph_cuts(atom, head, chain), _CUT_TRIES):
             found = found or (end, start)
-            line = self.doc.line_of(start)
-            rest_reads = self._reads(head, start, self.doc.line_end(line), line)
-            inside = self.doc.line_of(end) == line  # the piece ends in a line cut in two
-            if rest_reads and (not inside or self._reads(
-                    atom.head, atom.start, end, line, self.doc.text.count("\n", atom.start, end))):
+            line = doc.line_of(start)
+            if not self._reads(head, start, doc.line_end(line), line):
+                continue
+            below = doc.text.count("\n", atom.start, end)
+            if doc.line_of(end) != line or self._reads(atom.head, atom.start, end, line, below):
                 return end, start
-        assert found is not None, "a paragraph over the limit has a place to cut"
-        return found
+        cut = atom.start + self.limit - len(atom.head)
+        return found or (cut, cut)
 
-    def _paragraph_cuts(self, atom: _Atom, chain: Chain) -> Iterator[tuple[int, int]]:
-        """(where a piece ends, where the next starts), best first, for a piece that fits."""
-        doc, text = self.doc, self.doc.text
+    def _paragraph_cuts(self, atom: _Atom, head: str, chain: Chain) -> Iterator[tuple[int, int]]:
+        """(where a piece ends, where the next starts), best first, for a piece that fits: the
+        ends of lines, then places inside them; inside first where the line the piece cannot
+        hold is over a part even alone (it is cut anyway: the piece fills up with it)."""
+        doc = self.doc
         last = atom.start + self.limit - len(atom.head)  # a piece may end up to here
+        line = doc.line_of(last)
+        own = doc.offsets[line] + doc.content_offset(line, chain)
+        ends, inside = self._line_ends(atom, last, chain), self._inside_lines(atom, last)
+        if line > atom.line and len(head) + doc.line_end(line) - own > self.limit:
+            return itertools.chain(inside, ends)
+        return itertools.chain(ends, inside)
+
+    def _line_ends(self, atom: _Atom, last: int, chain: Chain) -> Iterator[tuple[int, int]]:
+        doc = self.doc
         for line in range(doc.line_of(last), atom.line - 1, -1):
             end = doc.line_end(line)
             if atom.start < end <= last:
-                yield end, _skip_blanks(text, doc.offsets[line + 1] + doc.content_offset(line + 1, chain), atom.end)
+                start = doc.offsets[line + 1] + doc.content_offset(line + 1, chain)
+                yield end, _skip_blanks(doc.text, start, atom.end)
+
+    def _inside_lines(self, atom: _Atom, last: int) -> Iterator[tuple[int, int]]:
+        doc, text = self.doc, self.doc.text
         for at in _places(text, atom.start, last):
             end, start = atom.start + len(text[atom.start:at].rstrip()), _skip_blanks(text, at, atom.end)
             if atom.start < end and start < atom.end and doc.line_of(end) == doc.line_of(start):
@@ -187,6 +190,8 @@ class _Splitter:
         head = self._head(block, chain, repeated, "x") + again  # before a piece of a line
         atoms: list[_Atom] = []
         for line in range(block.start, last + 1):
+            if not doc.content(line, chain).strip():
+                continue  # blank (code) lines are no atoms: at a cut they are dropped
             atom = first if line == block.start else self._line(block, chain, line, repeated, tail)
             pieces = self._cut(atom, self.limit - len(atom.head) - ending, head, room, True)
             if line == last:
@@ -197,26 +202,23 @@ class _Splitter:
 
     def _ending(self, block: Block, chain: Chain) -> tuple[int, str, str]:
         """The block's last line with atoms of its own, and what a part adds that ends inside
-        the block before it, and at it: for a fence, a closing fence, and its own closing line
-        as written (which is no atom: no part starts or ends with it alone)."""
-        last = self.doc.last_line(block, chain)
+        the block before it, and at it: for a fence, a closing fence, and the rest of the
+        fence as written (its closing line, and the blank lines of code before it: no part
+        starts or ends with them alone)."""
+        doc, last = self.doc, self.doc.last_line(block, chain)
         if block.kind != "fence" or block.node is None:
             return last, "", ""
-        closing = self.doc.text[self.doc.line_end(last - 1):self.doc.line_end(last)]
-        return last - 1, f"\n{_prefix(chain)}{block.node.markup}", closing
+        code = last - 1
+        while code > block.start and not doc.content(code, chain).strip():
+            code -= 1
+        return code, f"\n{_prefix(chain)}{block.node.markup}", doc.text[doc.line_end(code):doc.line_end(last)]
 
     def _line(self, block: Block, chain: Chain, line: int, repeated: list[str], tail: str) -> _Atom:
         doc = self.doc
         start, end = doc.offsets[line] + doc.content_offset(line, chain), doc.line_end(line)
-        if line < block.start + len(repeated):  # a line parts write again: no part starts on it
-            return _Atom(start, end, line, "", tail, False)
-        own = doc.text[start:end]
-        head = self._head(block, chain, repeated, own)
-        if block.kind == "fence":  # not right after the opening fence, nor at the closing one
-            return _Atom(start, end, line, head, tail, block.start + 1 < line < block.end - 1)
-        if block.kind == "table":  # not between the header, the delimiter row and a first row
-            return _Atom(start, end, line, head, tail, line > block.start + 2)
-        return _Atom(start, end, line, head, tail, bool(own.strip()))
+        if line < block.start + len(repeated):  # a line parts write again (a table's delimiter)
+            return _Atom(start, end, line, "", tail)
+        return _Atom(start, end, line, self._head(block, chain, repeated, doc.text[start:end]), tail)
 
     def _cut(self, atom: _Atom, budget: int, head: str, room: int, check: bool) -> list[_Atom]:
         """`atom` cut where it is over `budget`; the pieces after the first start with `head`
@@ -227,7 +229,7 @@ class _Splitter:
             pieces[-1] = replace(pieces[-1], end=end)
             if start == atom.end:
                 break
-            pieces.append(replace(atom, start=start, head=head, may_start=True))
+            pieces.append(replace(atom, start=start, head=head))
             budget = room
         return pieces
 
@@ -236,7 +238,7 @@ class _Splitter:
         blank, else anywhere, where both pieces read as the line did (a code line not as the
         fence's closing line, a heading's rest not as something else)."""
         text, start, found = self.doc.text, piece.start, None
-        for at in islice(_places(text, start, cut), _CUT_TRIES):
+        for at in itertools.islice(_places(text, start, cut), _CUT_TRIES):
             end, after = start + len(text[start:at].rstrip()), _skip_blanks(text, at, piece.end)
             if end == start:
                 continue
@@ -301,9 +303,12 @@ class _Splitter:
 
 def _opening(chain: Chain, text: str) -> str | None:
     """The markers that put `text` on one line inside `chain`, each list item's on that line
-    (`- > 1. text`), when CommonMark gives every item its width again that way: only when what
-    follows each item's marker starts with no blank; None otherwise."""
+    (`- > 1. text`), when CommonMark gives every item its width again that way and reads the
+    text's indentation as before: only when what follows each item's marker, and the text,
+    start with no blank (a tab's width depends on its column); None otherwise."""
     markers = ["> " if c.is_quote else c.marker.ljust(c.width) for c in chain]
+    if text[:1] in (" ", "\t"):
+        return None
     for container, after in zip(chain, [*markers[1:], text], strict=False):
         if not container.is_quote and after[:1] in ("", " ", "\t"):
             return None

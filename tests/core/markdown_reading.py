@@ -4,28 +4,31 @@
 `assert_parts(original, parts, limit)` asserts, for the parts of one text:
 - each part is within the limit;
 - every part parses with its code fences closed, and the parts' fences are the original's, in
-  order, each with its own fence characters and length and its info string, a fence cut in two
-  showing as consecutive fences whose contents join back to the original's (blanks at the cut
-  aside);
+  order, each with its own fence characters and length and its info string; a fence cut in two
+  shows as fences in consecutive parts whose contents join back to the original's (blanks at
+  the cut aside);
 - nothing is lost: walking the original's lines, each part is the next original lines, except,
   and exactly:
-  * blank lines (blanks and `>` only) at a cut, outside code, are dropped;
+  * blank lines at a cut are dropped (in code: lines the parser reads as blank code; outside:
+    lines of blanks and `>`, but for the first line of a quote);
   * a part that starts inside list items may first have up to one line per item holding only
     its marker; a part that starts inside a code block repeats its opening fence line, inside a
-    table its header and delimiter rows (compared without markers and indentation);
+    table its header and delimiter rows, inside an HTML block its first line (compared without
+    markers and indentation);
   * the first line of a part after the first may differ from the original line in its quote
     and list markers and leading blanks (what the part writes again), nothing else;
-  * a part that ends inside a code block ends with a closing line that is its fence exactly,
-    and a fence the original left open is closed by such a line where it ends;
+  * a part that ends inside a code block ends with a closing line that is its fence exactly
+    (markers and indentation aside), and a fence the original left open is closed by such a
+    line after its last line that is not blank;
   * a line longer than a part is cut: its pieces, in consecutive parts, join back to it with
     blanks at the cut dropped (each piece after the first may follow markers and blanks, and a
     heading's `#` marker);
   and every non-blank line of a part is read in the same blocks as its original line (same
-  quotes, lists, items, and same leaf: paragraph, fence, table row, ...), which is what keeps
-  list and quote markers (the one exception: after a cut inside an HTML block, which nothing
-  can reopen, its lines are read as a paragraph: chat platforms show HTML as text anyway);
+  quotes, lists, items, and same leaf: paragraph, fence, table row, HTML block...), which is
+  what keeps list and quote markers;
 - a cut falls inside a block only when that block alone (its lines, plus the few characters a
-  part needs to say which list items it is in) is over the limit.
+  part needs to say which list items it is in, and the closing line of a fence left open) is
+  over the limit.
 """
 
 from __future__ import annotations
@@ -114,12 +117,22 @@ class Reading:
         return any(f.map and f.map[0] < line < self.end(f) for f in self.fences())
 
     def skip_blank(self, line: int) -> int:
-        """The next line that is not blank, outside code: a line holding only `>` is blank,
+        """The next line that is not blank (in code too): a line holding only `>` is blank,
         unless a quote starts on it (an empty quote, or one whose text starts below)."""
-        while line < len(self.lines) and blankish(self.lines[line]) and not self.in_fence(line) \
+        while line < len(self.lines) and self.blank(line) \
                 and not any(t.type == "blockquote_open" and t.map and t.map[0] == line for t in self.tokens):
             line += 1
         return line
+
+    def blank(self, line: int) -> bool:
+        """Whether the line holds only blanks and `>`, or in code, only blanks (as the parser
+        reads the code, without the markers of its quotes and list items)."""
+        for fence in self.fences():
+            first = (fence.map or (0, 0))[0]
+            if first < line < self.end(fence):  # its code, or its closing line
+                code = fence.content.split("\n")[:self.end(fence) - first - 1 - self.closed(fence)]
+                return line - first - 1 < len(code) and not code[line - first - 1].strip()
+        return blankish(self.lines[line])
 
 
 @dataclass
@@ -133,14 +146,12 @@ def assert_parts(original: str, parts: list[str], limit: int) -> None:
     """Every property the module's docstring lists."""
     assert all(len(part) <= limit for part in parts), [len(p) for p in parts]
     cuts = assert_nothing_lost(original, parts)
-    reading = Reading(original.replace("\r\n", "\n"))
-    reopened = {index + 1 for index, (line, _) in enumerate(cuts) if reading.in_fence(line)}
-    assert_same_fences(original, parts, reopened)
+    assert_same_fences(original, parts)
     assert_cuts_inside_only_big_blocks(original, cuts, limit)
 
 
-def assert_same_fences(original: str, parts: list[str], reopened: set[int]) -> None:
-    """The fences of the module's docstring; `reopened`: the parts that start inside one."""
+def assert_same_fences(original: str, parts: list[str]) -> None:
+    """The fences of the module's docstring."""
     wanted = Reading(original).fences()
     got: list[tuple[int, Token]] = []
     for index, part in enumerate(parts):
@@ -149,26 +160,16 @@ def assert_same_fences(original: str, parts: list[str], reopened: set[int]) -> N
         got += [(index, fence) for fence in reading.fences()]
     at = 0
     for fence in wanted:
-        joined, part = None, -1
-        while joined is None or _squash(joined) != _squash(fence.content) or _empty_rest(got, at, part, fence, reopened):
+        joined, in_part = None, -1
+        while joined is None or _squash(joined) != _squash(fence.content):
             assert at < len(got), f"fence {fence.markup}{fence.info} missing"
-            part, piece = got[at]
+            assert joined is None or got[at][0] == in_part + 1, "a fence cut in two goes on in the next part"
+            in_part, piece = got[at]
             at += 1
             assert (piece.markup, piece.info.strip()) == (fence.markup, fence.info.strip())
             joined = (joined or "") + piece.content
             assert _squash(fence.content).startswith(_squash(joined))
     assert at == len(got), "parts have fences the original does not"
-
-
-def _empty_rest(got: list[tuple[int, Token]], at: int, part: int, fence: Token,
-                reopened: set[int]) -> bool:
-    """Whether the next part starts with this fence reopened with only blank lines in it: a
-    part that could not hold the fence's last lines and its closing one closes it itself, and
-    the next part holds only those (blank) lines and the closing one."""
-    if at >= len(got) or got[at][0] != part + 1 or part + 1 not in reopened:
-        return False
-    piece = got[at][1]
-    return (piece.markup, piece.info, _squash(piece.content)) == (fence.markup, fence.info, "")
 
 
 def _squash(text: str) -> str:
@@ -322,7 +323,9 @@ def assert_cuts_inside_only_big_blocks(original: str, cuts: list[tuple[int, bool
                 continue
             first, end = block.map or (0, 0)
             if first < line or inside_line:
-                text = re.sub(r"(\n[ \t>]*)+$", "", "\n".join(reading.lines[first:end]))
+                while end - 1 > first and reading.blank(end - 1):
+                    end -= 1
+                text = "\n".join(reading.lines[first:end])
                 extra = MARKER_ALLOWANCE * reading.items_around(first, False)
                 extra += sum(len(f.markup) + MARKER_ALLOWANCE for f in reading.fences()  # closing
                              if f.map and first <= f.map[0] < end and not reading.closed(f))  # lines added

@@ -30,7 +30,8 @@ README = ("````markdown\n# My project\n\n```bash\npip install my-project\n```\n\
           "Save it as README.md.")
 LIST_FENCE = "1. ```bash\n   pip install foo\n   ```\n\n2. Run it.\n\nDone."
 INDENTED_FENCE = ("1. Install the tools:\n\n    ```bash\n"
-                  + "".join(f"    apt-get install -y tool-{n}\n" for n in range(6))
+                  + "".join(f"    apt-get install -y tool-{n}\n" for n in range(3)) + "\n"
+                  + "".join(f"    apt-get install -y tool-{n}\n" for n in range(3, 6))
                   + "    ```\n\n2. Run them.")
 INLINE_AT_START = ("``` aa ``` is inline code, not a fence.\n\nThe rest of the answer is prose, "
                    "and it stays prose.\n\n```py\nprint(1)\n```")
@@ -54,6 +55,9 @@ def test_a_fence_opened_on_a_list_items_line_is_seen() -> None:
 
 
 def test_a_fence_indented_four_spaces_in_a_list_item_is_closed_and_reopened_in_the_item() -> None:
+    # The regex splitter saw no fence: it cut at the blank line, with no fence on either side.
+    # The blank line of code at the cut is dropped.
+    assert split(INDENTED_FENCE, 4000) == [INDENTED_FENCE]
     assert split(INDENTED_FENCE, 120) == [
         "1. Install the tools:",
         "1.\n    ```bash\n    apt-get install -y tool-0\n    apt-get install -y tool-1\n"
@@ -92,7 +96,7 @@ def test_a_long_code_block_is_closed_and_reopened_with_its_language() -> None:
     parts = split(text, 500)
     assert len(parts) > 5 and all(len(p) <= 500 for p in parts)
     code_parts = [p for p in parts if "print(" in p]
-    assert all(p.startswith("```python\n") and p.endswith("\n```") or p.endswith("That is all.")
+    assert all((p.startswith("```python\n") and p.endswith("\n```")) or p.endswith("That is all.")
                for p in code_parts)
     joined_code = "\n".join(line for p in code_parts for line in p.splitlines()
                             if line.startswith("print("))
@@ -109,6 +113,32 @@ def test_an_unclosed_fence_in_a_list_item_is_closed_inside_the_item() -> None:
     # CommonMark ends the fence with the item, after the blank line; the closing line goes
     # before it, where the code ends.
     assert split("- ~~~~\n  never closed\n\nAfter.", 100) == ["- ~~~~\n  never closed\n  ~~~~\n\nAfter."]
+
+
+def test_an_unclosed_fence_is_closed_after_its_last_line_of_code() -> None:
+    assert split("```py\ncode\n\n\n", 40) == ["```py\ncode\n```"]
+
+
+def test_a_code_line_over_the_limit_by_its_trailing_blanks_alone_is_not_cut() -> None:
+    code = "x" * 70 + "word word"
+    assert split(f"```\n{code} ", 87) == [f"```\n{code}\n```"]
+
+
+def test_a_part_never_starts_with_a_paragraphs_line_that_would_read_as_a_list() -> None:
+    # "2. Reboot" goes on the paragraph (an ordered list not at 1 cannot interrupt one); at the
+    # start of a part it would be a list item.
+    text = "First run the installer and wait, then go to step\n2. Reboot, log in again and check the logs."
+    assert split(text, 52) == ["First run the installer and wait, then go to step\n2.",
+                               "Reboot, log in again and check the logs."]
+    assert split(text, 50) == ["First run the installer and wait, then go to",
+                               "step\n2. Reboot, log in again and check the logs."]
+
+
+def test_a_part_that_starts_inside_an_html_block_writes_its_first_line_again() -> None:
+    # Inside the HTML block nothing is a fence or a list; alone, the rest would be.
+    text = "<div>\n2. step two of the page\n- a dash line here\n```\nnot a fence, HTML\n</div>"
+    assert split(text, 50) == ["<div>\n2. step two of the page\n- a dash line here",
+                               "<div>\n```\nnot a fence, HTML\n</div>"]
 
 
 def test_a_giant_word_is_cut() -> None:
@@ -128,6 +158,15 @@ def test_a_long_list_item_keeps_its_marker_in_the_next_part() -> None:
         "- word9 word10 word11 word12 word13 word14 word15 word16",
         "- word17 word18 word19\n- next",
     ]
+
+
+def test_no_part_ends_with_an_opening_fence_or_a_tables_header_alone() -> None:
+    code = "value = compute(1)  # first step here\n"
+    fence = split("Here is the script:\n\n```python\n" + code * 3 + "```", 60)
+    assert fence == ["Here is the script:", *[f"```python\n{code}```"] * 3]
+    rows = [f"| {n} | the name of number {n} |" for n in range(3)]
+    table = split("The numbers:\n\n| n | name |\n|---|---|\n" + "\n".join(rows), 60)
+    assert table == ["The numbers:", *[f"| n | name |\n|---|---|\n{row}" for row in rows]]
 
 
 def test_a_long_table_repeats_its_header() -> None:
