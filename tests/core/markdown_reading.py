@@ -125,13 +125,16 @@ class Reading:
         return line
 
     def blank(self, line: int) -> bool:
-        """Whether the line holds only blanks and `>`, or in code, only blanks (as the parser
-        reads the code, without the markers of its quotes and list items)."""
+        """Whether the line holds only blanks and `>`, or in code (fenced or indented), only
+        blanks (as the parser reads the code, without the markers of its quotes and items)."""
         for fence in self.fences():
             first = (fence.map or (0, 0))[0]
             if first < line < self.end(fence):  # its code, or its closing line
                 code = fence.content.split("\n")[:self.end(fence) - first - 1 - self.closed(fence)]
                 return line - first - 1 < len(code) and not code[line - first - 1].strip()
+        for block in self.tokens:
+            if block.type == "code_block" and block.map and block.map[0] <= line < block.map[1]:
+                return not block.content.split("\n")[line - block.map[0]].strip()
         return blankish(self.lines[line])
 
 
@@ -143,8 +146,9 @@ class _Walk:
 
 
 def assert_parts(original: str, parts: list[str], limit: int) -> None:
-    """Every property the module's docstring lists."""
+    """Every property the module's docstring lists (line ends `\r\n` and `\r` read as `\n`)."""
     assert all(len(part) <= limit for part in parts), [len(p) for p in parts]
+    original = original.replace("\r\n", "\n").replace("\r", "\n")
     cuts = assert_nothing_lost(original, parts)
     assert_same_fences(original, parts)
     assert_cuts_inside_only_big_blocks(original, cuts, limit)
@@ -178,7 +182,7 @@ def _squash(text: str) -> str:
 
 def assert_nothing_lost(original: str, parts: list[str]) -> list[tuple[int, bool]]:
     """The walk of the module's docstring; returns where each cut fell: (line, inside it)."""
-    walk, cuts = _Walk(Reading(original.replace("\r\n", "\n"))), []
+    walk, cuts = _Walk(Reading(original)), []
     for index, part in enumerate(parts):
         if walk.carry is None:
             walk.line = walk.original.skip_blank(walk.line)

@@ -160,6 +160,18 @@ def test_a_long_list_item_keeps_its_marker_in_the_next_part() -> None:
     ]
 
 
+def test_a_quoted_list_cut_in_two_keeps_its_markers_and_its_fence() -> None:
+    text = ("> Steps:\n>\n> 1. Install it:\n>    ```bash\n>    pip install tool\n>    pip install tool-extras\n"
+            ">    ```\n> 2. Configure it, in a file that you keep next to the project, then run it.")
+    assert split(text, 60) == [
+        "> Steps:",
+        "> 1. Install it:\n>    ```bash\n>    pip install tool\n>    ```",
+        "> 1. ```bash\n>    pip install tool-extras\n>    ```",
+        "> 2. Configure it, in a file that you keep next to the",
+        "> 2. project, then run it.",
+    ]
+
+
 def test_no_part_ends_with_an_opening_fence_or_a_tables_header_alone() -> None:
     code = "value = compute(1)  # first step here\n"
     fence = split("Here is the script:\n\n```python\n" + code * 3 + "```", 60)
@@ -322,4 +334,15 @@ def test_prose_soup_splits(tokens: list[str], limit: int) -> None:
 @FAST
 @given(ANY, SMALL_LIMITS)
 def test_fence_soup_splits(tokens: list[str], limit: int) -> None:
+    split("".join(tokens), limit)
+
+
+# Text from a model is untrusted: any mix of Markdown's marks, NUL, tabs, line ends of all kinds.
+MARKS = st.lists(st.sampled_from([*"`~>-*+#|=_ \t\n1.)xyz<!\\[]:", "```", "~~~", "    ", "\n\n", "1. ", "- ",
+                                  "> ", "日", "\0", "\r\n", "\r", "\ud800"]), max_size=300)
+
+
+@FAST
+@given(MARKS, SMALL_LIMITS)
+def test_any_soup_of_markdown_marks_splits(tokens: list[str], limit: int) -> None:
     split("".join(tokens), limit)
