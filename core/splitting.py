@@ -60,6 +60,9 @@ Range = tuple[int, int]  # the first and last atom of a run
 
 
 class _Splitter:
+    """One split: the atoms of the document's blocks (whole blocks where they fit, else their
+    children's or their lines' atoms), then parts as runs of atoms joined while they fit."""
+
     def __init__(self, document: Document, limit: int) -> None:
         self.doc = document
         self.limit = limit
@@ -116,7 +119,8 @@ class _Splitter:
         head = self._head(block, chain, [], "x")  # a piece after the first starts with no blank
         if max(len(head), len(whole.head)) >= self.limit:
             return self._raw(block, chain)
-        atoms, atom = [], whole
+        atoms: list[_Atom] = []
+        atom = whole
         while self._length(atom, atom) > self.limit:
             end, start = self._paragraph_cut(atom, head, chain)
             atoms.append(replace(atom, end=end))
@@ -190,13 +194,10 @@ class _Splitter:
         head = self._head(block, chain, repeated, "x") + again  # before a piece of a line
         atoms: list[_Atom] = []
         for line in range(block.start, last + 1):
-            if not doc.content(line, chain).strip():
-                continue  # blank (code) lines are no atoms: at a cut they are dropped
-            atom = first if line == block.start else self._line(block, chain, line, repeated, tail)
-            pieces = self._cut(atom, self.limit - len(atom.head) - ending, head, room, True)
-            if line == last:
-                pieces[-1] = replace(pieces[-1], tail=closing)
-            atoms += pieces
+            if doc.content(line, chain).strip():  # blank (code) lines are no atoms: dropped at a cut
+                atom = first if line == block.start else self._line(block, chain, line, repeated, tail)
+                atoms += self._cut(atom, self.limit - len(atom.head) - ending, head, room, True)
+        atoms[-1] = replace(atoms[-1], tail=closing)
         begin, _ = self._add(atoms)
         return range(begin, len(self.atoms))
 
