@@ -12,7 +12,7 @@ import asyncio
 import json
 import os
 import signal
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,17 +139,25 @@ async def check_outcome(w: World, flight: InFlight) -> None:
     assert json.loads(result["content"])["user_response"] == "blue"
 
 
+async def across_a_new_serve(w: World, stop: Callable[[World, Replica], Awaitable[None]]) -> None:
+    """Two runs in flight on one serve, `stop` it, finish both on the next serve."""
+    async with replica("first", w.tmp_path, w.settings) as first:
+        flight = await two_runs_in_flight(w, first)
+        await stop(w, first)
+    async with replica("second", w.tmp_path, w.settings) as second:
+        await both_finish(w, second, flight)
+    await check_outcome(w, flight)
+
+
 async def test_sigterm_of_serve_then_a_new_serve_loses_no_run(
     db: str, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
+    async def sigterm(_: World, first: Replica) -> None:
+        first.process.send_signal(signal.SIGTERM)  # a deploy: the child Bridge goes too
+        assert await asyncio.wait_for(first.process.wait(), 60) == 0, first.output()
+
     async with world(db, llm, tmp_path) as w:
-        async with replica("first", tmp_path, w.settings) as first:
-            flight = await two_runs_in_flight(w, first)
-            first.process.send_signal(signal.SIGTERM)  # a deploy: the child Bridge goes too
-            assert await asyncio.wait_for(first.process.wait(), 60) == 0, first.output()
-        async with replica("second", tmp_path, w.settings) as second:
-            await both_finish(w, second, flight)
-        await check_outcome(w, flight)
+        await across_a_new_serve(w, sigterm)
 
 
 async def test_kill_9_of_the_bridge_with_serve_alive_loses_no_run(
@@ -169,19 +177,17 @@ async def test_kill_9_of_the_bridge_with_serve_alive_loses_no_run(
 async def test_kill_9_of_serve_and_its_bridge_then_a_new_serve_loses_no_run(
     db: str, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
+    async def kill_both(w: World, first: Replica) -> None:
+        child = (await _bridge_process(w, first))["pid"]
+        os.kill(child, signal.SIGKILL)
+        first.process.kill()  # SIGKILL: no clean-up of any kind
+        await first.process.wait()
+        await _until(lambda: _async(not psutil.pid_exists(child) or
+                                    psutil.Process(child).status() == psutil.STATUS_ZOMBIE),
+                     "the Bridge gone", first)
+
     async with world(db, llm, tmp_path) as w:
-        async with replica("first", tmp_path, w.settings) as first:
-            flight = await two_runs_in_flight(w, first)
-            child = (await _bridge_process(w, first))["pid"]
-            os.kill(child, signal.SIGKILL)
-            first.process.kill()  # SIGKILL: no clean-up of any kind
-            await first.process.wait()
-            await _until(lambda: _async(not psutil.pid_exists(child) or
-                                        psutil.Process(child).status() == psutil.STATUS_ZOMBIE),
-                         "the Bridge gone", first)
-        async with replica("second", tmp_path, w.settings) as second:
-            await both_finish(w, second, flight)
-        await check_outcome(w, flight)
+        await across_a_new_serve(w, kill_both)
 
 
 async def _bridge_process(w: World, serve: Replica) -> dict[str, object]:
