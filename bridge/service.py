@@ -136,9 +136,10 @@ class BridgeService:
         self.board.forget_runs(self.runs.prune())
 
     def shutdown(self) -> None:
-        """Release every blocked thread and close the agents."""
+        """Release every blocked thread and close the agents; the runs are left unended, for
+        the runtime to continue on the next Bridge (docs/bridge-protocol.md, "Durable turns")."""
         for turn in list(self._turns.values()):
-            turn.abort()
+            turn.release()
         for task in self._tasks:
             task.cancel()
         self.pool.close_all()

@@ -88,6 +88,15 @@ class Turn:
         self._board.cancel_run(self.plan.request.run_id)
         self._interrupt()
 
+    def release(self) -> None:
+        """The Bridge stops: end the turn here without ending the run. Nothing more is emitted
+        (no `aborted`): the runtime finds the run gone and continues it from its last checkpoint
+        on the Bridge that answers next."""
+        self.aborted = True
+        self._emitter.close()
+        self._board.cancel_run(self.plan.request.run_id)
+        self._interrupt()
+
     def _interrupt(self) -> None:
         agent = self._agent
         if agent is not None:
