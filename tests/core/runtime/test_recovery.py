@@ -18,7 +18,7 @@ from core.runtime.recovery import recover
 from tests.bridge.harness import RunningBridge
 from tests.core.runtime.conftest import FAST, catalogue_for, opened_pool
 from tests.core.runtime.waiting import DEADLINE, finished, message, stored_seqs, until
-from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 
 ROOT = Path(__file__).parents[3]
@@ -224,3 +224,40 @@ async def test_runs_the_bridge_executes_are_adopted_first_and_keep_their_slot_at
             assert (await finished(pool, turn.assistant.run_id)).status == MessageStatus.SUCCESS
     [first, second] = [r.body["run_id"] for r in fake_bridge.requests_to("POST", "/run")]
     assert (first, second) == ("q-one", "q-two")  # the queue kept its order
+
+
+CHECKPOINTED = [{"role": "user", "content": "job"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "call-1", "type": "function",
+                     "function": {"name": "clarify", "arguments": "{\"question\": \"Which?\"}"}}]}]
+
+
+async def test_a_question_whose_bridge_restarted_stays_open_until_the_fallback_ends_it(
+    db: str, fake_bridge: FakeBridge, skills_dir: Path
+):
+    fake_bridge.default_script = lambda run_id: [
+        ev("checkpoint", messages=CHECKPOINTED,
+           clarify={"call_id": "call-1", "clarify_id": f"q-{run_id}"}),
+        ev("clarify_request", clarify_id=f"q-{run_id}", question="Which?", choices=["a"]),
+        WaitAnswer(f"q-{run_id}"), ev("done", final_text="x")]
+    async with opened_pool(fake_bridge.url, catalogue_for(None, skills_dir)) as pool:
+        run = await pool.start((await sessions.create_session()).id, "job")
+        asked = await until(pool, run.run_id, lambda u: u.pause is not None)
+        await fake_bridge.stop()
+        fake_bridge.runs.clear()  # a new Bridge process: it knows neither the run nor the question
+        await fake_bridge.start()
+        async with asyncio.timeout(DEADLINE):  # the stream came back to a Bridge without the run
+            while not [r for r in fake_bridge.requests_to("GET", f"/runs/{run.run_id}")]:
+                await asyncio.sleep(0.02)
+        waiting = pool.view(run.run_id)
+        assert waiting.status == MessageStatus.RUNNING
+        assert waiting.pause.status == PauseStatus.UNANSWERED  # no expiry on a restart
+        assert (await ClarifyPause.get(clarify_id=asked.pause.clarify_id)).status == \
+            PauseStatus.UNANSWERED
+
+        assert await enforce_clarify_fallback(pool, timedelta(0)) == 1  # CLARIFY_FALLBACK_HOURS
+        ended = await finished(pool, run.run_id)
+    assert ended.status == MessageStatus.STOPPED
+    assert (await ClarifyPause.get(clarify_id=asked.pause.clarify_id)).status == PauseStatus.EXPIRED
+    starts = [r.body for r in fake_bridge.requests if r.path == "/run"]
+    assert [body.get("resume") for body in starts] == [None]  # never continued without an answer
