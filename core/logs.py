@@ -10,6 +10,11 @@ from datetime import datetime, timezone
 
 REDACTED = "[redacted]"
 MIN_SECRET = 6  # a shorter value is no secret, and blanking it would garble every line
+# Libraries whose INFO lines are start-up chatter (hermes-agent's plugin discovery and .env
+# notice, the scheduler's jobs, uvicorn's banner, the ORM's shutdown) or one line per HTTP
+# request: below DEBUG they log their warnings and errors only.
+QUIET_LIBRARIES = ("hermes_cli", "run_agent", "apscheduler", "tortoise", "uvicorn.error",
+                   "uvicorn.access", "httpx")
 
 
 class JsonFormatter(logging.Formatter):
@@ -49,13 +54,29 @@ class RedactingFormatter(logging.Formatter):
         return line
 
 
-def configure_logging(level: str = "INFO", format: str = "text", secrets: Iterable[str] = ()) -> None:
+def quiet_level(level: str) -> str:
+    """LOG_LEVEL for a process that writes warnings and errors only (the child Bridge, whose
+    start and exits `serve` reports; a terminal conversation): WARNING, unless `level` asks
+    for more (DEBUG) or for less (ERROR, CRITICAL)."""
+    return level if level.upper() in ("DEBUG", "ERROR", "CRITICAL") else "WARNING"
+
+
+def configure_logging(level: str = "INFO", format: str = "text", secrets: Iterable[str] = (),
+                      quiet: Iterable[str] = QUIET_LIBRARIES) -> None:
     """Install one handler on the root logger (called once, by the command being run); no
-    value of `secrets` is ever written."""
+    value of `secrets` is ever written, and the `quiet` loggers write warnings and errors
+    only unless `level` is DEBUG."""
     handler = logging.StreamHandler()
     inner = JsonFormatter() if format == "json" else logging.Formatter(
         "%(asctime)s %(levelname)s %(name)s: %(message)s")
     handler.setFormatter(RedactingFormatter(inner, secrets))
+    # On the handler too: hermes-agent lowers the root logger's level to INFO for its own log
+    # files when it builds an agent, which must not open this stream to INFO lines.
+    handler.setLevel(level.upper())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    library_level = logging.NOTSET if root.level <= logging.DEBUG else max(root.level,
+                                                                          logging.WARNING)
+    for name in quiet:
+        logging.getLogger(name).setLevel(library_level)

@@ -89,8 +89,25 @@ def test_serve_starts_with_nothing_configured_and_stops_on_sigint(tmp_path: Path
     assert "slack: not started" in output and "discord: not started" in output
     assert "this replica runs the upkeep jobs" in output
     assert output.rstrip().endswith("stopped")
-    assert "applied migration hermes.0001_initial" in output
+    migrations = ", ".join(f"hermes.{p.stem}" for p in sorted(MIGRATIONS.glob("0*.py")))
+    assert f"database: sqlite data/hermes-chat.sqlite3, 3 new migrations applied: {migrations}" \
+        in output
     assert (tmp_path / "data" / "hermes-chat.sqlite3").exists()  # the embedded default
+    _assert_a_quiet_start(output)
+
+
+STARTING_PARTS = ("database", "bridge", "runtime", "slack", "discord", "admin API")
+STOPPING = ["bridge: stopped", "stopped"]
+
+
+def _assert_a_quiet_start(output: str) -> None:
+    """One line per part, each part named once: none of hermes-agent's plugin discovery, the
+    child Bridge's own banner, uvicorn's, the scheduler's jobs or the ORM's shutdown."""
+    messages = [line.split(": ", 1)[1] for line in output.strip().splitlines()]
+    starting, stopping = messages[:-len(STOPPING)], messages[-len(STOPPING):]
+    assert stopping == STOPPING, output
+    assert len(starting) <= len(STARTING_PARTS), output
+    assert sorted(m.split(":", 1)[0] for m in starting) == sorted(STARTING_PARTS), output
 
 
 def test_an_unreachable_external_bridge_leaves_the_service_up_but_degraded(tmp_path: Path):

@@ -191,7 +191,8 @@ def test_the_database_password_and_every_key_a_model_may_use_are_redacted(
            "BRIDGE_TOKEN": "SECRETbridge0987", "UNLISTED_KEY": "sk-not-a-secret-of-ours"}
     settings = Settings.from_env(env)
     configure_logging("INFO", "text", _secrets(settings, env))
-    logging.getLogger("tortoise").info("connecting to %s (password SECRET@db-pass)", env["DATABASE_URL"])
+    logging.getLogger("tortoise").warning("connecting to %s (password SECRET@db-pass)",
+                                          env["DATABASE_URL"])
     logging.getLogger("x").info("keys: %s %s, token %s", env["FAST_API_KEY"], env["TEAM_KEY"],
                                 env["BRIDGE_TOKEN"])
     written = capsys.readouterr().err
