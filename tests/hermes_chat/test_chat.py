@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 
 from core import sessions
 from core.models import MessageStatus
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
 from core.thinking import ThinkingState
-from hermes_chat.chat import TerminalView, converse
+from hermes_chat.chat import PROMPT, TerminalView, converse
 from tests.core.runtime.conftest import pool, skills_dir  # noqa: F401
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.hermes_chat.test_serve import code_path
@@ -39,6 +40,7 @@ async def test_a_terminal_conversation_with_a_clarify(pool: RunPool, llm: Script
     text = out.getvalue()
     assert "🔧 todo" in text and "? Which size?" in text and "2. M" in text
     assert "hermes> Medium it is." in text and "✅ Done" in text
+    assert text.count("Medium it is.") == 1 and text.count(PROMPT) == 3, text  # /quit: the 3rd
     assert '"user_response": "M"' in llm.requests[-1]["messages"][-1]["content"]
 
 
@@ -69,3 +71,14 @@ async def test_the_chat_command_in_a_subprocess(bridge, llm: ScriptedLLM, tmp_pa
     out, err = await asyncio.wait_for(child.communicate(b"hi there\n"), 30)
     assert child.returncode == 0, err.decode()
     assert "hermes> Hello from the agent." in out.decode()
+    _assert_a_clean_terminal(out.decode(), err.decode(), "Hello from the agent.")
+
+
+def _assert_a_clean_terminal(out: str, err: str, answer: str) -> None:
+    """What the person sees: a prompt before each line they type, the answer once (not first
+    as a thinking status), the time once in the closing line, and no log line anywhere."""
+    assert out.count(answer) == 1, out
+    assert out.count(PROMPT) == 2, out  # their line, then the end of input
+    closing = out.strip().splitlines()[-2]
+    assert closing.startswith("  (✅ Done in") and len(re.findall(r"\d+s\b", closing)) == 1, out
+    assert not re.search(r"\b(DEBUG|INFO|WARNING)\b", out + err), out + err
