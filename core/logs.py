@@ -10,11 +10,15 @@ from datetime import datetime, timezone
 
 REDACTED = "[redacted]"
 MIN_SECRET = 6  # a shorter value is no secret, and blanking it would garble every line
-# Libraries whose INFO lines are start-up chatter (hermes-agent's plugin discovery and .env
-# notice, the scheduler's jobs, uvicorn's banner, the ORM's shutdown) or one line per HTTP
-# request: below DEBUG they log their warnings and errors only.
-QUIET_LIBRARIES = ("hermes_cli", "run_agent", "apscheduler", "tortoise", "uvicorn.error",
-                   "uvicorn.access", "httpx")
+# The service's own packages log at LOG_LEVEL; every other logger (the libraries': hermes-
+# agent's plugin discovery, uvicorn's banners, the scheduler's jobs, the ORM, the platform
+# clients' log-in and session lines, one line per HTTP request) at WARNING, unless LOG_LEVEL
+# is DEBUG. Bolt copies the root logger's level onto each logger it makes, so the root is
+# where the rule is set.
+OWN_PACKAGES = ("hermes_chat", "core", "bots", "bridge", "admin", "bench")
+# ... and these by name as well: hermes-agent lowers the root logger to INFO for its own log
+# files when it builds an agent, which would let them back into a Bridge process's stream.
+QUIET_LIBRARIES = ("hermes_cli", "run_agent", "uvicorn.error", "uvicorn.access", "httpx")
 
 
 class JsonFormatter(logging.Formatter):
@@ -62,21 +66,24 @@ def quiet_level(level: str) -> str:
 
 
 def configure_logging(level: str = "INFO", format: str = "text", secrets: Iterable[str] = (),
+                      own: Iterable[str] = OWN_PACKAGES,
                       quiet: Iterable[str] = QUIET_LIBRARIES) -> None:
     """Install one handler on the root logger (called once, by the command being run); no
-    value of `secrets` is ever written, and the `quiet` loggers write warnings and errors
-    only unless `level` is DEBUG."""
+    value of `secrets` is ever written. The `own` loggers write at `level`, every other one
+    warnings and errors only, unless `level` is DEBUG."""
     handler = logging.StreamHandler()
     inner = JsonFormatter() if format == "json" else logging.Formatter(
         "%(asctime)s %(levelname)s %(name)s: %(message)s")
     handler.setFormatter(RedactingFormatter(inner, secrets))
-    # On the handler too: hermes-agent lowers the root logger's level to INFO for its own log
-    # files when it builds an agent, which must not open this stream to INFO lines.
-    handler.setLevel(level.upper())
     root = logging.getLogger()
+    root.setLevel(level.upper())  # a level logging does not know is a ValueError here
+    wanted = root.level
+    # On the handler too: hermes-agent lowers the root logger's level (see QUIET_LIBRARIES).
+    handler.setLevel(wanted)
+    libraries = wanted if wanted <= logging.DEBUG else max(wanted, logging.WARNING)
     root.handlers[:] = [handler]
-    root.setLevel(level.upper())
-    library_level = logging.NOTSET if root.level <= logging.DEBUG else max(root.level,
-                                                                          logging.WARNING)
+    root.setLevel(libraries)
+    for name in own:
+        logging.getLogger(name).setLevel(wanted)
     for name in quiet:
-        logging.getLogger(name).setLevel(library_level)
+        logging.getLogger(name).setLevel(logging.NOTSET if wanted <= logging.DEBUG else libraries)

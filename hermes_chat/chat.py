@@ -45,7 +45,7 @@ class TerminalView:
         line = presenting.status_line(update)
         if line != self.status and not update.finished:
             self._release()
-            if state.status is not None and state.status.tool_name == MODEL_TEXT:
+            if _shows_model_text(update, line):
                 self.held = f"  · {line}"
             else:
                 self._print(f"  · {line}")
@@ -72,6 +72,11 @@ class TerminalView:
 
     def _print(self, text: str) -> None:
         print(text, file=self.out, flush=True)
+
+
+def _shows_model_text(update: RunUpdate, line: str) -> bool:
+    status = update.state.status
+    return status is not None and status.tool_name == MODEL_TEXT and line.endswith(status.text)
 
 
 async def converse(pool: RunPool, session_id: int, read: Reader, out: TextIO) -> None:

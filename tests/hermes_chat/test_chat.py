@@ -5,16 +5,20 @@ from __future__ import annotations
 import asyncio
 import io
 import re
+from datetime import datetime, timezone
 
 from core import sessions
+from core.events import Done, Step, ToolProgress, ToolStart
 from core.models import MessageStatus
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
-from core.thinking import ThinkingState
-from hermes_chat.chat import PROMPT, TerminalView, converse
+from core.thinking import ThinkingState, fold
+from hermes_chat.chat import MODEL_TEXT, PROMPT, TerminalView, converse
 from tests.core.runtime.conftest import pool, skills_dir  # noqa: F401
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.hermes_chat.test_serve import code_path
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 def lines(*typed: str):
@@ -82,3 +86,26 @@ def _assert_a_clean_terminal(out: str, err: str, answer: str) -> None:
     closing = out.strip().splitlines()[-2]
     assert closing.startswith("  (✅ Done in") and len(re.findall(r"\d+s\b", closing)) == 1, out
     assert not re.search(r"\b(DEBUG|INFO|WARNING)\b", out + err), out + err
+
+
+def _model_says(text: str, seq: int) -> ToolProgress:
+    """hermes-agent's relay of a reply of the model (the Bridge passes it on as it comes)."""
+    return ToolProgress(event_name="reasoning.available", tool_name=MODEL_TEXT, preview=text,
+                        seq=seq, at=T0)
+
+
+def test_the_model_s_words_show_as_thinking_only_when_the_run_goes_on() -> None:
+    out = io.StringIO()
+    view = TerminalView(out)
+    events = [Step(iteration=1, seq=1, at=T0), _model_says("Let me look it up.", 2),
+              ToolStart(tool_call_id="a", tool_name="web", args={}, seq=3, at=T0),
+              _model_says("It is sunny.", 4)]
+    state = ThinkingState()
+    for event in events:
+        state = fold([event], state)
+        view.show(RunUpdate("r", 1, 1, 2, MessageStatus.RUNNING, state))
+    done = fold([Done(final_text="It is sunny.", seq=5, at=T0)], state)
+    view.finish(RunUpdate("r", 1, 1, 2, MessageStatus.SUCCESS, done))
+    text = out.getvalue()
+    assert "💭 Let me look it up." in text  # the run went on: it was thinking
+    assert text.count("It is sunny.") == 1 and "hermes> It is sunny." in text, text

@@ -19,6 +19,7 @@ import pytest
 from bots.discord.supervisor import FATAL_CLOSE_CODES
 from tests.conftest import new_database
 from tests.fakes.discordfake import FakeDiscord
+from tests.fakes.slack import FakeSlack
 
 DEADLINE = 30.0
 ROOT = Path(__file__).parents[2]
@@ -214,3 +215,40 @@ async def _health_until(http: httpx.AsyncClient, process: subprocess.Popen[str],
             except httpx.TransportError:
                 pass
             await asyncio.sleep(0.1)  # polling a separate process with a deadline
+
+
+async def test_serve_on_both_platforms_starts_with_one_line_each(tmp_path: Path) -> None:
+    """Slack over Socket Mode and Discord over its gateway, both on their fakes: each platform
+    is one line, like every other part, with no library's own start-up lines besides."""
+    async with FakeDiscord() as discord, FakeSlack(bot_token="xoxb-test") as slack:
+        port = _free_port()
+        with (tmp_path / "serve.log").open("w") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path, text=True,
+                env=_env(ADMIN_PORT=str(port), DISCORD_TOKEN=discord.token,
+                         DISCORD_API_URL=discord.api_base, DISCORD_GATEWAY_URL=discord.gateway_url,
+                         SLACK_BOT_TOKEN="xoxb-test", SLACK_APP_TOKEN="xapp-test",
+                         SLACK_API_URL=slack.api_url),
+                stdout=log, stderr=subprocess.STDOUT)
+            try:
+                async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+                    await _health_until(http, process, lambda r: _platforms_up(r, "slack",
+                                                                               "discord"))
+            finally:
+                process.send_signal(signal.SIGINT)
+                await asyncio.to_thread(process.wait, DEADLINE)
+    output = (tmp_path / "serve.log").read_text()
+    assert process.returncode == 0, output
+    assert "slack: started (Socket Mode)" in output and "discord: started" in output
+    lines = output.splitlines(keepends=True)
+    [connected] = [line for line in lines if line.endswith(SOCKET_MODE_UP)]
+    _assert_a_quiet_start("".join(line for line in lines if line != connected))
+
+
+# A state change the Slack supervisor reports on every (re)connection, not a start-up line.
+SOCKET_MODE_UP = "INFO bots.slack.supervisor: slack: connected in Socket Mode\n"
+
+
+def _platforms_up(response: httpx.Response, *names: str) -> bool:
+    platforms = response.json().get("platforms", {})
+    return all(platforms.get(name, {}).get("state") == "ok" for name in names)
