@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 import httpx
 import pytest
@@ -172,12 +173,8 @@ async def test_serve_shows_the_discord_gateway_in_health_and_metrics(tmp_path: P
     async with FakeDiscord() as discord:
         port = _free_port()
         with (tmp_path / "serve.log").open("w") as log:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path, text=True,
-                env=_env(ADMIN_PORT=str(port), DISCORD_TOKEN=discord.token,
-                         DISCORD_API_URL=discord.api_base, DISCORD_GATEWAY_URL=discord.gateway_url,
-                         PLATFORM_DOWN_SECONDS="1"),
-                stdout=log, stderr=subprocess.STDOUT)
+            process = _serve_into(log, tmp_path, port, **_on_discord(discord),
+                                  PLATFORM_DOWN_SECONDS="1")
             try:
                 async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
                     up = await _health_until(http, process, lambda r: _discord(r) == "ok")
@@ -195,6 +192,17 @@ async def test_serve_shows_the_discord_gateway_in_health_and_metrics(tmp_path: P
     assert process.returncode == 0, output
     assert "not reconnecting: authentication failed (close code 4004)" in output
     assert len(discord.gateway.connections) == 1
+
+
+def _serve_into(log: TextIO, tmp_path: Path, port: int, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path,
+                            text=True, env=_env(ADMIN_PORT=str(port), **env), stdout=log,
+                            stderr=subprocess.STDOUT)
+
+
+def _on_discord(discord: FakeDiscord) -> dict[str, str]:
+    return {"DISCORD_TOKEN": discord.token, "DISCORD_API_URL": discord.api_base,
+            "DISCORD_GATEWAY_URL": discord.gateway_url}
 
 
 def _discord(response: httpx.Response) -> str | None:
@@ -223,13 +231,9 @@ async def test_serve_on_both_platforms_starts_with_one_line_each(tmp_path: Path)
     async with FakeDiscord() as discord, FakeSlack(bot_token="xoxb-test") as slack:
         port = _free_port()
         with (tmp_path / "serve.log").open("w") as log:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path, text=True,
-                env=_env(ADMIN_PORT=str(port), DISCORD_TOKEN=discord.token,
-                         DISCORD_API_URL=discord.api_base, DISCORD_GATEWAY_URL=discord.gateway_url,
-                         SLACK_BOT_TOKEN="xoxb-test", SLACK_APP_TOKEN="xapp-test",
-                         SLACK_API_URL=slack.api_url),
-                stdout=log, stderr=subprocess.STDOUT)
+            process = _serve_into(log, tmp_path, port, **_on_discord(discord),
+                                  SLACK_BOT_TOKEN="xoxb-test", SLACK_APP_TOKEN="xapp-test",
+                                  SLACK_API_URL=slack.api_url)
             try:
                 async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
                     await _health_until(http, process, lambda r: _platforms_up(r, "slack",
