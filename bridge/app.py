@@ -42,7 +42,7 @@ def create_app(settings: BridgeSettings, secrets: Mapping[str, str] | None = Non
     factory = AgentFactory(settings, scopes)
     service = BridgeService(
         settings,
-        RunRegistry(settings.retention_seconds, time.monotonic),
+        RunRegistry(settings.retention_seconds, time.monotonic, settings.run_buffer_bytes),
         AgentPool(settings.pool_size, factory.build),
         ClarifyBoard(settings.clarify_fallback_seconds),
         scopes,

@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from bridge.checkpoints import ConversationTap
 from bridge.clarify_board import ClarifyBoard, ClarifyTicket
 from bridge.emitter import RunEmitter
 
@@ -22,12 +23,14 @@ class AgentCallbacks:
     """Installed on the session's agent for one turn."""
 
     def __init__(self, emitter: RunEmitter, board: ClarifyBoard, run_id: str,
-                 interrupt: Callable[[], None]) -> None:
+                 interrupt: Callable[[], None], tap: ConversationTap | None = None) -> None:
         self._emitter = emitter
         self._board = board
         self._run_id = run_id
         self._interrupt = interrupt
+        self._tap = tap or ConversationTap()
         self._tool_errors: dict[str, bool] = {}
+        self._clarify_calls: list[str] = []  # call ids of clarify tool calls not yet asked
         self.compressed = False
         self.clarify_expired = False
 
@@ -52,6 +55,8 @@ class AgentCallbacks:
             self._emitter.emit("thinking_status", {"content": content})
 
     def step(self, iteration: int, prev_tools: list[Any] | None = None) -> None:
+        if iteration > 1:  # the previous step (a model reply and its tools' results) is done
+            self._checkpoint(None)
         names = [t.get("name", "") if isinstance(t, dict) else str(t) for t in prev_tools or []]
         self._emitter.emit("step", {"iteration": iteration, "prev_tools": names})
 
@@ -59,6 +64,8 @@ class AgentCallbacks:
         self._emitter.emit("status", {"category": str(category), "message": str(message)})
 
     def tool_start(self, call_id: str, name: str, args: Any) -> None:
+        if name == "clarify":
+            self._clarify_calls.append(call_id)
         data = {"tool_call_id": call_id, "tool_name": name, "args": _as_object(args)}
         self._emitter.emit("tool_start", data)
 
@@ -94,9 +101,17 @@ class AgentCallbacks:
         return ticket.answer or ""
 
     def _announce(self, ticket: ClarifyTicket) -> None:
+        call_id = self._clarify_calls.pop(0) if self._clarify_calls else None
+        if call_id:  # stored before the question: an answer can always continue the turn
+            self._checkpoint({"call_id": call_id, "clarify_id": ticket.clarify_id})
         data = {"clarify_id": ticket.clarify_id, "question": ticket.question,
                 "choices": ticket.choices}
         self._emitter.emit("clarify_request", data)
+
+    def _checkpoint(self, clarify: dict[str, str] | None) -> None:
+        messages = self._tap.snapshot()
+        if messages:
+            self._emitter.emit("checkpoint", {"messages": messages, "clarify": clarify})
 
     def _emit_todos(self, text: str) -> None:
         try:

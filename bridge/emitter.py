@@ -27,6 +27,7 @@ class RunEmitter:
         self._text: list[str] = []
         self._size = 0
         self._timer: asyncio.TimerHandle | None = None
+        self._closed = False  # the Bridge stops: the run's log ends here, unended
 
     def text(self, delta: str) -> None:
         """A streamed text delta (any thread)."""
@@ -39,7 +40,13 @@ class RunEmitter:
     def emit_now(self, name: str, data: dict[str, Any]) -> None:
         """Same as `emit`, on the event loop itself."""
         self.flush()
-        self.log.append(name, self._clean(data))
+        if not self._closed:
+            self.log.append(name, self._clean(data))
+
+    def close(self) -> None:
+        """Emit nothing more (event loop only): what the agent does from now on is not kept."""
+        self.flush()
+        self._closed = True
 
     def flush(self) -> None:
         """Send the buffered text as one `text` event (event loop only)."""
@@ -48,7 +55,8 @@ class RunEmitter:
             self._timer = None
         if self._text:
             text, self._text, self._size = "".join(self._text), [], 0
-            self.log.append("text", self._clean({"text": text}))
+            if not self._closed:
+                self.log.append("text", self._clean({"text": text}))
 
     def _add_text(self, delta: str) -> None:
         self._text.append(delta)

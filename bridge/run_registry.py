@@ -11,16 +11,20 @@ from bridge.run_log import RunLog
 class RunRegistry:
     """run_id → RunLog. A run waiting on clarify has not ended, so it is never pruned."""
 
-    def __init__(self, retention_seconds: float, clock: Callable[[], float]) -> None:
+    def __init__(self, retention_seconds: float, clock: Callable[[], float],
+                 buffer_bytes: int = 0) -> None:
         self._retention = retention_seconds
         self._clock = clock
+        self._buffer_bytes = buffer_bytes  # per run (BRIDGE_RUN_BUFFER_BYTES); 0: unbounded
         self._logs: dict[str, RunLog] = {}
 
-    def create(self, run_id: str, session_id: str) -> RunLog:
-        """A new run; `run_id` must be unused (finished runs count until pruned)."""
+    def create(self, run_id: str, session_id: str, first_id: int = 1) -> RunLog:
+        """A new run whose events start at `first_id` (a resumed turn's continue the ids it
+        had); `run_id` must be unused (finished runs count until pruned)."""
         if run_id in self._logs:
             raise RunExists(f"run {run_id!r} already exists")
-        log = RunLog(run_id, session_id, self._clock)
+        log = RunLog(run_id, session_id, self._clock, first_id=first_id,
+                     max_bytes=self._buffer_bytes)
         self._logs[run_id] = log
         return log
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from bridge.agent_factory import choose_model
 from bridge.agent_pool import AgentPool
+from bridge.checkpoints import continuation
 from bridge.clarify_board import ClarifyBoard
 from bridge.emitter import RunEmitter
 from bridge.errors import RunFinished, RunNotFound
@@ -22,6 +23,10 @@ from bridge.wire import RunRequest
 
 logger = logging.getLogger(__name__)
 _ABORTED_UNSEEN = {"message": "the run was aborted before it started", "code": "aborted"}
+RESUMED = {"category": "resumed",
+           "message": "Resumed after a restart of the agent service: the last step runs again."}
+ANSWERED = {"category": "resumed",
+            "message": "Resumed with the answer after a restart of the agent service."}
 
 
 class BridgeService:
@@ -43,9 +48,12 @@ class BridgeService:
     def start_run(self, request: RunRequest) -> RunLog:
         """Validate, record and start a run; it goes on whoever listens."""
         plan = self._plan(request)
-        log = self.runs.create(request.run_id, request.session_id)
+        first_id = request.resume.first_event_id if request.resume else 1
+        log = self.runs.create(request.run_id, request.session_id, first_id)
         self._memory_edited.discard(request.session_id)
         emitter = RunEmitter(log, asyncio.get_running_loop(), secret=plan.model.api_key)
+        if request.resume is not None:
+            emitter.emit_now("status", ANSWERED if request.resume.clarify else RESUMED)
         turn = Turn(plan, emitter, self.pool, self.board, self._histories)
         self._turns[request.run_id] = turn
         task = asyncio.create_task(self._guarded(turn, emitter), name=f"run-{request.run_id}")
@@ -59,9 +67,13 @@ class BridgeService:
         history = None  # the session's own, read when the turn starts
         if request.history is not None:  # the caller's branch, exactly
             history = [{"role": m.role, "content": m.content} for m in request.history]
+        resume = request.resume
+        if resume is not None:  # the turn so far, as its last checkpoint left it
+            answer = (resume.clarify.call_id, resume.clarify.answer) if resume.clarify else None
+            history = continuation(resume.messages, answer)
         refresh = request.session_id in self._memory_edited
         iterations = request.max_iterations or self.settings.max_iterations
-        return TurnPlan(request, model, history, iterations, refresh)
+        return TurnPlan(request, model, history, iterations, refresh, resumed=resume is not None)
 
     async def _guarded(self, turn: Turn, emitter: RunEmitter) -> None:
         """The error boundary of a run: a bug ends the run with `internal`, never the Bridge."""
@@ -124,9 +136,10 @@ class BridgeService:
         self.board.forget_runs(self.runs.prune())
 
     def shutdown(self) -> None:
-        """Release every blocked thread and close the agents."""
+        """Release every blocked thread and close the agents; the runs are left unended, for
+        the runtime to continue on the next Bridge (docs/bridge-protocol.md, "Durable turns")."""
         for turn in list(self._turns.values()):
-            turn.abort()
+            turn.release()
         for task in self._tasks:
             task.cancel()
         self.pool.close_all()

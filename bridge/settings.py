@@ -24,6 +24,7 @@ class BridgeSettings:
     heartbeat_seconds: float = 15.0
     clarify_fallback_seconds: float = 86400.0  # an unanswered clarify ends the run after 24 h
     retention_seconds: float = 90000.0  # 25 h after a run ends
+    run_buffer_bytes: int = 1048576  # encoded events kept in memory per run (oldest go first)
     max_iterations: int = 90
     # Off by default: every chat session gets its own MEMORY.md / USER.md.
     shared_memory: bool = False
@@ -54,6 +55,7 @@ class BridgeSettings:
             "BRIDGE_TOOLSETS": ",".join(self.toolsets),
             "BRIDGE_SHARED_MEMORY": "true" if self.shared_memory else "false",
             "BRIDGE_POOL_SIZE": str(self.pool_size),
+            "BRIDGE_RUN_BUFFER_BYTES": str(self.run_buffer_bytes),
             "CLARIFY_FALLBACK_HOURS": repr(self.clarify_fallback_seconds / 3600.0),
             "BRIDGE_TOKEN": self.token, "BRIDGE_KEY_ENVS": ",".join(self.key_envs),
             "LOG_LEVEL": self.log_level, "LOG_FORMAT": self.log_format,
@@ -64,7 +66,7 @@ class BridgeSettings:
     def from_env(cls, env: Mapping[str, str]) -> BridgeSettings:
         """Read BRIDGE_HOST, BRIDGE_PORT, HERMES_HOME, OPENAI_BASE_URL, OPENAI_API_KEY,
         HERMES_MODEL, BRIDGE_TOOLSETS (comma list), BRIDGE_SHARED_MEMORY (1/true),
-        BRIDGE_POOL_SIZE, CLARIFY_FALLBACK_HOURS, BRIDGE_TOKEN, BRIDGE_KEY_ENVS (comma list),
+        BRIDGE_POOL_SIZE, BRIDGE_RUN_BUFFER_BYTES, CLARIFY_FALLBACK_HOURS, BRIDGE_TOKEN, BRIDGE_KEY_ENVS (comma list),
         LOG_LEVEL and LOG_FORMAT."""
         text = {key: env.get(key, "").strip() for key in _ENV_KEYS}
         toolsets = _names(text["BRIDGE_TOOLSETS"])
@@ -78,6 +80,7 @@ class BridgeSettings:
             toolsets=toolsets or DEFAULT_TOOLSETS,
             shared_memory=text["BRIDGE_SHARED_MEMORY"].lower() in ("1", "true", "yes"),
             pool_size=int(text["BRIDGE_POOL_SIZE"] or cls.pool_size),
+            run_buffer_bytes=int(text["BRIDGE_RUN_BUFFER_BYTES"] or cls.run_buffer_bytes),
             clarify_fallback_seconds=(
                 float(text["CLARIFY_FALLBACK_HOURS"]) * 3600.0
                 if text["CLARIFY_FALLBACK_HOURS"] else cls.clarify_fallback_seconds
@@ -103,6 +106,7 @@ _ENV_KEYS = (
     "BRIDGE_TOOLSETS",
     "BRIDGE_SHARED_MEMORY",
     "BRIDGE_POOL_SIZE",
+    "BRIDGE_RUN_BUFFER_BYTES",
     "CLARIFY_FALLBACK_HOURS",
     "BRIDGE_TOKEN",
     "BRIDGE_KEY_ENVS",

@@ -9,15 +9,17 @@ from bridge.run_log import RunLog
 
 
 async def follow_run(log: RunLog, after: int, heartbeat_seconds: float) -> AsyncIterator[bytes]:
-    """Every event with id > `after`, then live ones, until `done`/`error`."""
-    cursor = after
+    """Every event after id `after` (and a checkpoint taken right after it), then live ones,
+    until `done`/`error`."""
+    position = log.position_after(after)
     while True:
-        for event in log.events_after(cursor):
+        position = max(position, log.dropped)  # trimmed while this reader was slow
+        for event in log.events_from(position):
             yield event.encode()
-            cursor = event.id
+            position += 1
             if event.is_terminal:
                 return
         if log.finished:
             return
-        if not await log.wait_beyond(cursor, heartbeat_seconds):
+        if not await log.wait_beyond(position, heartbeat_seconds):
             yield HEARTBEAT

@@ -10,6 +10,7 @@ from typing import Any
 from bridge.agent_factory import ModelChoice, refresh_system_prompt
 from bridge.agent_pool import AgentPool
 from bridge.callbacks import AgentCallbacks
+from bridge.checkpoints import RESUME_MARKER, ConversationTap
 from bridge.clarify_board import ClarifyBoard
 from bridge.compaction import compaction_data
 from bridge.emitter import RunEmitter
@@ -30,6 +31,12 @@ class TurnPlan:
     history: list[Message] | None  # None: the session's history as the Bridge kept it
     max_iterations: int
     refresh_prompt: bool = False  # the session's memory was edited since its last turn
+    resumed: bool = False  # `history` is a turn another Bridge process began: go on from it
+
+    @property
+    def user_message(self) -> str:
+        """What `run_conversation` gets as the user message (a resumed turn's is in history)."""
+        return RESUME_MARKER if self.resumed else self.request.user_message
 
 
 class Turn:
@@ -52,14 +59,18 @@ class Turn:
             if self.aborted:
                 return
             history = self._history()
-            callbacks = AgentCallbacks(self._emitter, self._board, request.run_id, self._interrupt)
+            tap = ConversationTap(resuming=self.plan.resumed)
+            callbacks = AgentCallbacks(self._emitter, self._board, request.run_id,
+                                       self._interrupt, tap)
             callbacks.install(agent)
+            tap.install(agent)
             self._agent = agent
             try:
                 name = f"turn-{request.run_id}"
                 result = await run_in_thread(lambda: self._converse(agent, history), name)
             finally:
                 self._agent = None
+                tap.remove(agent)
             current = self._pool.holds(request.session_id, agent)  # False: reset meanwhile
         self._finish(result, callbacks, history, current)
 
@@ -77,6 +88,15 @@ class Turn:
         self._board.cancel_run(self.plan.request.run_id)
         self._interrupt()
 
+    def release(self) -> None:
+        """The Bridge stops: end the turn here without ending the run. Nothing more is emitted
+        (no `aborted`): the runtime finds the run gone and continues it from its last checkpoint
+        on the Bridge that answers next."""
+        self.aborted = True
+        self._emitter.close()
+        self._board.cancel_run(self.plan.request.run_id)
+        self._interrupt()
+
     def _interrupt(self) -> None:
         agent = self._agent
         if agent is not None:
@@ -89,7 +109,7 @@ class Turn:
         agent.ephemeral_system_prompt = request.system_prompt
         agent.max_iterations = self.plan.max_iterations
         return agent.run_conversation(
-            request.user_message, conversation_history=copy.deepcopy(history)
+            self.plan.user_message, conversation_history=copy.deepcopy(history)
         )
 
     def _finish(self, result: dict[str, Any], callbacks: AgentCallbacks,
@@ -98,7 +118,8 @@ class Turn:
         if isinstance(messages, list):
             self._remember(messages, current)
         if callbacks.compressed and isinstance(messages, list):
-            conversation = [*history, {"role": "user", "content": self.plan.request.user_message}]
+            conversation = history if self.plan.resumed else [
+                *history, {"role": "user", "content": self.plan.request.user_message}]
             data = compaction_data(messages, conversation)
             if data is not None:
                 self._emitter.emit_now("context_compacted", data)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -26,6 +26,22 @@ class HistoryMessage(msgspec.Struct, frozen=True):
     content: str
 
 
+class ClarifyResume(msgspec.Struct, frozen=True):
+    """The answer to the clarify a resumed turn waited on: it becomes that tool call's result."""
+
+    call_id: Annotated[str, msgspec.Meta(min_length=1)]
+    answer: str
+
+
+class Resume(msgspec.Struct, frozen=True):
+    """A turn another Bridge process began: its messages so far (its last `checkpoint`), and
+    the id its first event here takes (one past every event the caller already has)."""
+
+    first_event_id: Annotated[int, msgspec.Meta(ge=1)]
+    messages: list[dict[str, Any]]
+    clarify: ClarifyResume | None = None
+
+
 class RunRequest(msgspec.Struct, frozen=True):
     run_id: Identifier
     session_id: Identifier
@@ -34,6 +50,7 @@ class RunRequest(msgspec.Struct, frozen=True):
     model: ModelSpec | None = None
     max_iterations: Annotated[int, msgspec.Meta(ge=1, le=500)] | None = None
     history: list[HistoryMessage] | None = None
+    resume: Resume | None = None
 
 
 class ClarifyAnswer(msgspec.Struct, frozen=True):

@@ -4,13 +4,15 @@ The first connection is `POST /run` (or a follow, for a run that already exists)
 connection drops, stalls past the read timeout or ends before `done`/`error`, the stream
 reconnects to `GET /runs/{id}/events` with `Last-Event-ID` = `last_seq()` (what the caller
 persisted), after an exponential backoff. Events with an id at or below the highest one
-already yielded are dropped, so each event is yielded exactly once, in order.
+already yielded are dropped, so each event is yielded exactly once, in order (a `checkpoint`
+carries the id of the event before it: one is dropped only if it is older than that, or
+already yielded).
 
 A connection that ends cleanly without `done`/`error` first asks `ended`: a finished run
 whose events the caller already has (e.g. followed again after a restart) just ends.
 
 Two ways a stream ends without `done`/`error`: a Bridge that answers again but no longer
-knows the run (it restarted: 404 on a reconnect) fails at once with `RUN_LOST`; a Bridge that
+knows the run (it restarted: 404 on a reconnect or a follow) raises RunLost at once; a Bridge that
 stays unreachable is retried `max_reconnects` times, about `patience()` seconds in all.
 """
 
@@ -26,8 +28,8 @@ from httpx_sse import EventSource, SSEError
 
 from core.backoff import Backoff
 from core.bridge_errors import garbage
-from core.errors import BridgeUnavailable, NotFound
-from core.events import Event, is_terminal, parse_event
+from core.errors import BridgeUnavailable, NotFound, RunLost
+from core.events import Checkpoint, Event, is_terminal, parse_event
 
 # `open(None)` starts the run; `open(n)` follows it from after event n.
 Opener = Callable[[int | None], AbstractAsyncContextManager[httpx.Response]]
@@ -83,6 +85,7 @@ class ResumableStream:
     last_seq: Callable[[], int] | None = None
     ended: Ended | None = None
     highest: int = 0
+    checkpointed: int = 0  # the id of the last checkpoint yielded
     failures: int = 0
     started: bool = False
     connected: bool = False  # a connection of this run was open once
@@ -104,8 +107,8 @@ class ResumableStream:
                 self.started = True
                 continue
             except NotFound as exc:
-                if self.connected:  # it streamed this run before: the Bridge forgot it
-                    raise NotFound(RUN_LOST) from exc
+                if self.connected or not start:  # it had this run: the Bridge forgot it
+                    raise RunLost(RUN_LOST if self.connected else exc.message) from exc
                 raise
             except (Dropped, httpx.TransportError) as exc:
                 if not self.started:
@@ -128,6 +131,11 @@ class ResumableStream:
         if name == "message" and not data:
             return None  # httpx-sse's empty event after a comment line (heartbeat)
         event = parse_event(event_id, name, data, self.clock(), self.run_id)
+        if type(event) is Checkpoint:  # it has the id of the event before it
+            if event.seq < self.highest or event.seq <= self.checkpointed:
+                return None
+            self.checkpointed = event.seq
+            return event
         if event is None or event.seq <= self.highest:
             return None
         self.highest = event.seq

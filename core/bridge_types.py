@@ -24,8 +24,25 @@ class HistoryMessage(msgspec.Struct, frozen=True):
     content: str
 
 
+class ClarifyResume(msgspec.Struct, frozen=True):
+    """The answer a resumed turn's clarify tool call gets as its result."""
+
+    call_id: str
+    answer: str
+
+
+class Resume(msgspec.Struct, frozen=True, kw_only=True):
+    """A turn continued on another Bridge process: its messages so far (its last checkpoint)
+    and the id its first event takes there, one past every event the runtime has seen."""
+
+    first_event_id: int
+    messages: tuple[dict[str, Any], ...]
+    clarify: ClarifyResume | None = None
+
+
 class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
-    """Body of `POST /run`; `history=None` lets the Bridge use the session's own history."""
+    """Body of `POST /run`; `history=None` lets the Bridge use the session's own history;
+    `resume` continues a turn another Bridge process began."""
 
     run_id: str
     session_id: str
@@ -34,12 +51,16 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
     model: ModelRef | None = None
     max_iterations: int | None = None
     history: tuple[HistoryMessage, ...] | None = None
+    resume: Resume | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The wire body: `history` is omitted when None, present (even empty) otherwise."""
+        """The wire body: `history` is omitted when None, present (even empty) otherwise;
+        `resume` only when set."""
         body: dict[str, Any] = msgspec.to_builtins(self)
         if self.history is None:
             del body["history"]
+        if self.resume is None:
+            del body["resume"]
         return body
 
 

@@ -37,6 +37,8 @@ class Settings:
     bridge_shared_memory: bool = False
     bridge_pool_size: int = 8
     clarify_fallback_hours: int = 24
+    bridge_run_buffer_bytes: int = 1048576
+    run_buffer_bytes: int = 262144
     max_active_runs: int = 5
     run_lease_seconds: int = 30
     runs_per_user_per_minute: int = 10
@@ -90,7 +92,8 @@ def _url_password(url: str) -> tuple[str, ...]:
 
 
 _AT_LEAST_ONE = frozenset({"run_lease_seconds", "bridge_pool_size", "clarify_fallback_hours",
-                           "platform_down_seconds"})
+                           "platform_down_seconds", "bridge_run_buffer_bytes",
+                           "run_buffer_bytes"})
 
 
 def _convert(name: str, kind: object, raw: str) -> object:

@@ -19,6 +19,13 @@ class NotFound(HermesChatError):
     code = "not_found"
 
 
+class RunLost(NotFound):
+    """The Bridge answers but no longer knows a run it had (its process restarted): the run
+    goes on from its last checkpoint (core/runtime/continuation.py)."""
+
+    code = "run_lost"
+
+
 class InvalidInput(HermesChatError):
     """A request that can never succeed as sent: wrong kind of message, bad value."""
 

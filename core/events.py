@@ -89,6 +89,22 @@ class ContextCompacted(_Event, tag="context_compacted"):
     compacted_until: int | None = None
 
 
+class CheckpointClarify(msgspec.Struct, frozen=True):
+    """The clarify a checkpoint was taken at: the tool call the answer is the result of."""
+
+    call_id: Annotated[str, msgspec.Meta(min_length=1)]
+    clarify_id: str
+
+
+class Checkpoint(_Event, tag="checkpoint"):
+    """What a continuation of the turn needs: the agent's messages so far. Its seq is the id
+    of the event before it (it takes none of its own). Stored apart from the log (one per run,
+    the latest: core/runtime/checkpoints.py), never as a log row."""
+
+    messages: tuple[dict[str, Any], ...]
+    clarify: CheckpointClarify | None = None
+
+
 class Done(_Event, tag="done"):
     final_text: str
 
@@ -100,7 +116,7 @@ class RunError(_Event, tag="error"):
 
 Event = Union[
     TextDelta, ThinkingStatus, Step, Status, ToolProgress, ToolStart, ToolEnd,
-    TodoUpdate, ClarifyRequest, ContextCompacted, Done, RunError,
+    TodoUpdate, ClarifyRequest, ContextCompacted, Checkpoint, Done, RunError,
 ]
 _BY_KIND: MappingProxyType[str, type[_Event]] = MappingProxyType(
     {cls.__struct_config__.tag: cls for cls in Event.__args__}  # type: ignore[attr-defined]

@@ -178,6 +178,22 @@ class ClarifyPause(Model):
         )
 
 
+class RunCheckpoint(Model):
+    """The latest checkpoint of an assistant message's run: the agent's messages so far, from which any Bridge continues the turn."""
+
+    id = fields.BigIntField(primary_key=True)
+    message = fields.OneToOneField(
+        "hermes.ChatMessage", related_name="checkpoint", on_delete=fields.CASCADE
+    )
+    seq = fields.IntField()
+    messages_json = fields.TextField()
+    clarify_json = fields.TextField(null=True)
+    updated_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "run_checkpoint"
+
+
 class RunLease(Model):
     """Which replica drives a run in flight, until when. An expired lease is up for grabs."""
 

@@ -22,6 +22,7 @@ def bridge_settings(settings: Settings) -> BridgeSettings:
         shared_memory=settings.bridge_shared_memory,
         pool_size=settings.bridge_pool_size,
         clarify_fallback_seconds=settings.clarify_fallback_hours * 3600.0,
+        run_buffer_bytes=settings.bridge_run_buffer_bytes,
         token=settings.bridge_token,
         key_envs=settings.bridge_key_envs,
         log_level=settings.log_level,

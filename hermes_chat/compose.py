@@ -59,7 +59,8 @@ async def running_parts(settings: Settings,
             pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
                            metrics=metrics, leases=leases, log_notices=notices,
                            patience=settings.database_patience,
-                           quota=RunQuota(settings.runs_per_user_per_minute))
+                           quota=RunQuota(settings.runs_per_user_per_minute),
+                           run_buffer_bytes=settings.run_buffer_bytes)
             await pool.open()
             upkeep = _run_jobs_when_leader(pool, lock, settings)
             tasks = [asyncio.create_task(upkeep, name="upkeep")]

@@ -9,7 +9,7 @@ from tortoise.exceptions import IntegrityError
 from core.bridge_port import Bridge
 from core.errors import BridgeUnavailable, Conflict, NotFound
 from core.events import ClarifyRequest
-from core.models import ClarifyPause, PauseStatus, utc_now
+from core.models import IN_FLIGHT, ChatMessage, ClarifyPause, PauseStatus, utc_now
 from core.runtime.updates import PauseView
 
 
@@ -20,6 +20,7 @@ class ClarifyOutcome:
     accepted: bool
     pause: PauseView
     reason: str | None = None
+    continued: bool = False  # the Bridge no longer had the run: it goes on from its checkpoint
 
 
 def view(pause: ClarifyPause) -> PauseView:
@@ -68,12 +69,21 @@ async def answer_pause(bridge: Bridge, pause: ClarifyPause, answer: str, user: s
             status=PauseStatus.UNANSWERED, answer=None, answered_by=None, answered_at=None
         )
         raise
-    except (NotFound, Conflict):  # the Bridge forgot the run (it restarted) or closed the
-        # question (the run was stopped, or waited past the fallback): nobody can answer it now
-        await ClarifyPause.filter(id=pause.id).update(status=PauseStatus.EXPIRED)
-        current = await ClarifyPause.get(id=pause.id)
-        return ClarifyOutcome(False, view(current), "this question expired: the run is over")
+    except NotFound:  # the Bridge forgot the run (it restarted): the answer stays, and the
+        # run goes on from its checkpoint with it, unless the run is over
+        if await ChatMessage.filter(id=pause.message_id, status__in=IN_FLIGHT).exists():
+            return ClarifyOutcome(True, view(await ClarifyPause.get(id=pause.id)), continued=True)
+        return await _expired(pause)
+    except Conflict:  # the Bridge closed the question (the run was stopped, or waited past
+        # the fallback): nobody can answer it now
+        return await _expired(pause)
     return ClarifyOutcome(True, view(await ClarifyPause.get(id=pause.id)))
+
+
+async def _expired(pause: ClarifyPause) -> ClarifyOutcome:
+    await ClarifyPause.filter(id=pause.id).update(status=PauseStatus.EXPIRED)
+    current = await ClarifyPause.get(id=pause.id)
+    return ClarifyOutcome(False, view(current), "this question expired: the run is over")
 
 
 def _why_not(pause: ClarifyPause) -> str:

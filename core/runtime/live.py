@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from core.events import Event
+import msgspec
+
+from core.events import Event, TextDelta
 from core.models import MessageStatus
 from core.runtime.records import Turn
 from core.runtime.updates import PauseView, RunUpdate
@@ -29,8 +31,11 @@ class LiveRun:
     task: asyncio.Task[None] | None = None
     finished_at: float | None = None
     events: list[Event] = field(default_factory=list)  # what admin SSE followers replay
+    event_bytes: int = 0  # about what `events` costs (RUN_BUFFER_BYTES bounds it)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     dirty: bool = False  # an announcement to subscribers is already scheduled
+    checkpoint_seq: int = 0  # the seq of the latest checkpoint received (or stored)
+    answered: asyncio.Event = field(default_factory=asyncio.Event)  # a continuation waits on it
 
     @property
     def session_id(self) -> int:
@@ -59,6 +64,19 @@ class LiveRun:
     def fold(self, event: Event) -> None:
         self.unfolded.append(event)
         self.events.append(event)
+        self.event_bytes += event_size(event)
+
+    def trim_events(self, stored_seq: int, max_bytes: int) -> None:
+        """Past `max_bytes`, forget the oldest events down to 3/4 of it, but only those stored
+        (seq <= `stored_seq`): followers read those from the database (core/runtime/follow.py)."""
+        if self.event_bytes <= max_bytes:
+            return
+        goal, cut = max_bytes * 3 // 4, 0
+        while (cut < len(self.events) and self.event_bytes > goal
+               and self.events[cut].seq <= stored_seq):
+            self.event_bytes -= event_size(self.events[cut])
+            cut += 1
+        del self.events[:cut]
 
     def update(self) -> RunUpdate:
         return RunUpdate(
@@ -68,3 +86,10 @@ class LiveRun:
             error=self.error, model_id=self.turn.assistant.model_id,
             skill_folder=self.turn.assistant.skill_folder, summary_ids=self.summary_ids,
         )
+
+
+def event_size(event: Event) -> int:
+    """About the bytes an event holds: its text, or its JSON (most events are small)."""
+    if type(event) is TextDelta:
+        return len(event.text) + 64
+    return len(msgspec.json.encode(event)) + 64

@@ -7,6 +7,8 @@ not doubled. A batch refused for any other reason holds a row the database will 
 run's message deleted meanwhile, a value it refuses): it is split in halves until each bad row
 is alone; the others are stored, and each bad one is replaced by a placeholder row (a `status`
 event of category `dropped` saying what was lost), so no run's rows wait on another's.
+A run's checkpoint (the agent's messages so far) waits here too, the latest per message, and is
+written by the same flush after the rows, whole or not at all (core/runtime/checkpoints.py).
 Rows are plain tuples and a flush is one write (PostgreSQL: a binary COPY; SQLite: multi-row
 VALUES): building an ORM object per event costs more than the whole rest of the pipeline.
 """
@@ -23,9 +25,10 @@ from datetime import datetime
 import asyncpg
 from tortoise import connections
 
-from core.events import Event, TextDelta, event_to_log
+from core.events import Checkpoint, Event, TextDelta, event_to_log
 from core.safe_text import clean_text
 from core.outage import is_outage, transaction
+from core.runtime.checkpoints import store_checkpoints
 from core.runtime.notify import ANNOUNCE, highest_seqs, payloads
 
 log = logging.getLogger(__name__)
@@ -52,6 +55,7 @@ class LogBuffer:
         self.max_rows = max_rows
         self.interval = interval
         self._rows: list[Row] = []
+        self._checkpoints: dict[int, Checkpoint] = {}  # the latest of each message, unwritten
         self._persisted: dict[int, int] = {}
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
@@ -70,6 +74,12 @@ class LogBuffer:
         if len(self._rows) == self.max_rows:  # once per batch, not at every row past it
             self._wake.set()
 
+    def checkpoint(self, message_id: int, point: Checkpoint) -> None:
+        """Keep the message's checkpoint for the next flush (an older one is not kept)."""
+        held = self._checkpoints.get(message_id)
+        if held is None or held.seq < point.seq:
+            self._checkpoints[message_id] = point
+
     def persisted_seq(self, message_id: int) -> int:
         """The highest seq of this message known to be in the database (0: none yet)."""
         return self._persisted.get(message_id, 0)
@@ -79,8 +89,9 @@ class LogBuffer:
         self._persisted[message_id] = max(seq, self._persisted.get(message_id, 0))
 
     def forget(self, message_id: int) -> None:
-        """Drop the bookkeeping of a finished message."""
+        """Drop the bookkeeping of a finished message (and a checkpoint it no longer needs)."""
         self._persisted.pop(message_id, None)
+        self._checkpoints.pop(message_id, None)
 
     @property
     def pending(self) -> int:
@@ -90,21 +101,31 @@ class LogBuffer:
         """Write every pending row (one statement per batch); on failure keep them for later."""
         async with self._lock:
             batch, self._rows = self._rows, []
-            if not batch:
-                return
-            started = time.perf_counter()
-            highest = highest_seqs(batch)
-            try:
-                await _store(batch)
-            except Exception:  # the database is away: keep the rows, the next flush retries
-                self._rows[:0] = batch
-                log.debug("log flush of %d rows failed", len(batch), exc_info=True)
-                raise
-            for message_id, seq in highest.items():
-                self.remember(message_id, seq)
-            if self._on_flush:
-                self._on_flush(time.perf_counter() - started, len(batch))
-            self._announce(highest)
+            if batch:
+                await self._flush_rows(batch)
+            points, self._checkpoints = self._checkpoints, {}
+            if points:
+                try:
+                    await store_checkpoints(points)
+                except Exception:  # the database is away: keep them, unless a newer one came
+                    for message_id, point in points.items():
+                        self.checkpoint(message_id, point)
+                    raise
+
+    async def _flush_rows(self, batch: list[Row]) -> None:
+        started = time.perf_counter()
+        highest = highest_seqs(batch)
+        try:
+            await _store(batch)
+        except Exception:  # the database is away: keep the rows, the next flush retries
+            self._rows[:0] = batch
+            log.debug("log flush of %d rows failed", len(batch), exc_info=True)
+            raise
+        for message_id, seq in highest.items():
+            self.remember(message_id, seq)
+        if self._on_flush:
+            self._on_flush(time.perf_counter() - started, len(batch))
+        self._announce(highest)
 
     def _announce(self, highest: dict[int, int]) -> None:
         """Tell other replicas' followers, once the rows are readable, on a task of its own: the

@@ -35,6 +35,7 @@ from core.runtime.updates import Hub, RunUpdate, Subscription
 
 log = logging.getLogger(__name__)
 FINISHED_TTL = 300.0  # seconds a finished run stays in memory for late subscribers
+RUN_BUFFER_BYTES = 262144  # RUN_BUFFER_BYTES: events of a live run kept for admin followers
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -46,7 +47,7 @@ class RunPool:
                  buffer: LogBuffer | None = None, leases: Leases | None = None,
                  metrics: RunMetrics | None = None, log_notices: LogNotices | None = None,
                  patience: Patience = Patience(),
-                 quota: RunQuota | None = None,
+                 quota: RunQuota | None = None, run_buffer_bytes: int = RUN_BUFFER_BYTES,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
         self.catalogue = catalogue
@@ -58,6 +59,7 @@ class RunPool:
         self.log_notices = log_notices or LogNotices()  # wakes followers of other replicas' runs
         self.patience = patience
         self.quota = quota or RunQuota(0)  # RUNS_PER_USER_PER_MINUTE, by `author`
+        self.run_buffer_bytes = run_buffer_bytes  # events kept in memory per live run
         self._runs: dict[str, LiveRun] = {}
         self._sessions: dict[int, LiveRun] = {}  # the latest run of each session
         self._background: list[asyncio.Task[None]] = []
@@ -161,7 +163,12 @@ class RunPool:
         live = self._runs.get(pause.run_id)
         if live is not None:
             live.pause = outcome.pause
+            live.answered.set()  # a run continued after a restart waits for this answer
             self.publish(live)
+        elif outcome.continued:  # nobody here drives it: adopt it now (if no replica does)
+            from core.runtime.recovery import recover
+
+            await recover(self)
         return outcome
 
     def subscribe(self, run_id: str | None = None) -> Subscription:

@@ -14,7 +14,7 @@ from core.outage import transaction
 from core.errors import Busy, InvalidInput
 from core.models import (
     ENDED, IN_FLIGHT, ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role,
-    utc_now,
+    RunCheckpoint, utc_now,
 )
 
 
@@ -80,6 +80,7 @@ async def set_status(message_id: int, status: MessageStatus, **values: object) -
     await ChatMessage.filter(id=message_id).update(status=status, **values)
     if status in ENDED:
         await expire_questions(message_id)
+        await RunCheckpoint.filter(message_id=message_id).delete()  # no turn to continue now
 
 
 async def expire_questions(message_id: int) -> None:

@@ -1,7 +1,10 @@
-"""Recovery: re-attach every run left in flight, or end it with a reason (DESIGN §5, §8).
+"""Recovery: re-attach every run left in flight (DESIGN §5, §8, §10).
 
 At start-up, and then on every replica every half lease: a run whose owner stopped renewing its
-lease (it died) is taken over by whichever replica claims the expired lease first.
+lease (it died) is taken over by whichever replica claims the expired lease first. A run the
+Bridge still executes is followed again; one the Bridge lost (it restarted too) goes on from its
+last checkpoint (core/runtime/continuation.py). Runs the Bridge executes are adopted first and
+hold their slot past the cap: a queued run never pushes them back into the queue.
 """
 
 from __future__ import annotations
@@ -34,15 +37,29 @@ async def recover(pool: RunPool) -> int:
     messages = await ChatMessage.filter(
         role=Role.ASSISTANT, status__in=IN_FLIGHT, run_id__isnull=False
     ).order_by("id").select_related("session", "parent")
-    adopted = 0
     async with pool.recovery_lock:
         held = await pool.leases.held_by_others()
+        plans: list[tuple[LiveRun, RunOptions]] = []
         for message in messages:
             if message.run_id in held or pool.live(message.run_id) is not None:
                 continue  # a live replica drives it, or we do
-            if await _recover_one(pool, message):
-                adopted += 1
-    return adopted
+            if (plan := await _recover_one(pool, message)) is not None:
+                plans.append(plan)
+        for live, options in sorted(plans, key=_precedence):  # stable: oldest first in each
+            pool.adopt(live, options)
+            pool.publish(live)  # adapters show the live message (and any clarify buttons) again
+    return len(plans)
+
+
+def _precedence(plan: tuple[LiveRun, RunOptions]) -> int:
+    """Runs the Bridge executes first, then those that only need their end written, then
+    those continued from a checkpoint, then those that never started."""
+    _, options = plan
+    if options.follow:
+        return 0
+    if options.ended is not None:
+        return 1
+    return 2 if options.resume else 3
 
 
 async def keep_taking_over(pool: RunPool) -> None:
@@ -64,30 +81,26 @@ async def keep_taking_over(pool: RunPool) -> None:
             log.info("runtime: took over %d runs whose replica stopped renewing them", adopted)
 
 
-async def _recover_one(pool: RunPool, message: ChatMessage) -> bool:
+async def _recover_one(pool: RunPool, message: ChatMessage) -> tuple[LiveRun, RunOptions] | None:
+    """The run rebuilt and how to drive it, with its lease claimed; None if it is not ours."""
     if not await pool.leases.claim(message.run_id):
-        return False  # a live replica drives it
+        return None  # a live replica drives it
     try:
         known = (await pool.bridge.run_state(message.run_id)).state != "unknown"
     except BridgeUnavailable as error:
         log.warning("recovery postponed, Bridge unreachable: %s", error.message,
                     extra={"run_id": message.run_id})
         await pool.leases.release([message.run_id])
-        return False
+        return None
     live, end = await _rebuild(message)
     pool.buffer.remember(message.id, live.state.last_seq)
     if end is not None:  # the database went away after storing its end, before its status
-        pool.adopt(live, RunOptions(ended=end))
-    elif known:
-        pool.adopt(live, RunOptions(follow=True))
-    elif live.state.last_seq == 0:
-        pool.adopt(live, RunOptions())  # nothing of it was seen yet: (re)start it now
-    else:
-        await records.set_status(message.id, MessageStatus.FAILED, error=LOST)
-        await pool.leases.release([message.run_id])
-        return False
-    pool.publish(live)  # adapters show the live message (and any clarify buttons) again
-    return True
+        return live, RunOptions(ended=end)
+    if known:
+        return live, RunOptions(follow=True)
+    if live.state.last_seq == 0:
+        return live, RunOptions()  # nothing of it was seen yet: (re)start it now
+    return live, RunOptions(resume=True)  # the Bridge lost it: on from its checkpoint
 
 
 async def _rebuild(message: ChatMessage) -> tuple[LiveRun, Event | None]:

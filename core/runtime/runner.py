@@ -1,4 +1,8 @@
-"""Drive one run: wait for its turn, stream its events, persist, fold, publish, finish."""
+"""Drive one run: wait for its turn, stream its events, persist, fold, publish, finish.
+
+A run whose Bridge lost it (the Bridge process restarted) is continued on the Bridge that
+answers now, from its last checkpoint (core/runtime/continuation.py), instead of failing.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,14 @@ from dataclasses import dataclass
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from core.errors import BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound
-from core.events import ClarifyRequest, ContextCompacted, Done, Event, RunError
+from core.errors import (
+    BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound, RunLost,
+)
+from core.events import Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError
 from core.models import ENDED, MessageStatus
 from core.runtime import records
 from core.runtime.clarify import persist_pause
+from core.runtime.continuation import continue_run
 from core.runtime.live import LiveRun
 from core.runtime.requests import build_request
 
@@ -21,6 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 YIELD_EVERY = 64  # events handled before the event loop gets a turn (a burst's one wait)
+MAX_CONTINUATIONS = 3  # a turn that loses its Bridge more often in one process fails
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +37,7 @@ class RunOptions:
     follow: bool = False  # re-attach to a run the Bridge already has (recovery)
     after: asyncio.Future[None] | None = None  # the session's previous run (queued starts)
     ended: Event | None = None  # recovery: its done/error is stored, its status is not yet
+    resume: bool = False  # recovery: the Bridge lost it; continue it from its checkpoint
 
 
 async def drive(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
@@ -38,6 +47,8 @@ async def drive(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
     try:
         if options.after is not None:
             await asyncio.shield(options.after)
+        if options.follow:  # the Bridge executes it already: it keeps its slot
+            pool.slots.hold(live.run_id)
         await _wait_for_slot(pool, live)
         await _stream(pool, live, options)
     except asyncio.CancelledError:
@@ -76,18 +87,44 @@ async def _wait_for_slot(pool: RunPool, live: LiveRun) -> None:
 
 
 async def _stream(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
+    """The run's events until its end; each time the Bridge loses the run, it goes on from
+    its last checkpoint on the Bridge that answers now."""
+    events = await _first_events(pool, live, options)
+    for continuations in range(MAX_CONTINUATIONS + 1):
+        try:
+            await _consume(pool, live, events)
+            return
+        except RunLost as lost:
+            if continuations == MAX_CONTINUATIONS:
+                raise
+            log.warning("run lost by the Bridge (%s); continuing it from its last checkpoint",
+                        lost.message, extra={"run_id": live.run_id})
+            events = await continue_run(pool, live, options.max_iterations)
+
+
+async def _first_events(pool: RunPool, live: LiveRun, options: RunOptions) -> AsyncIterator[Event]:
     last = lambda: pool.buffer.persisted_seq(live.message_id)  # noqa: E731
     if options.ended is not None:  # nothing more will come from the Bridge: just finish it
-        events = _only(options.ended)
-    elif options.follow:
-        events = pool.bridge.follow(live.run_id, last)
-    else:
-        request = await pool.durably(build_request, live, pool.catalogue, options.max_iterations)
-        events = pool.bridge.stream(request, last)
+        return _only(options.ended)
+    if options.follow:
+        return pool.bridge.follow(live.run_id, last)
+    if options.resume:
+        return await continue_run(pool, live, options.max_iterations)
+    request = await pool.durably(build_request, live, pool.catalogue, options.max_iterations)
+    return pool.bridge.stream(request, last)
+
+
+async def _consume(pool: RunPool, live: LiveRun, events: AsyncIterator[Event]) -> None:
     buffer, metrics, message_id = pool.buffer, pool.metrics, live.message_id
     async for event in events:  # the hot path: most events are only stored, folded, published
+        if type(event) is Checkpoint:  # kept for a continuation; no row, nothing to show
+            buffer.checkpoint(message_id, event)
+            live.checkpoint_seq = event.seq
+            continue
         buffer.add(message_id, event)
         live.fold(event)
+        if live.event_bytes > pool.run_buffer_bytes:
+            live.trim_events(buffer.persisted_seq(message_id), pool.run_buffer_bytes)
         metrics.events += 1
         if metrics.events % YIELD_EVERY == 0:
             # A burst already received is read without the loop ever waiting on the network:

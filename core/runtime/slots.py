@@ -23,6 +23,12 @@ class RunSlots:
             return True
         return False
 
+    def hold(self, run_id: str) -> None:
+        """Take a slot now, past the cap if need be: a run the Bridge is already executing
+        (adopted at start-up or on takeover) is never queued behind runs that wait."""
+        self._holders.add(run_id)
+        self._drop(run_id)
+
     async def take(self, run_id: str) -> None:
         """Wait for a slot in FIFO order (returns at once if one is free)."""
         if run_id in self._holders or self.try_take(run_id):

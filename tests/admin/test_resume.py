@@ -10,6 +10,7 @@ from bots.slack import ids as slack_ids
 from core import sessions
 from core.models import ClarifyPause, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
+from tests.admin.conftest import AUTH, admin_on
 from tests.admin.server import DEADLINE
 from tests.admin.sse import events, stream
 from tests.bots.discord import harness as discord
@@ -20,6 +21,8 @@ from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.conftest import fake_slack, fast_clock  # noqa: F401  (fixtures)
 from tests.bots.slack.test_clarify import asked as slack_question
 from tests.core.runtime.waiting import finished, until
+from tests.faults.bridge_child import BridgeChild
+from tests.faults.conftest import bridge_child, child_pool  # noqa: F401  (fixtures)
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge, WaitAnswer, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
@@ -172,3 +175,26 @@ async def test_answers_to_the_wrong_run_or_question_are_refused(
         await fake_pool_api.post(f"/api/chat/runs/{run_id}/resume",
                                  json={"clarifyId": f"c-{run_id}", "answer": "no"})
         assert (await finished(fake_pool, run_id)).status == MessageStatus.SUCCESS
+
+
+async def test_an_answer_over_http_after_the_bridge_restarted_finishes_the_same_turn(
+    child_pool: RunPool, bridge_child: BridgeChild, llm: ScriptedLLM  # noqa: F811
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", COLOUR, call_id="call-colour")),
+               text_reply("Blue it is."))
+    run = await child_pool.start((await sessions.create_session()).id, "paint the shed")
+    asked = await until(child_pool, run.run_id, lambda u: u.pause is not None)
+    await bridge_child.kill()
+    await bridge_child.start()  # a Bridge that never heard of the run or its question
+    async with admin_on(child_pool) as url, \
+            httpx.AsyncClient(base_url=url, headers=AUTH, timeout=DEADLINE) as api:
+        body = {"clarifyId": asked.pause.clarify_id, "answer": "blue", "answeredBy": "ops"}
+        answered = await api.post(f"/api/chat/runs/{run.run_id}/resume", json=body)
+        assert answered.status_code == 200, answered.text
+        assert answered.json()["accepted"] is True
+        done = await finished(child_pool, run.run_id)
+    assert (done.status, done.message_id) == (MessageStatus.SUCCESS, asked.message_id)
+    assert done.pause.status == PauseStatus.ANSWERED and done.pause.answered_by == "ops"
+    told = llm.requests[-1]["messages"][-1]
+    assert told["tool_call_id"] == "call-colour"
+    assert json.loads(told["content"])["user_response"] == "blue"

@@ -11,6 +11,7 @@ import pytest
 from bridge.compaction import compaction_data
 from bridge.emitter import RunEmitter
 from bridge.errors import InvalidRequest, RunExists, RunNotFound
+from bridge.run_log import ENDED_BYTES
 from bridge.run_registry import RunRegistry
 from bridge.settings import DEFAULT_TOOLSETS, BridgeSettings
 from bridge.wire import RunRequest, decode, parse_last_event_id
@@ -187,3 +188,27 @@ async def test_emitter_replaces_nul_and_lone_surrogates_so_every_event_encodes()
                           "args": {"k\ufffd": ["v\ufffd", {"d": "[redacted] \ufffd"}]}}
     assert text.data == {"text": "a\ufffdb\ufffd"}
     assert all(event.encode() for event in log.events)  # a lone surrogate would not encode
+
+
+def test_a_checkpoint_repeats_the_id_before_it_and_a_replay_from_that_id_includes_it() -> None:
+    log = RunRegistry(1, FakeClock()).create("r", "s", first_id=7)
+    log.append("text", {"text": "a"})
+    log.append("checkpoint", {"messages": [], "clarify": None})
+    log.append("clarify_request", {"clarify_id": "c", "question": "q", "choices": []})
+    assert [(e.id, e.name) for e in log.events] == [
+        (7, "text"), (7, "checkpoint"), (8, "clarify_request")]
+    assert [e.name for e in log.events_after(6)] == ["text", "checkpoint", "clarify_request"]
+    assert [e.name for e in log.events_after(7)] == ["checkpoint", "clarify_request"]
+    assert log.events_after(8) == [] and log.last_event_id == 8
+
+
+def test_a_run_keeps_at_most_its_buffer_of_events_and_an_ended_one_less() -> None:
+    log = RunRegistry(1, FakeClock(), buffer_bytes=200_000).create("r", "s")
+    for _ in range(5000):
+        log.append("text", {"text": "x" * 100})
+    assert log.kept_bytes <= 200_000 and log.events[-1].id == 5000
+    assert sum(e.size for e in log.events) == log.kept_bytes
+    oldest = log.events[0].id
+    assert oldest > 1 and log.events_after(0)[0].id == oldest  # older ones: the runtime's store
+    log.append("done", {"final_text": "end"})
+    assert log.kept_bytes <= ENDED_BYTES and log.events[-1].name == "done"

@@ -10,7 +10,7 @@ import pytest
 
 from core.errors import InvalidInput, MalformedEvent
 from core.events import (
-    KINDS, TOOL_NAME_MAX, ClarifyRequest, ContextCompacted, Done, LogRecord, RunError, Status,
+    KINDS, TOOL_NAME_MAX, Checkpoint, CheckpointClarify, ClarifyRequest, ContextCompacted, Done, LogRecord, RunError, Status,
     Step, TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
     event_from_log, event_to_log, is_terminal, kind_of, parse_event,
 )
@@ -46,6 +46,10 @@ WIRE = [
      ClarifyRequest(seq=1, at=AT, clarify_id="k2", question="Name?")),
     ("context_compacted", {"summary": "so far", "compacted_until": 12},
      ContextCompacted(seq=1, at=AT, summary="so far", compacted_until=12)),
+    ("checkpoint", {"messages": [{"role": "user", "content": "hi"}], "clarify": None},
+     Checkpoint(seq=1, at=AT, messages=({"role": "user", "content": "hi"},))),
+    ("checkpoint", {"messages": [], "clarify": {"call_id": "c1", "clarify_id": "k1"}},
+     Checkpoint(seq=1, at=AT, messages=(), clarify=CheckpointClarify("c1", "k1"))),
     ("done", {"final_text": "All done."}, Done(seq=1, at=AT, final_text="All done.")),
     ("error", {"message": "stopped", "code": "aborted"},
      RunError(seq=1, at=AT, message="stopped", code="aborted")),

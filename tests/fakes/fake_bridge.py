@@ -1,6 +1,7 @@
 """A fault-injecting Hermes Bridge on a random 127.0.0.1 port, speaking docs/bridge-protocol.md.
 
-Each run plays a script: events (`ev("text", text="hi")`, ids 1, 2, ... in script order) and
+Each run plays a script: events (`ev("text", text="hi")`, ids 1, 2, ... in script order, or from
+the `resume.first_event_id` of a continued turn) and
 one-shot fault markers placed between them:
 
 - `Drop()` / `Drop(abrupt=True)`: end the response cleanly / cut the TCP connection here;
@@ -90,6 +91,7 @@ class FakeRun:
     aborted: bool = False
     answers: dict[str, str] = field(default_factory=dict)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    first_id: int = 1  # a resumed run's ids continue from `resume.first_event_id`
     _numbered: list[tuple[int, int, EventItem]] | None = None
     _by_index: dict[int, tuple[int, EventItem]] | None = None
 
@@ -97,7 +99,8 @@ class FakeRun:
         """(index in items, event id, event) of every scripted event (cached: scripts are long)."""
         if self._numbered is None:
             events = [(i, item) for i, item in enumerate(self.items) if isinstance(item, tuple)]
-            self._numbered = [(i, n, item) for n, (i, item) in enumerate(events, start=1)]
+            self._numbered = [(i, n, item)
+                              for n, (i, item) in enumerate(events, start=self.first_id)]
         return self._numbered
 
     def event_at(self, index: int) -> tuple[int, EventItem]:
@@ -265,9 +268,10 @@ class FakeBridge:
         if run_id in self.runs:
             return _error(409, "run_exists", f"run {run_id} already exists")
         items = self.scripts.get(run_id) or self.default_script(run_id)
-        self.runs[run_id] = FakeRun(run_id, body.get("session_id", ""), list(items))
+        first = int((body.get("resume") or {}).get("first_event_id") or 1)
+        self.runs[run_id] = FakeRun(run_id, body.get("session_id", ""), list(items), first_id=first)
         self.agents.add(body.get("session_id", ""))
-        return await self._play(request, self.runs[run_id], 0)
+        return await self._play(request, self.runs[run_id], first - 1)
 
     async def _get_events(self, request: web.Request) -> web.StreamResponse:
         run = self.runs.get(request.match_info["run_id"])

@@ -1,43 +1,82 @@
-"""The Bridge restarted mid-run (issue 8 §4): the run ends FAILED at once with a reason, and the
-next run works; a Bridge that is only down for a while loses nothing; one that stays down
-fails the run after a bounded backoff."""
+"""The Bridge restarted mid-run (issue 12 §2): the run goes on from its last checkpoint on the
+new Bridge process (a clarify waits for its answer there), and the next run works; a Bridge that
+is only down for a while loses nothing; one that stays down fails the run after a bounded
+backoff."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 from core import sessions
 from core.bridge_client import BridgeClient
-from core.bridge_stream import RUN_LOST, StreamPolicy
-from core.models import MessageStatus
+from core.bridge_stream import StreamPolicy
+from core.models import ChatMessageLog, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
 from tests.core.runtime.conftest import catalogue_for
 from tests.core.runtime.waiting import finished, message, stored_seqs, until
 from tests.faults.bridge_child import BridgeChild
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
-from tests.fakes.llm_server import ScriptedLLM, text_reply
+from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+
+TODO = {"todos": [{"id": "1", "content": "tell it", "status": "in_progress"}]}
 
 
-async def test_a_run_cut_by_a_bridge_restart_fails_with_the_reason_and_the_next_run_works(
+async def test_a_run_cut_mid_step_by_a_bridge_kill_goes_on_from_its_last_step(
     child_pool: RunPool, bridge_child: BridgeChild, llm: ScriptedLLM
 ) -> None:
     gate = asyncio.Event()
-    llm.script(text_reply("Once upon a time", gate=gate, chunk_size=9), text_reply("Back again."))
+    llm.script(tool_reply(ToolCall("todo", TODO, call_id="call-todo")),
+               text_reply("Once upon a time", gate=gate, chunk_size=9),
+               text_reply("Once upon a time, the end."), text_reply("Back again."))
     session = (await sessions.create_session()).id
     run = await child_pool.start(session, "tell me a story")
     await until(child_pool, run.run_id, lambda u: "Once upon" in str(u.state.thinking))
 
-    await bridge_child.kill()
+    await bridge_child.kill()  # mid-step: the second model call is streaming
     await bridge_child.start()
-    failed = await finished(child_pool, run.run_id)
-    assert (failed.status, failed.error) == (MessageStatus.FAILED, RUN_LOST)
-    stored = await message(failed.message_id)
-    assert (stored.status, stored.error) == (MessageStatus.FAILED, RUN_LOST)
-    assert await stored_seqs(failed.message_id)  # what streamed before the restart is kept
+    done = await finished(child_pool, run.run_id)
+    assert (done.status, done.state.final_text) == (MessageStatus.SUCCESS,
+                                                    "Once upon a time, the end.")
+    assert (await message(done.message_id)).content == "Once upon a time, the end."
+    seqs = await stored_seqs(done.message_id)
+    assert seqs == sorted(set(seqs))  # every row once, the ids going on after the restart
+    assert await ChatMessageLog.filter(message_id=done.message_id, kind="status",
+                                       meta_json__contains="resumed").count() == 1
+    again_asked = llm.requests[2]["messages"]  # the interrupted step ran again, the todo not
+    assert [m["role"] for m in again_asked if m["role"] != "system"] == ["user", "assistant",
+                                                                          "tool"]
+    assert sum(1 for r in llm.requests for m in r["messages"][-1:] if m["role"] == "user") == 1
 
     again = await finished(child_pool, (await child_pool.start(session, "try again")).run_id)
     assert (again.status, again.state.final_text) == (MessageStatus.SUCCESS, "Back again.")
     gate.set()
+
+
+async def test_a_clarify_survives_a_bridge_kill_and_its_answer_finishes_the_turn(
+    child_pool: RunPool, bridge_child: BridgeChild, llm: ScriptedLLM
+) -> None:
+    llm.script(tool_reply(ToolCall("clarify", {"question": "Tea or coffee?",
+                                               "choices": ["tea", "coffee"]}, call_id="call-ask")),
+               text_reply("Tea, then."))
+    run = await child_pool.start((await sessions.create_session()).id, "a drink?")
+    asked = await until(child_pool, run.run_id, lambda u: u.pause is not None)
+
+    await bridge_child.kill()
+    await bridge_child.start()  # knows nothing of the run or its question
+    await child_pool.bridge.health()
+    waiting = await until(child_pool, run.run_id, lambda u: True)
+    assert waiting.status == MessageStatus.RUNNING and waiting.pause.status == PauseStatus.UNANSWERED
+    outcome = await child_pool.answer(asked.pause.clarify_id, "tea", "U1")
+    assert outcome.accepted and outcome.pause.status == PauseStatus.ANSWERED
+    done = await finished(child_pool, run.run_id)
+    assert (done.status, done.state.final_text) == (MessageStatus.SUCCESS, "Tea, then.")
+    assert done.message_id == asked.message_id
+    result = llm.requests[-1]["messages"][-1]
+    assert result["role"] == "tool" and result["tool_call_id"] == "call-ask"
+    assert json.loads(result["content"])["user_response"] == "tea"
+    seqs = await stored_seqs(done.message_id)
+    assert seqs == sorted(set(seqs))
 
 
 class CountedSleeps:

@@ -1,6 +1,6 @@
-"""The Bridge killed -9 and restarted mid-run, seen from a Slack thread: the live message ends
-showing the reason and a Retry button; one click re-runs the message and the answer arrives;
-the next message of the thread works."""
+"""The Bridge killed -9 and restarted mid-run, seen from a Slack thread: the live message says
+the turn resumed after a restart and ends with the whole answer, in the same message; the next
+message of the thread works."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from core.bridge_stream import RUN_LOST
 from core.models import ChatMessage, MessageStatus, Role
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import FastClock
-from tests.bots.slack.harness import button, has_button, running, texts, until
+from tests.bots.slack.harness import has_button, running, texts, until
 from tests.faults.bridge_child import BridgeChild
 from tests.faults.conftest import bridge_child, child_pool  # noqa: F401
 from tests.fakes.llm_server import ScriptedLLM, text_reply
@@ -21,13 +21,14 @@ from tests.fakes.slack_payloads import CHANNEL_ID
 DEADLINE = 40.0  # a Bridge restart takes a few seconds on a busy machine
 
 
-async def test_a_run_cut_by_a_bridge_restart_offers_a_retry_that_works(
+async def test_a_run_cut_by_a_bridge_restart_resumes_in_the_same_message(
     fake_slack: FakeSlack, child_pool: RunPool, bridge_child: BridgeChild,  # noqa: F811
     llm: ScriptedLLM, fast_clock: FastClock,
 ) -> None:
-    gate = asyncio.Event()
+    gate, again = asyncio.Event(), asyncio.Event()
     llm.script(text_reply("Once upon a time", gate=gate, chunk_size=9),
-               text_reply("Retried answer."), text_reply("Next answer."))
+               text_reply("Once upon a time, the end.", gate=again, chunk_size=9),
+               text_reply("Next answer."))
     async with running(fake_slack, child_pool, fast_clock) as h:
         thread = (await h.event("app_mention", text="tell me a story"))["ts"]
         [live] = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread)
@@ -35,18 +36,14 @@ async def test_a_run_cut_by_a_bridge_restart_offers_a_retry_that_works(
 
         await bridge_child.kill()
         await bridge_child.start()
-        failed = await until(lambda: (m := fake_slack.message(CHANNEL_ID, live.ts))
-                             and RUN_LOST in texts(m) and m, DEADLINE)
-        assert "⚠️ Failed" in texts(failed)
-        retry = button(failed, ids.REGENERATE)
-        assert (retry["text"]["text"], retry["style"]) == ("🔁 Retry", "primary")
-
-        await h.click(failed, ids.REGENERATE)
-        retried = await until(lambda: (m := fake_slack.message(CHANNEL_ID, live.ts))
-                              and "Retried answer." in texts(m) and has_button(m, ids.POSITION)
-                              and m, DEADLINE)
-        assert button(retried, ids.POSITION)["text"]["text"] == "2/2"  # the failed one is kept
-        assert button(retried, ids.REGENERATE)["text"]["text"] == "Regenerate"
+        resumed = await until(lambda: (m := fake_slack.message(CHANNEL_ID, live.ts))
+                              and "Resumed after a restart" in texts(m) and m, DEADLINE)
+        assert "Failed" not in texts(resumed)
+        again.set()
+        done = await until(lambda: (m := fake_slack.message(CHANNEL_ID, live.ts))
+                           and "Once upon a time, the end." in texts(m)
+                           and has_button(m, ids.REGENERATE) and m, DEADLINE)
+        assert "Failed" not in texts(done) and RUN_LOST not in texts(done)
 
         await h.event("thread_message", text="and then?", thread_ts=thread)
         await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread)
@@ -55,4 +52,4 @@ async def test_a_run_cut_by_a_bridge_restart_offers_a_retry_that_works(
     assert len(h.bot_messages(CHANNEL_ID, thread)) == 2  # one message per turn, nothing repeated
     answers = await ChatMessage.filter(role=Role.ASSISTANT).order_by("id")
     assert [(a.status, a.error) for a in answers] == [
-        (MessageStatus.FAILED, RUN_LOST), (MessageStatus.SUCCESS, None), (MessageStatus.SUCCESS, None)]
+        (MessageStatus.SUCCESS, None), (MessageStatus.SUCCESS, None)]

@@ -9,6 +9,7 @@ import pytest
 from core import sessions
 from core.errors import NotFound
 from core.runtime.follow import follow_events
+from core.runtime.live import event_size
 from core.runtime.pool import RunPool
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
@@ -45,3 +46,22 @@ async def test_a_run_this_process_does_not_know_is_followed_from_the_log(
     assert await _collect(fake_pool, run.run_id) == [1]
     with pytest.raises(NotFound):
         await _collect(fake_pool, "no-such-run")
+
+
+async def test_a_live_run_keeps_its_buffer_of_events_and_followers_still_get_every_one(
+    fake_pool: RunPool, fake_bridge: FakeBridge
+) -> None:
+    fake_pool.run_buffer_bytes = 4096  # RUN_BUFFER_BYTES
+    fake_bridge.default_script = lambda run_id: [
+        *(ev("text", text=f"t{i:04}") for i in range(3000)), Stall(run_id),
+        *(ev("text", text=f"u{i}") for i in range(10)), ev("done", final_text="ok"),
+    ]
+    run = await fake_pool.start((await sessions.create_session()).id, "go")
+    await until(fake_pool, run.run_id, lambda u: u.state.last_seq == 3000)
+    await fake_pool.buffer.flush()  # stored: the oldest may now leave memory
+    fake_bridge.release(run.run_id)
+    await finished(fake_pool, run.run_id)
+    live = fake_pool.live(run.run_id)
+    assert live is not None and live.event_bytes == sum(event_size(e) for e in live.events)
+    assert live.event_bytes <= 4096 and live.events[-1].seq == 3011
+    assert await _collect(fake_pool, run.run_id) == list(range(1, 3012))  # the rest from the log

@@ -11,10 +11,11 @@ import pytest
 
 from core import sessions
 from core.events import (
-    ClarifyRequest, Done, Event, LogRecord, Status, TextDelta, Todo, TodoUpdate, ToolEnd,
+    Checkpoint, CheckpointClarify, ClarifyRequest, Done, Event, LogRecord, Status, TextDelta, Todo, TodoUpdate, ToolEnd,
     ToolStart, event_from_log, event_to_log,
 )
-from core.models import ChatMessageLog, MessageStatus
+from core.models import ChatMessageLog, MessageStatus, RunCheckpoint
+from core.runtime.checkpoints import StoredCheckpoint, load_checkpoint
 from core.runtime.log_buffer import DROPPED_META, LogBuffer, insert_rows
 from core.runtime.records import insert_turn
 from tests.conftest import BACKEND
@@ -104,3 +105,39 @@ async def test_a_refused_batch_is_split_the_bad_rows_become_placeholders_and_not
     buffer.add(first, TextDelta(seq=6, at=AT, text="a6"))  # the next flush just works
     await buffer.flush()
     assert [r.seq for r in await _stored(first)] == list(range(1, 7))
+
+
+def _checkpoint(seq: int, text: str, clarify: CheckpointClarify | None = None) -> Checkpoint:
+    messages = ({"role": "user", "content": text}, {"role": "assistant", "content": text * 3})
+    return Checkpoint(seq=seq, at=AT, messages=messages, clarify=clarify)
+
+
+async def test_a_checkpoint_is_stored_whole_or_not_at_all_and_never_moves_back(
+    db: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    first, second = await _message_id(), await _message_id()
+    gone = second + 1000
+    buffer = LogBuffer()
+    buffer.add(first, TextDelta(seq=1, at=AT, text="a1"))
+    buffer.checkpoint(first, _checkpoint(1, "older"))
+    buffer.checkpoint(first, _checkpoint(2, "latest", CheckpointClarify("call-1", "k1")))
+    buffer.checkpoint(gone, _checkpoint(5, "its message was deleted meanwhile"))
+    buffer.checkpoint(second, _checkpoint(3, "second"))
+    with caplog.at_level(logging.ERROR, logger="core.runtime.checkpoints"):
+        await buffer.flush()
+
+    stored = await load_checkpoint(first)
+    assert stored == StoredCheckpoint(2, [dict(m) for m in _checkpoint(2, "latest").messages],
+                                      "call-1", "k1")
+    assert (await load_checkpoint(second)).seq == 3  # the refused one held nobody back
+    assert await load_checkpoint(gone) is None and not await RunCheckpoint.filter(
+        message_id=gone).exists()  # nothing of it: no half, no split
+    assert f"the checkpoint (seq 5) of message {gone} was refused and is dropped" in caplog.text
+    assert [r.seq for r in await _stored(first)] == [1]  # never a log row
+
+    buffer.checkpoint(first, _checkpoint(1, "a replayed older one"))
+    await buffer.flush()
+    assert (await load_checkpoint(first)).seq == 2  # never moved back
+    buffer.checkpoint(first, _checkpoint(7, "next step"))
+    await buffer.flush()
+    assert (await load_checkpoint(first)).messages[0]["content"] == "next step"

@@ -13,11 +13,12 @@ from core.models import ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus
 from core.runtime.jobs import enforce_clarify_fallback, expire_old_pauses, start_jobs
 from core.runtime.leases import Leases
 from core.runtime.pool import RunPool
-from core.runtime.recovery import LOST, recover
+from core.runtime import records
+from core.runtime.recovery import recover
 from tests.bridge.harness import RunningBridge
-from tests.core.runtime.conftest import FAST, catalogue_for
+from tests.core.runtime.conftest import FAST, catalogue_for, opened_pool
 from tests.core.runtime.waiting import DEADLINE, finished, message, stored_seqs, until
-from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 
 ROOT = Path(__file__).parents[3]
@@ -93,7 +94,9 @@ async def test_a_clarify_answered_after_a_restart_resumes_the_run(
     assert (await message(done.message_id)).content == "Tea, then."
 
 
-async def test_a_run_the_bridge_forgot_is_failed_with_a_reason(db: str, skills_dir: Path):
+async def test_a_run_the_bridge_forgot_goes_on_from_its_start_on_the_new_bridge(
+    db: str, skills_dir: Path
+):
     async with FakeBridge() as fake:
         fake.default_script = lambda run_id: [
             ev("text", text="half"), Stall(run_id), ev("done", final_text="x")]
@@ -102,13 +105,22 @@ async def test_a_run_the_bridge_forgot_is_failed_with_a_reason(db: str, skills_d
         await until(pool, run.run_id, lambda u: u.state.last_seq == 1)
         await pool.close()
         fake.runs.clear()  # the Bridge restarted and lost its runs
+        fake.default_script = lambda run_id: [
+            ev("status", category="resumed", message="Resumed"), ev("done", final_text="whole")]
         again, client2 = await _pool(fake.url, None, skills_dir)
-        assert await recover(again) == 0
-        await again.close()
-        await client.aclose()
-        await client2.aclose()
-    failed = await message(run.message_id)
-    assert (failed.status, failed.error) == (MessageStatus.FAILED, LOST)
+        try:
+            assert await recover(again) == 1
+            done = await finished(again, run.run_id)
+        finally:
+            await again.close()
+            await client.aclose()
+            await client2.aclose()
+    assert (done.status, done.state.final_text) == (MessageStatus.SUCCESS, "whole")
+    assert await stored_seqs(run.message_id) == [1, 2, 3]  # the ids went on: each row once
+    [start, resumed] = [r.body for r in fake.requests if r.path == "/run"]
+    assert "resume" not in start
+    assert resumed["resume"] == {"first_event_id": 2, "clarify": None, "messages": [
+        {"role": "user", "content": "hi"}]}  # no step was done: the turn from its start
 
 
 async def test_a_run_that_never_reached_the_bridge_is_started_again(db: str, skills_dir: Path):
@@ -179,3 +191,73 @@ async def test_the_upkeep_jobs_are_scheduled_and_finished_runs_are_pruned(
             scheduler.shutdown(wait=False)
             await pool.close()
             await client.aclose()
+
+
+async def test_runs_the_bridge_executes_are_adopted_first_and_keep_their_slot_at_a_full_cap(
+    db: str, fake_bridge: FakeBridge, skills_dir: Path
+):
+    queued = []
+    for text in ("waiting one", "waiting two"):  # older, queued when their replica died
+        session = (await sessions.create_session()).id
+        queued.append(await records.insert_turn(session, f"q-{text[-3:]}", MessageStatus.QUEUED,
+                                                text=text))
+    executing = []
+    for name in ("exec-a", "exec-b"):  # newer, still executing on the Bridge
+        session = (await sessions.create_session()).id
+        executing.append(await records.insert_turn(session, name, MessageStatus.RUNNING, text=name))
+        fake_bridge.add_run(name, [ev("text", text="going on"), Stall(name),
+                                   ev("done", final_text=f"{name} done")])
+    fake_bridge.default_script = lambda run_id: [ev("done", final_text="started late")]
+    async with opened_pool(fake_bridge.url, catalogue_for(None, skills_dir),
+                           max_active_runs=1) as pool:  # a cap that two executing runs exceed
+        assert await recover(pool) == 4
+        for turn in executing:
+            shown = await until(pool, turn.assistant.run_id, lambda u: u.state.last_seq == 1)
+            assert shown.status == MessageStatus.RUNNING  # never pushed back into the queue
+        for turn in queued:
+            waiting = await until(pool, turn.assistant.run_id, lambda u: u.position is not None)
+            assert waiting.status == MessageStatus.QUEUED
+        assert not fake_bridge.requests_to("POST", "/run")  # nothing started past the cap
+        for turn in executing:
+            fake_bridge.release(turn.assistant.run_id)
+        for turn in [*executing, *queued]:
+            assert (await finished(pool, turn.assistant.run_id)).status == MessageStatus.SUCCESS
+    [first, second] = [r.body["run_id"] for r in fake_bridge.requests_to("POST", "/run")]
+    assert (first, second) == ("q-one", "q-two")  # the queue kept its order
+
+
+CHECKPOINTED = [{"role": "user", "content": "job"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "call-1", "type": "function",
+                     "function": {"name": "clarify", "arguments": "{\"question\": \"Which?\"}"}}]}]
+
+
+async def test_a_question_whose_bridge_restarted_stays_open_until_the_fallback_ends_it(
+    db: str, fake_bridge: FakeBridge, skills_dir: Path
+):
+    fake_bridge.default_script = lambda run_id: [
+        ev("checkpoint", messages=CHECKPOINTED,
+           clarify={"call_id": "call-1", "clarify_id": f"q-{run_id}"}),
+        ev("clarify_request", clarify_id=f"q-{run_id}", question="Which?", choices=["a"]),
+        WaitAnswer(f"q-{run_id}"), ev("done", final_text="x")]
+    async with opened_pool(fake_bridge.url, catalogue_for(None, skills_dir)) as pool:
+        run = await pool.start((await sessions.create_session()).id, "job")
+        asked = await until(pool, run.run_id, lambda u: u.pause is not None)
+        await fake_bridge.stop()
+        fake_bridge.runs.clear()  # a new Bridge process: it knows neither the run nor the question
+        await fake_bridge.start()
+        async with asyncio.timeout(DEADLINE):  # the stream came back to a Bridge without the run
+            while not [r for r in fake_bridge.requests_to("GET", f"/runs/{run.run_id}")]:
+                await asyncio.sleep(0.02)
+        waiting = pool.view(run.run_id)
+        assert waiting.status == MessageStatus.RUNNING
+        assert waiting.pause.status == PauseStatus.UNANSWERED  # no expiry on a restart
+        assert (await ClarifyPause.get(clarify_id=asked.pause.clarify_id)).status == \
+            PauseStatus.UNANSWERED
+
+        assert await enforce_clarify_fallback(pool, timedelta(0)) == 1  # CLARIFY_FALLBACK_HOURS
+        ended = await finished(pool, run.run_id)
+    assert ended.status == MessageStatus.STOPPED
+    assert (await ClarifyPause.get(clarify_id=asked.pause.clarify_id)).status == PauseStatus.EXPIRED
+    starts = [r.body for r in fake_bridge.requests if r.path == "/run"]
+    assert [body.get("resume") for body in starts] == [None]  # never continued without an answer

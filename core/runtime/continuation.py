@@ -1,0 +1,97 @@
+"""Continue a run its Bridge lost (the Bridge process restarted, or `serve` did): the turn goes
+on from its last checkpoint on whichever Bridge answers now (DESIGN §10).
+
+- A turn cut mid-step is driven again from its last completed step: the checkpoint's messages
+  (none stored yet: the turn's start, its history and user message), so at most the step that
+  was running when the Bridge died runs again.
+- A turn that waited on a clarify waits here for the answer, with no thread and no limit but
+  the clarify fallback; the answer then becomes that clarify tool call's result.
+
+The resumed turn's events continue the run's ids (`first_event_id`), so every log row is stored
+once, under the same assistant message; the Bridge opens it with a `resumed` status the chat
+shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from core.bridge_types import ClarifyResume, Resume, RunRequest
+from core.errors import HermesChatError
+from core.events import Event
+from core.models import ClarifyPause, PauseStatus
+from core.runtime.checkpoints import StoredCheckpoint, load_checkpoint
+from core.runtime.clarify import view
+from core.runtime.live import LiveRun
+from core.runtime.requests import build_request
+
+if TYPE_CHECKING:
+    from core.runtime.pool import RunPool
+
+PAUSE_POLL_SECONDS = 5.0  # an answer taken by another replica is seen within this
+EXPIRED = "Nobody answered the question in time, so this run ended."
+Message = dict[str, Any]
+
+
+async def continue_run(pool: RunPool, live: LiveRun,
+                       max_iterations: int | None = None) -> AsyncIterator[Event]:
+    """The events of the run continued from its checkpoint (after the answer, if it waits on a
+    clarify); raises HermesChatError if its question expired meanwhile."""
+    await pool.durably(pool.buffer.flush)  # its latest checkpoint, and every row before it
+    point = await pool.durably(load_checkpoint, live.message_id)
+    request = await pool.durably(build_request, live, pool.catalogue, max_iterations)
+    messages, clarify = await _where_to_go_on(pool, live, point, request)
+    seen = (pool.buffer.persisted_seq(live.message_id), live.state.last_seq,
+            live.checkpoint_seq, point.seq if point else 0)
+    resume = Resume(first_event_id=max(seen) + 1, messages=tuple(messages), clarify=clarify)
+    resumed = msgspec.structs.replace(request, resume=resume)
+    return pool.bridge.stream(resumed, lambda: pool.buffer.persisted_seq(live.message_id))
+
+
+async def _where_to_go_on(pool: RunPool, live: LiveRun, point: StoredCheckpoint | None,
+                          request: RunRequest) -> tuple[list[Message], ClarifyResume | None]:
+    if point is None:  # no step completed: the turn from its start
+        return _turn_start(request), None
+    if point.call_id is None or point.clarify_id is None:
+        return point.messages, None
+    answer = await _answer(pool, live, point.clarify_id)
+    if answer is None:  # the question never reached the chat: the model asks again
+        return _before_call(point.messages, point.call_id), None
+    return point.messages, ClarifyResume(point.call_id, answer)
+
+
+async def _answer(pool: RunPool, live: LiveRun, clarify_id: str) -> str | None:
+    """The answer to the question, once there is one (None: no such question was stored)."""
+    while True:
+        live.answered.clear()
+        pause = await pool.durably(ClarifyPause.get_or_none, clarify_id=clarify_id)
+        if pause is None:
+            return None
+        if pause.status == PauseStatus.ANSWERED:
+            return pause.answer or ""
+        if pause.status == PauseStatus.EXPIRED:
+            raise HermesChatError(EXPIRED)
+        if live.pause is None or live.pause.clarify_id != clarify_id:
+            live.pause = view(pause)
+            pool.publish(live)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(live.answered.wait(), PAUSE_POLL_SECONDS)
+
+
+def _turn_start(request: RunRequest) -> list[Message]:
+    history = [{"role": m.role, "content": m.content} for m in request.history or ()]
+    return [*history, {"role": "user", "content": request.user_message}]
+
+
+def _before_call(messages: list[Message], call_id: str) -> list[Message]:
+    """The messages before the assistant message that made the tool call `call_id`."""
+    for index in range(len(messages) - 1, -1, -1):
+        calls = messages[index].get("tool_calls") or ()
+        if any(isinstance(c, dict) and c.get("id") == call_id for c in calls):
+            return messages[:index]
+    return messages
