@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from tortoise import Tortoise, connections
 from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.migrations.api import migrate as tortoise_migrate
-
-log = logging.getLogger(__name__)
 
 APP_LABEL = "hermes"
 
@@ -58,22 +56,32 @@ def _ensure_sqlite_folder(database_url: str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
 
 
-async def migrate(database_url: str) -> None:
-    """Apply every migration in `migrations/` that the database has not seen yet."""
+async def migrate(database_url: str) -> list[str]:
+    """Apply every migration in `migrations/` that the database has not seen yet; the names
+    of those applied (`hermes.0001_initial`), in order, for the caller to report."""
     if is_sqlite(database_url):
         _ensure_sqlite_folder(database_url)
     applied: list[str] = []
 
     def progress(event: str, app_label: str, name: str) -> None:
         if event == "apply_done":
-            applied.append(name)
-            log.info("applied migration %s.%s", app_label, name)
+            applied.append(f"{app_label}.{name}")
 
     try:
         await tortoise_migrate(config=tortoise_config(database_url), progress=progress)
     finally:
         await Tortoise.close_connections()
-    log.info("database migrated (%d new migrations applied)", len(applied))
+    return applied
+
+
+def describe(database_url: str) -> str:
+    """Where the database is, without its credentials: `sqlite data/x.sqlite3`,
+    `postgres db.internal:5432/hermes`."""
+    if is_sqlite(database_url):
+        return f"sqlite {database_url.removeprefix('sqlite://').split('?', 1)[0]}"
+    parts = urlsplit(database_url)
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme} {parts.hostname or 'localhost'}{port}{parts.path}"
 
 
 async def open_database(database_url: str) -> None:

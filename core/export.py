@@ -1,4 +1,5 @@
-"""Export a session as Markdown or JSON, streamed in pages (seed 000 §4.3.1).
+"""Export a session as Markdown or JSON, streamed in pages (seed 000 §4.3.1): each message
+with its logs and the clarify questions its run asked (choices, who answered what).
 
 `prepare_export` checks the request and reads only the tree's links, so a bad id or format
 fails before anything is sent; `Export.chunks()` then loads messages and their logs a page at a
@@ -18,7 +19,9 @@ from datetime import datetime
 from core import export_format as fmt
 from core.branch import Node, walk_active, walk_all
 from core.errors import InvalidInput
-from core.models import ChatMessage, ChatMessageLog, ChatSession, ConversationBinding, utc_now
+from core.models import (
+    ChatMessage, ChatMessageLog, ChatSession, ClarifyPause, ConversationBinding, utc_now,
+)
 from core.sessions import get_session
 
 FORMATS = {"md": "text/markdown; charset=utf-8", "json": "application/json"}
@@ -82,20 +85,24 @@ def _sibling_positions(nodes: list[Node]) -> dict[int, tuple[int, int]]:
     return positions
 
 
-async def _pages(export: Export) -> AsyncIterator[list[tuple[ChatMessage, list[ChatMessageLog]]]]:
+async def _pages(export: Export) -> AsyncIterator[list[fmt.Turn]]:
     for start in range(0, len(export.ids), PAGE):
         page_ids = export.ids[start : start + PAGE]
         rows = {m.id: m for m in await ChatMessage.filter(id__in=page_ids)}
         logs: dict[int, list[ChatMessageLog]] = defaultdict(list)
         for log in await ChatMessageLog.filter(message_id__in=page_ids).order_by("message_id", "seq"):
             logs[log.message_id].append(log)
-        yield [(rows[i], logs[i]) for i in page_ids if i in rows]
+        pauses: dict[int, list[ClarifyPause]] = defaultdict(list)
+        asked = ClarifyPause.filter(message_id__in=page_ids).order_by("created_at", "id")
+        for pause in await asked:
+            pauses[pause.message_id].append(pause)
+        yield [fmt.Turn(rows[i], logs[i], pauses[i]) for i in page_ids if i in rows]
 
 
 async def _markdown(export: Export) -> AsyncIterator[str]:
     yield fmt.md_header(export.session, export.bindings, len(export.ids), export.context)
     async for page in _pages(export):
-        yield "".join(fmt.md_message(m, logs, export.context) for m, logs in page)
+        yield "".join(fmt.md_message(turn, export.context) for turn in page)
 
 
 async def _json(export: Export) -> AsyncIterator[str]:
@@ -103,8 +110,8 @@ async def _json(export: Export) -> AsyncIterator[str]:
     yield '{"session": ' + json.dumps(head, ensure_ascii=False) + ', "messages": ['
     first = True
     async for page in _pages(export):
-        for message, logs in page:
-            item = json.dumps(fmt.json_message(message, logs), ensure_ascii=False)
+        for turn in page:
+            item = json.dumps(fmt.json_message(turn), ensure_ascii=False)
             yield ("\n" if first else ",\n") + item
             first = False
     yield "\n]}\n"

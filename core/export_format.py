@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from core.models import ChatMessage, ChatMessageLog, ChatSession, ConversationBinding, Role
+from core.models import (
+    ChatMessage, ChatMessageLog, ChatSession, ClarifyPause, ConversationBinding, PauseStatus, Role,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +19,15 @@ class ExportContext:
     branch: str  # "active" or "all"
     active_ids: frozenset[int]
     siblings: dict[int, tuple[int, int]] = field(default_factory=dict)  # id -> (k, n)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of the export with what its run left: logs and clarify questions."""
+
+    message: ChatMessage
+    logs: list[ChatMessageLog] = field(default_factory=list)
+    pauses: list[ClarifyPause] = field(default_factory=list)
 
 
 def stamp(at: datetime | None) -> str:
@@ -44,8 +55,9 @@ def md_header(
     return "\n".join(lines) + "\n"
 
 
-def md_message(message: ChatMessage, logs: list[ChatMessageLog], ctx: ExportContext) -> str:
+def md_message(turn: Turn, ctx: ExportContext) -> str:
     """One turn of a Markdown export; a summary is a quoted divider."""
+    message = turn.message
     if message.role == Role.SYSTEM:
         quoted = "\n".join(f"> {line}" if line else ">" for line in message.content.splitlines())
         return f"\n---\n\n> **Earlier messages were summarised**\n>\n{quoted}\n\n---\n"
@@ -58,9 +70,32 @@ def md_message(message: ChatMessage, logs: list[ChatMessageLog], ctx: ExportCont
         head.append(f"by {message.author}")
     if ctx.branch == "all":
         head += _version_marks(message, ctx)
+    questions = "".join(md_question(pause) + "\n" for pause in turn.pauses)
     body = message.content or "_(no text)_"
-    tail = _md_tail(message, logs)
-    return "\n" + " · ".join(head) + "\n\n" + body + "\n" + tail
+    tail = _md_tail(message, turn.logs)
+    return "\n" + " · ".join(head) + "\n\n" + questions + body + "\n" + tail
+
+
+def md_question(pause: ClarifyPause) -> str:
+    """A clarify question as a quote: the question, its choices, and who answered what."""
+    lines = [f"**Question:** {pause.question}", ""]
+    if pause.choices:
+        lines += [*(f"{k}. {choice}" for k, choice in enumerate(pause.choices, 1)), ""]
+    lines.append(_md_answer(pause))
+    quoted = "\n".join(lines).splitlines()
+    return "\n".join(f"> {line}" if line else ">" for line in quoted) + "\n"
+
+
+def _md_answer(pause: ClarifyPause) -> str:
+    if pause.status == PauseStatus.EXPIRED:
+        return "_Not answered: the question expired._"
+    if pause.status != PauseStatus.ANSWERED:
+        return "_Waiting for an answer._"
+    who = pause.answered_by or "someone"
+    answer = pause.answer or ""
+    if answer in pause.choices:
+        return f"**Answer** by {who}: choice {pause.choices.index(answer) + 1}, {answer}"
+    return f"**Answer** by {who}, in their own words: {answer}"
 
 
 def _version_marks(message: ChatMessage, ctx: ExportContext) -> list[str]:
@@ -109,8 +144,10 @@ def json_session(
     }
 
 
-def json_message(message: ChatMessage, logs: list[ChatMessageLog]) -> dict[str, Any]:
-    """One node of a JSON export, with its logs when it is an assistant message."""
+def json_message(turn: Turn) -> dict[str, Any]:
+    """One node of a JSON export, with its logs and clarify questions when it is an assistant
+    message."""
+    message = turn.message
     item: dict[str, Any] = {
         "id": message.id,
         "parentId": message.parent_id,
@@ -128,8 +165,25 @@ def json_message(message: ChatMessage, logs: list[ChatMessageLog]) -> dict[str, 
         "completedAt": iso(message.completed_at),
     }
     if message.role == Role.ASSISTANT:
-        item["logs"] = [_json_log(log) for log in logs]
+        item["logs"] = [_json_log(log) for log in turn.logs]
+        item["clarify"] = [json_question(pause) for pause in turn.pauses]
     return item
+
+
+def json_question(pause: ClarifyPause) -> dict[str, Any]:
+    """A clarify question of a JSON export: `custom` is whether the answer was the answerer's
+    own words rather than one of the choices (null while there is no answer)."""
+    answered = pause.status == PauseStatus.ANSWERED
+    return {
+        "question": pause.question,
+        "choices": list(pause.choices),
+        "status": str(pause.status),
+        "answer": pause.answer if answered else None,
+        "answeredBy": pause.answered_by if answered else None,
+        "custom": (pause.answer not in pause.choices) if answered else None,
+        "askedAt": iso(pause.created_at),
+        "answeredAt": iso(pause.answered_at) if answered else None,
+    }
 
 
 def _json_log(log: ChatMessageLog) -> dict[str, Any]:

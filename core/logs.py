@@ -10,6 +10,15 @@ from datetime import datetime, timezone
 
 REDACTED = "[redacted]"
 MIN_SECRET = 6  # a shorter value is no secret, and blanking it would garble every line
+# The service's own packages log at LOG_LEVEL; every other logger (the libraries': hermes-
+# agent's plugin discovery, uvicorn's banners, the scheduler's jobs, the ORM, the platform
+# clients' log-in and session lines, one line per HTTP request) at WARNING, unless LOG_LEVEL
+# is DEBUG. Bolt copies the root logger's level onto each logger it makes, so the root is
+# where the rule is set.
+OWN_PACKAGES = ("hermes_chat", "core", "bots", "bridge", "admin", "bench")
+# ... and these by name as well: hermes-agent lowers the root logger to INFO for its own log
+# files when it builds an agent, which would let them back into a Bridge process's stream.
+QUIET_LIBRARIES = ("hermes_cli", "run_agent", "uvicorn.error", "uvicorn.access", "httpx")
 
 
 class JsonFormatter(logging.Formatter):
@@ -49,13 +58,32 @@ class RedactingFormatter(logging.Formatter):
         return line
 
 
-def configure_logging(level: str = "INFO", format: str = "text", secrets: Iterable[str] = ()) -> None:
+def quiet_level(level: str) -> str:
+    """LOG_LEVEL for a process that writes warnings and errors only (the child Bridge, whose
+    start and exits `serve` reports; a terminal conversation): WARNING, unless `level` asks
+    for more (DEBUG) or for less (ERROR, CRITICAL)."""
+    return level if level.upper() in ("DEBUG", "ERROR", "CRITICAL") else "WARNING"
+
+
+def configure_logging(level: str = "INFO", format: str = "text", secrets: Iterable[str] = (),
+                      own: Iterable[str] = OWN_PACKAGES,
+                      quiet: Iterable[str] = QUIET_LIBRARIES) -> None:
     """Install one handler on the root logger (called once, by the command being run); no
-    value of `secrets` is ever written."""
+    value of `secrets` is ever written. The `own` loggers write at `level`, every other one
+    warnings and errors only, unless `level` is DEBUG."""
     handler = logging.StreamHandler()
     inner = JsonFormatter() if format == "json" else logging.Formatter(
         "%(asctime)s %(levelname)s %(name)s: %(message)s")
     handler.setFormatter(RedactingFormatter(inner, secrets))
     root = logging.getLogger()
+    root.setLevel(level.upper())  # a level logging does not know is a ValueError here
+    wanted = root.level
+    # On the handler too: hermes-agent lowers the root logger's level (see QUIET_LIBRARIES).
+    handler.setLevel(wanted)
+    libraries = wanted if wanted <= logging.DEBUG else max(wanted, logging.WARNING)
     root.handlers[:] = [handler]
-    root.setLevel(level.upper())
+    root.setLevel(libraries)
+    for name in own:
+        logging.getLogger(name).setLevel(wanted)
+    for name in quiet:
+        logging.getLogger(name).setLevel(logging.NOTSET if wanted <= logging.DEBUG else libraries)

@@ -71,15 +71,27 @@ def todos_done(state: ThinkingState) -> str | None:
 
 def footer(update: RunUpdate) -> str:
     """The finished answer's context line: elapsed, tool calls, todos, model, skill."""
+    return " · ".join([duration(update.state.elapsed), *_footer_details(update)])
+
+
+def closing_line(update: RunUpdate) -> str:
+    """How a finished run ended, then its footer, in one line that says the time once:
+    "✅ Done in 42s · 2 tool calls · model fast", "⏹ Stopped · 42s · 2 tool calls"."""
+    if update.status == MessageStatus.SUCCESS:  # "Done in 42s" has said the time already
+        return " · ".join([status_line(update), *_footer_details(update)])
+    return f"{status_line(update)} · {footer(update)}"
+
+
+def _footer_details(update: RunUpdate) -> list[str]:
     state = update.state
     calls = state.tool_calls
-    parts = [duration(state.elapsed), f"{calls} tool call{'s' if calls != 1 else ''}"]
+    parts = [f"{calls} tool call{'s' if calls != 1 else ''}"]
     parts += [p for p in (todos_done(state),) if p]
     if update.model_id:
         parts.append(f"model {update.model_id}")
     if update.skill_folder:
         parts.append(f"skill {update.skill_folder}")
-    return " · ".join(parts)
+    return parts
 
 
 def thinking_tail(state: ThinkingState, chars: int) -> str:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.errors import InvalidInput
+from core.logs import quiet_level
 from hermes_chat.bridge_command import bridge_settings
 
 _BASICS = frozenset({
@@ -54,5 +55,6 @@ def child_environment(settings: Settings, environ: Mapping[str, str], token: str
     kept = {key: value for key, value in environ.items()
             if key in _BASICS or key.startswith(_PREFIXES)}
     keys = {name: environ[name] for name in names if environ.get(name)}
-    bridge = replace(bridge_settings(settings), token=token, key_envs=names)
+    bridge = replace(bridge_settings(settings), token=token, key_envs=names,
+                     log_level=quiet_level(settings.log_level))  # serve says when it starts
     return {**kept, **keys, **bridge.to_env()}

@@ -23,14 +23,20 @@ from core.runtime.recovery import recover
 from core.runtime.updates import RunUpdate
 
 Reader = Callable[[], "asyncio.Future[str]"]
+PROMPT = "you> "
+# hermes-agent relays each reply of the model as progress of this pseudo-tool; the last one is
+# the answer itself, which `hermes>` prints.
+MODEL_TEXT = "_thinking"
 
 
 class TerminalView:
-    """Prints what changed between two updates of a run, never the same line twice."""
+    """Prints what changed between two updates of a run, never the same line twice, and not
+    the model's last words as a status before they are printed as the answer."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.status = ""
+        self.held: str | None = None  # the model's words, printed once the run goes on
         self.tools = 0
         self.todos: tuple = ()
 
@@ -38,7 +44,11 @@ class TerminalView:
         state = update.state
         line = presenting.status_line(update)
         if line != self.status and not update.finished:
-            self._print(f"  · {line}")
+            self._release()
+            if _shows_model_text(update, line):
+                self.held = f"  · {line}"
+            else:
+                self._print(f"  · {line}")
             self.status = line
         for tool in state.tools[self.tools:]:
             self._print(f"  🔧 {tool.name} {tool.args_preview[:60]}")
@@ -51,18 +61,32 @@ class TerminalView:
     def finish(self, update: RunUpdate) -> None:
         if update.state.final_text is not None:
             self._print(f"\nhermes> {update.state.final_text}\n")
-        self._print(f"  ({presenting.status_line(update)} · {presenting.footer(update)})")
+        else:
+            self._release()  # it was no answer: what the model said last is worth seeing
+        self._print(f"  ({presenting.closing_line(update)})")
+
+    def _release(self) -> None:
+        if self.held is not None:
+            self._print(self.held)
+            self.held = None
 
     def _print(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
 
+def _shows_model_text(update: RunUpdate, line: str) -> bool:
+    status = update.state.status
+    return status is not None and status.tool_name == MODEL_TEXT and line.endswith(status.text)
+
+
 async def converse(pool: RunPool, session_id: int, read: Reader, out: TextIO) -> None:
     """The loop: read a line, run it, show it live, answer its questions."""
     while True:
+        print(PROMPT, end="", file=out, flush=True)
         line = await read()
         text = line.strip()
         if not line or text in ("/quit", "/exit"):  # "" is the end of input (Ctrl-D)
+            print(file=out, flush=True)
             return
         if not text:
             continue

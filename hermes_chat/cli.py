@@ -14,7 +14,7 @@ from dotenv import dotenv_values
 from core.catalogue import load_catalogue
 from core.config import Settings
 from core.errors import HermesChatError
-from core.logs import configure_logging
+from core.logs import configure_logging, quiet_level
 from hermes_chat.bridge_process import with_child_token
 
 log = logging.getLogger("hermes_chat")
@@ -37,7 +37,10 @@ def _migrate(settings: Settings, args: argparse.Namespace,
              environ: Mapping[str, str]) -> None:
     from core.db import migrate
 
-    asyncio.run(migrate(settings.database_url))
+    applied = asyncio.run(migrate(settings.database_url))
+    for name in applied:
+        log.info("applied migration %s", name)
+    log.info("database migrated (%d new migrations applied)", len(applied))
 
 
 def _bridge(settings: Settings, args: argparse.Namespace,
@@ -71,6 +74,7 @@ COMMANDS: dict[str, tuple[Command, str]] = {
     "bridge": (_bridge, "run the Hermes Bridge (the agent service) on BRIDGE_HOST:BRIDGE_PORT"),
     "chat": (_chat, "chat with the agent in this terminal (needs a running Bridge)"),
 }
+QUIET = frozenset({"chat"})  # a conversation in the terminal: no INFO lines inside it
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HermesChatError as error:
         print(f"hermes-chat: bad setting: {error.message}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level, settings.log_format, _secrets(settings, environ))
+    level = quiet_level(settings.log_level) if args.command in QUIET else settings.log_level
+    configure_logging(level, settings.log_format, _secrets(settings, environ))
     try:
         COMMANDS[args.command][0](settings, args, environ)
     except HermesChatError as error:

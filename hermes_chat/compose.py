@@ -25,6 +25,7 @@ from hermes_chat.bridge_process import BridgeSupervisor, bridge_child
 
 log = logging.getLogger("hermes_chat.serve")
 LEADER_RETRY_SECONDS = 30.0
+UPKEEP_HERE = "this replica runs the upkeep jobs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +46,8 @@ async def running_parts(settings: Settings,
     replicas' runs, the log listener (PostgreSQL), and the upkeep jobs (on one replica)."""
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
     lock = SchedulerLock(settings.database_url)
-    await lock.try_acquire()  # on SQLite a second process stops here, saying why
-    await db.migrate(settings.database_url)
+    leader = await lock.try_acquire()  # on SQLite a second process stops here, saying why
+    await _migrate(settings.database_url)
     await db.open_database(settings.database_url)
     try:
         metrics = RunMetrics()
@@ -64,7 +65,8 @@ async def running_parts(settings: Settings,
             upkeep = _run_jobs_when_leader(pool, lock, settings)
             tasks = [asyncio.create_task(upkeep, name="upkeep")]
             try:
-                log.info("runtime: recovered %d runs in flight", await recover(pool))
+                log.info("runtime: recovered %d runs in flight; %s", await recover(pool),
+                         UPKEEP_HERE if leader else "another replica runs the upkeep jobs")
                 tasks.append(asyncio.create_task(keep_taking_over(pool), name="takeover"))
                 yield Parts(settings, catalogue, bridge, pool, endpoint.child)
             finally:
@@ -77,12 +79,23 @@ async def running_parts(settings: Settings,
         await db.close_database()
 
 
+async def _migrate(database_url: str) -> None:
+    applied = await db.migrate(database_url)
+    names = f": {', '.join(applied)}" if applied else ""
+    log.info("database: %s, %d new migrations applied%s", db.describe(database_url),
+             len(applied), names)
+
+
 async def _run_jobs_when_leader(pool: RunPool, lock: SchedulerLock, settings: Settings) -> None:
-    """Run the upkeep jobs while this replica holds the lock; keep trying until it does."""
+    """Run the upkeep jobs while this replica holds the lock; keep trying until it does
+    (start-up says who runs them; taking them over later is said here)."""
+    waited = False
     while not await lock.try_acquire():
+        waited = True
         await asyncio.sleep(LEADER_RETRY_SECONDS)
     scheduler = start_jobs(pool, timedelta(hours=settings.clarify_fallback_hours))
-    log.info("runtime: this replica runs the upkeep jobs")
+    if waited:
+        log.info("runtime: %s from now on", UPKEEP_HERE)
     try:
         await asyncio.Event().wait()
     finally:

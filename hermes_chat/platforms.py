@@ -28,6 +28,7 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
     if settings.slack_bot_token and (settings.slack_signing_secret or settings.slack_app_token):
         from bots.slack import SlackBot
 
+        _quiet_the_unused_token_warning()
         link = links.add("slack") if settings.slack_app_token else None  # HTTP: no connection
         slack = SlackBot(settings, parts.pool, parts.catalogue, parts.bridge, link=link)
         for handler in slack.route_handlers():
@@ -40,8 +41,12 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
         log.info("slack: not started (SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET or "
                  "SLACK_APP_TOKEN unset)")
     if settings.discord_token:
+        from discord import VoiceClient
+
         from bots.discord import DiscordBot
 
+        # The bot has no voice: discord.py's warn-once flags for its missing voice libraries.
+        VoiceClient.warn_nacl = VoiceClient.warn_dave = False
         discord = DiscordBot(settings, parts.pool, parts.catalogue, parts.bridge,
                              link=links.add("discord"))
         await discord.start()
@@ -50,6 +55,23 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
     else:
         log.info("discord: not started (DISCORD_TOKEN unset)")
     return started
+
+
+class _WithoutUnusedToken(logging.Filter):
+    """bolt reads SLACK_BOT_TOKEN from the environment even when given no token, then warns
+    that it goes unused: the bot gives bolt a client that carries that very token."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
+
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+def _quiet_the_unused_token_warning() -> None:
+    # bolt keeps the filters it finds on the logger it names after its class
+    app_log = logging.getLogger("slack_bolt.AsyncApp")
+    if not any(isinstance(f, _WithoutUnusedToken) for f in app_log.filters):
+        app_log.addFilter(_WithoutUnusedToken())
 
 
 async def stop_platforms(platforms: list[Platform]) -> None:

@@ -38,9 +38,8 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
                 app, host=settings.admin_host, port=settings.admin_port,
                 log_config=None, lifespan="on", timeout_graceful_shutdown=3,
             )
-            log.info("admin API: listening on http://%s:%s", settings.admin_host,
-                     settings.admin_port)
-            log.info("admin API: %s", "bearer token required" if settings.admin_token
+            log.info("admin API: listening on http://%s:%s, %s", settings.admin_host,
+                     settings.admin_port, "bearer token required" if settings.admin_token
                      else "open to loopback callers (ADMIN_TOKEN unset)")
             await _serve_until_signalled(_QuietServer(config))
         finally:

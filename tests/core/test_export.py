@@ -16,7 +16,9 @@ from core.models import (
     ChatMessage,
     ChatMessageLog,
     ChatSession,
+    ClarifyPause,
     MessageStatus,
+    PauseStatus,
     Platform,
     Role,
 )
@@ -27,7 +29,8 @@ T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
 
 
 async def _conversation() -> int:
-    """Two turns, a regenerated answer, a failed regeneration, an edit and a summary."""
+    """Two turns, a regenerated answer, a failed regeneration, an edit and a summary; clarify
+    questions answered by a choice, in the answerer's own words, and one that expired."""
     key = sessions.ThreadKey(Platform.SLACK, "T1", "C1", "1700000000.000100")
     session, _ = await sessions.session_for_thread(key, model_id="gpt-test")
     s = session.id
@@ -36,12 +39,16 @@ async def _conversation() -> int:
                       model_id="gpt-test", skill_folder="planner")
     await _log(a1, [("tool_start", "todo", None), ("tool_end", "todo", '{"todos": []}'),
                     ("done", None, None)])
+    await _ask(a1, "Which day?\nThe office is shut on Monday.", ["Thursday", "Friday"],
+               answer="Friday", by="U7")
+    await _ask(a1, "Who announces it?", ["You", "Me"], answer="Ana from marketing", by="U42")
     failed = await tree.regenerate(a1.id, s, run_id="run-1b")  # same model and skill
     await finish(failed, "", MessageStatus.FAILED)
     await tree.activate(a1.id, s)
     u2 = await user_turn(s, "And the risks?")
     await tree.add_summary(s, a1.id, "The user plans a Friday launch.\nA plan was given.")
     a2 = await answer(s, u2, "Mostly the weather.")
+    await _ask(a2, "Which risks?", ["Weather", "People"], status=PauseStatus.EXPIRED)
     a2b = await tree.regenerate(a2.id, s)
     await finish(a2b, "Mostly people being away.")
     u2b = await tree.edit(u2.id, "And the costs?", s, author="U42")
@@ -58,6 +65,18 @@ async def _log(message: ChatMessage, rows: list[tuple[str, str | None, str | Non
             for i, (kind, tool, meta) in enumerate(rows, start=1)
         ]
     )
+
+
+async def _ask(message: ChatMessage, question: str, choices: list[str], *,
+               answer: str | None = None, by: str | None = None,
+               status: PauseStatus = PauseStatus.ANSWERED) -> None:
+    """A clarify question the message's run asked, as the runtime stores it."""
+    count = await ClarifyPause.filter(message_id=message.id).count()
+    asked = T0 + timedelta(minutes=message.id, seconds=10 + count)
+    await ClarifyPause.create(
+        run_id=message.run_id or "run", message_id=message.id, clarify_id=f"q{message.id}-{count}",
+        question=question, choices=choices, status=status, answer=answer, answered_by=by,
+        created_at=asked, answered_at=asked + timedelta(seconds=5) if answer else None)
 
 
 async def _freeze(session_id: int) -> None:

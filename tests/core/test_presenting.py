@@ -47,3 +47,12 @@ def test_checklist_tools_and_footer() -> None:
     update = _update(MessageStatus.SUCCESS, state, model_id="fast", skill_folder="readme-gen")
     assert presenting.footer(update) == "1m 15s · 2 tool calls · 1/2 todos · model fast · skill readme-gen"
     assert presenting.thinking_tail(state, 11) == "…second line"
+
+
+def test_the_closing_line_says_the_time_once() -> None:
+    state = fold([Done(final_text="x", seq=6, at=T0 + timedelta(seconds=80))], _state())
+    done = _update(MessageStatus.SUCCESS, state, model_id="fast")
+    assert presenting.closing_line(done) == (
+        "✅ Done in 1m 20s · 2 tool calls · 1/2 todos · model fast")
+    stopped = _update(MessageStatus.STOPPED, state)
+    assert presenting.closing_line(stopped) == "⏹ Stopped · 1m 20s · 2 tool calls · 1/2 todos"

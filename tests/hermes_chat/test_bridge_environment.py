@@ -72,3 +72,11 @@ def test_configured_key_names_come_first_then_the_catalogue_s() -> None:
     keys = child_key_envs(Settings(bridge_key_envs=("TEAM_KEY", "FAST_API_KEY")),
                           _catalogue("FAST_API_KEY", "DEEP_KEY"))
     assert keys == ("TEAM_KEY", "FAST_API_KEY", "DEEP_KEY")
+
+
+@pytest.mark.parametrize(("level", "child"), [("INFO", "WARNING"), ("WARNING", "WARNING"),
+                                              ("DEBUG", "DEBUG"), ("ERROR", "ERROR")])
+def test_the_child_logs_what_went_wrong_unless_asked_for_more(level: str, child: str) -> None:
+    """`serve` reports the child's start and exits itself; the child adds no INFO lines."""
+    settings = Settings.from_env({"LOG_LEVEL": level})
+    assert child_environment(settings, SERVE_ENV, "tok-123", ())["LOG_LEVEL"] == child

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
+from datetime import datetime, timezone
 
 from core import sessions
+from core.events import Done, Step, ToolProgress, ToolStart
 from core.models import MessageStatus
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
-from core.thinking import ThinkingState
-from hermes_chat.chat import TerminalView, converse
+from core.thinking import ThinkingState, fold
+from hermes_chat.chat import MODEL_TEXT, PROMPT, TerminalView, converse
 from tests.core.runtime.conftest import pool, skills_dir  # noqa: F401
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.hermes_chat.test_serve import code_path
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 def lines(*typed: str):
@@ -39,6 +44,7 @@ async def test_a_terminal_conversation_with_a_clarify(pool: RunPool, llm: Script
     text = out.getvalue()
     assert "🔧 todo" in text and "? Which size?" in text and "2. M" in text
     assert "hermes> Medium it is." in text and "✅ Done" in text
+    assert text.count("Medium it is.") == 1 and text.count(PROMPT) == 3, text  # /quit: the 3rd
     assert '"user_response": "M"' in llm.requests[-1]["messages"][-1]["content"]
 
 
@@ -69,3 +75,37 @@ async def test_the_chat_command_in_a_subprocess(bridge, llm: ScriptedLLM, tmp_pa
     out, err = await asyncio.wait_for(child.communicate(b"hi there\n"), 30)
     assert child.returncode == 0, err.decode()
     assert "hermes> Hello from the agent." in out.decode()
+    _assert_a_clean_terminal(out.decode(), err.decode(), "Hello from the agent.")
+
+
+def _assert_a_clean_terminal(out: str, err: str, answer: str) -> None:
+    """What the person sees: a prompt before each line they type, the answer once (not first
+    as a thinking status), the time once in the closing line, and no log line anywhere."""
+    assert out.count(answer) == 1, out
+    assert out.count(PROMPT) == 2, out  # their line, then the end of input
+    closing = out.strip().splitlines()[-2]
+    assert closing.startswith("  (✅ Done in") and len(re.findall(r"\d+s\b", closing)) == 1, out
+    assert not re.search(r"\b(DEBUG|INFO|WARNING)\b", out + err), out + err
+
+
+def _model_says(text: str, seq: int) -> ToolProgress:
+    """hermes-agent's relay of a reply of the model (the Bridge passes it on as it comes)."""
+    return ToolProgress(event_name="reasoning.available", tool_name=MODEL_TEXT, preview=text,
+                        seq=seq, at=T0)
+
+
+def test_the_model_s_words_show_as_thinking_only_when_the_run_goes_on() -> None:
+    out = io.StringIO()
+    view = TerminalView(out)
+    events = [Step(iteration=1, seq=1, at=T0), _model_says("Let me look it up.", 2),
+              ToolStart(tool_call_id="a", tool_name="web", args={}, seq=3, at=T0),
+              _model_says("It is sunny.", 4)]
+    state = ThinkingState()
+    for event in events:
+        state = fold([event], state)
+        view.show(RunUpdate("r", 1, 1, 2, MessageStatus.RUNNING, state))
+    done = fold([Done(final_text="It is sunny.", seq=5, at=T0)], state)
+    view.finish(RunUpdate("r", 1, 1, 2, MessageStatus.SUCCESS, done))
+    text = out.getvalue()
+    assert "💭 Let me look it up." in text  # the run went on: it was thinking
+    assert text.count("It is sunny.") == 1 and "hermes> It is sunny." in text, text

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from bots.discord.supervisor import FATAL_CLOSE_CODES
 from tests.conftest import new_database
 from tests.fakes.discordfake import FakeDiscord
+from tests.fakes.slack import FakeSlack
 
 DEADLINE = 30.0
 ROOT = Path(__file__).parents[2]
@@ -89,8 +91,25 @@ def test_serve_starts_with_nothing_configured_and_stops_on_sigint(tmp_path: Path
     assert "slack: not started" in output and "discord: not started" in output
     assert "this replica runs the upkeep jobs" in output
     assert output.rstrip().endswith("stopped")
-    assert "applied migration hermes.0001_initial" in output
+    migrations = ", ".join(f"hermes.{p.stem}" for p in sorted(MIGRATIONS.glob("0*.py")))
+    assert f"database: sqlite data/hermes-chat.sqlite3, 3 new migrations applied: {migrations}" \
+        in output
     assert (tmp_path / "data" / "hermes-chat.sqlite3").exists()  # the embedded default
+    _assert_a_quiet_start(output)
+
+
+STARTING_PARTS = ("database", "bridge", "runtime", "slack", "discord", "admin API")
+STOPPING = ["bridge: stopped", "stopped"]
+
+
+def _assert_a_quiet_start(output: str) -> None:
+    """One line per part, each part named once: none of hermes-agent's plugin discovery, the
+    child Bridge's own banner, uvicorn's, the scheduler's jobs or the ORM's shutdown."""
+    messages = [line.split(": ", 1)[1] for line in output.strip().splitlines()]
+    starting, stopping = messages[:-len(STOPPING)], messages[-len(STOPPING):]
+    assert stopping == STOPPING, output
+    assert len(starting) <= len(STARTING_PARTS), output
+    assert sorted(m.split(":", 1)[0] for m in starting) == sorted(STARTING_PARTS), output
 
 
 def test_an_unreachable_external_bridge_leaves_the_service_up_but_degraded(tmp_path: Path):
@@ -154,12 +173,8 @@ async def test_serve_shows_the_discord_gateway_in_health_and_metrics(tmp_path: P
     async with FakeDiscord() as discord:
         port = _free_port()
         with (tmp_path / "serve.log").open("w") as log:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path, text=True,
-                env=_env(ADMIN_PORT=str(port), DISCORD_TOKEN=discord.token,
-                         DISCORD_API_URL=discord.api_base, DISCORD_GATEWAY_URL=discord.gateway_url,
-                         PLATFORM_DOWN_SECONDS="1"),
-                stdout=log, stderr=subprocess.STDOUT)
+            process = _serve_into(log, tmp_path, port, **_on_discord(discord),
+                                  PLATFORM_DOWN_SECONDS="1")
             try:
                 async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
                     up = await _health_until(http, process, lambda r: _discord(r) == "ok")
@@ -177,6 +192,17 @@ async def test_serve_shows_the_discord_gateway_in_health_and_metrics(tmp_path: P
     assert process.returncode == 0, output
     assert "not reconnecting: authentication failed (close code 4004)" in output
     assert len(discord.gateway.connections) == 1
+
+
+def _serve_into(log: TextIO, tmp_path: Path, port: int, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path,
+                            text=True, env=_env(ADMIN_PORT=str(port), **env), stdout=log,
+                            stderr=subprocess.STDOUT)
+
+
+def _on_discord(discord: FakeDiscord) -> dict[str, str]:
+    return {"DISCORD_TOKEN": discord.token, "DISCORD_API_URL": discord.api_base,
+            "DISCORD_GATEWAY_URL": discord.gateway_url}
 
 
 def _discord(response: httpx.Response) -> str | None:
@@ -197,3 +223,36 @@ async def _health_until(http: httpx.AsyncClient, process: subprocess.Popen[str],
             except httpx.TransportError:
                 pass
             await asyncio.sleep(0.1)  # polling a separate process with a deadline
+
+
+async def test_serve_on_both_platforms_starts_with_one_line_each(tmp_path: Path) -> None:
+    """Slack over Socket Mode and Discord over its gateway, both on their fakes: each platform
+    is one line, like every other part, with no library's own start-up lines besides."""
+    async with FakeDiscord() as discord, FakeSlack(bot_token="xoxb-test") as slack:
+        port = _free_port()
+        with (tmp_path / "serve.log").open("w") as log:
+            process = _serve_into(log, tmp_path, port, **_on_discord(discord),
+                                  SLACK_BOT_TOKEN="xoxb-test", SLACK_APP_TOKEN="xapp-test",
+                                  SLACK_API_URL=slack.api_url)
+            try:
+                async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+                    await _health_until(http, process, lambda r: _platforms_up(r, "slack",
+                                                                               "discord"))
+            finally:
+                process.send_signal(signal.SIGINT)
+                await asyncio.to_thread(process.wait, DEADLINE)
+    output = (tmp_path / "serve.log").read_text()
+    assert process.returncode == 0, output
+    assert "slack: started (Socket Mode)" in output and "discord: started" in output
+    lines = output.splitlines(keepends=True)
+    [connected] = [line for line in lines if line.endswith(SOCKET_MODE_UP)]
+    _assert_a_quiet_start("".join(line for line in lines if line != connected))
+
+
+# A state change the Slack supervisor reports on every (re)connection, not a start-up line.
+SOCKET_MODE_UP = "INFO bots.slack.supervisor: slack: connected in Socket Mode\n"
+
+
+def _platforms_up(response: httpx.Response, *names: str) -> bool:
+    platforms = response.json().get("platforms", {})
+    return all(platforms.get(name, {}).get("state") == "ok" for name in names)

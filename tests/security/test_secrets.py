@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from core.config import Settings
-from core.logs import REDACTED, configure_logging
+from core.logs import OWN_PACKAGES, QUIET_LIBRARIES, REDACTED, configure_logging
 
 from tests.bots.discord.harness import mention
 from tests.fakes.discordfake import FakeDiscord
@@ -144,9 +144,12 @@ def root_logging() -> object:
     """configure_logging replaces the root handlers: put pytest's back afterwards."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
+    levels = {name: logging.getLogger(name).level for name in (*OWN_PACKAGES, *QUIET_LIBRARIES)}
     yield root
     root.handlers[:] = handlers
     root.setLevel(level)
+    for name, saved in levels.items():
+        logging.getLogger(name).setLevel(saved)
 
 
 @pytest.mark.parametrize("format", ["json", "text"])
@@ -173,7 +176,7 @@ def test_every_part_of_a_line_is_redacted(
 def test_short_values_are_not_blanked(root_logging: logging.Logger,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     configure_logging("INFO", "text", ["abc", ""])
-    logging.getLogger("x").info("abcdef stays readable")
+    logging.getLogger("hermes_chat.x").info("abcdef stays readable")
     assert "abcdef stays readable" in capsys.readouterr().err
 
 
@@ -191,12 +194,14 @@ def test_the_database_password_and_every_key_a_model_may_use_are_redacted(
            "BRIDGE_TOKEN": "SECRETbridge0987", "UNLISTED_KEY": "sk-not-a-secret-of-ours"}
     settings = Settings.from_env(env)
     configure_logging("INFO", "text", _secrets(settings, env))
-    logging.getLogger("tortoise").info("connecting to %s (password SECRET@db-pass)", env["DATABASE_URL"])
-    logging.getLogger("x").info("keys: %s %s, token %s", env["FAST_API_KEY"], env["TEAM_KEY"],
-                                env["BRIDGE_TOKEN"])
+    logging.getLogger("tortoise").warning("connecting to %s (password SECRET@db-pass)",
+                                          env["DATABASE_URL"])
+    logging.getLogger("hermes_chat.x").info("keys: %s %s, token %s", env["FAST_API_KEY"],
+                                            env["TEAM_KEY"], env["BRIDGE_TOKEN"])
     written = capsys.readouterr().err
     for secret in ("SECRET%40db-pass", "SECRET@db-pass", env["FAST_API_KEY"], env["TEAM_KEY"],
                    env["BRIDGE_TOKEN"]):
         assert secret not in written
     assert f"postgres://hermes:{REDACTED}@db.internal:5432/hermes" in written
+    assert f"keys: {REDACTED} {REDACTED}, token {REDACTED}" in written
     assert "sk-not-a-secret-of-ours" not in _secrets(settings, env)  # only what may be used
