@@ -13,7 +13,6 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from core.bridge_stream import RUN_LOST
 from core.errors import BridgeUnavailable
 from core.events import Event, LogRecord, event_from_log, is_terminal
 from core.models import (
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
     from core.runtime.pool import RunPool
 
 log = logging.getLogger(__name__)
-LOST = RUN_LOST  # the chat offers a Retry button beside it
 
 
 async def recover(pool: RunPool) -> int:
