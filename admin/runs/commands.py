@@ -16,9 +16,10 @@ import asyncio
 from dataclasses import dataclass
 
 from core import sessions, tree
+from core.conversation import turns
 from core.errors import Busy, Conflict, NotFound
 from core.field_errors import InvalidField
-from core.models import IN_FLIGHT, ChatMessage, ClarifyPause, MessageStatus, Role
+from core.models import ChatMessage, ClarifyPause, MessageStatus, Role
 from core.runtime.clarify import ClarifyOutcome
 from core.runtime.pool import RunPool
 from core.runtime.records import busy_run
@@ -71,16 +72,8 @@ async def resume(
 
 
 async def stop(pool: RunPool, run_id: str) -> RunUpdate:
-    """Stop a run this process drives: a queued one at once, a running one through the Bridge."""
-    try:
-        return await pool.stop(run_id)
-    except NotFound:
-        message = await run_message(run_id)
-        if message.status in IN_FLIGHT:
-            raise Conflict(
-                f"run {run_id} is driven by another process (a replica, or one restarting)"
-            ) from None
-        raise Conflict(f"run {run_id} has already ended: {message.status}") from None
+    """Stop a run from any replica: a queued one at once, a running one through the Bridge."""
+    return await turns.stop(pool, run_id)
 
 
 async def run_message(run_id: str) -> ChatMessage:
