@@ -29,7 +29,7 @@ COMMANDS = {  # name -> what it does (help texts and command descriptions)
     "reset": "give this conversation a fresh agent (its messages stay)",
     "model": "show or choose the model of this conversation",
     "skill": "show or choose the skill of this conversation",
-    "export": "export this conversation as a file (md or json, active branch or all)",
+    "export": "export this conversation as a file (Markdown or JSON; the active branch or all)",
     "memory": "show what the agent remembers",
     "status": "runs in flight, the queue, and this conversation's settings",
     "help": "these commands",

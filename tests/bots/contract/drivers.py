@@ -83,12 +83,16 @@ class SlackChat:
                             modal["private_metadata"])
 
     async def command(self, conv: Conversation, name: str, argument: str | None = None) -> str:
-        """The command as a mention in the thread; what the bot says there next."""
-        before = len(self.h.bot_messages(CHANNEL_ID, conv.thread))
+        """The command as a mention in the thread; what the bot says there next (a file it
+        uploads is not a reply)."""
+        before = {m.ts for m in self.h.bot_messages(CHANNEL_ID, conv.thread)}
         words = f"{name} {argument}" if argument else name
         await self.h.event("app_mention", text=words, thread_ts=conv.thread)
-        await until(lambda: len(self.h.bot_messages(CHANNEL_ID, conv.thread)) > before, WAIT)
-        return self.showing(self.h.bot_messages(CHANNEL_ID, conv.thread)[before])
+
+        def reply() -> Message | None:
+            return next((m for m in self.h.bot_messages(CHANNEL_ID, conv.thread)
+                         if m.ts not in before and not m.files), None)
+        return self.showing(await until(reply, WAIT))
 
     async def told(self, conv: Conversation, words: str) -> None:
         """Until `words` are said to the user: in the thread or in an ephemeral."""
