@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 from core import sessions, tree
 from core.conversation import turns
-from core.errors import Busy, Conflict, NotFound
+from core.errors import Conflict, NotFound
 from core.field_errors import InvalidField
 from core.models import ChatMessage, ClarifyPause, MessageStatus, Role
 from core.runtime.clarify import ClarifyOutcome
 from core.runtime.pool import RunPool
-from core.runtime.records import busy_run
+from core.runtime.records import locked_session
 from core.runtime.updates import RunUpdate
 from core.session_commands import check_choices
 
@@ -120,11 +120,10 @@ async def _user_message(session_id: int, order: RunOrder) -> int | None:
     leaf = await tree.leaf(session_id)
     if leaf is not None and leaf.id == parent.id:
         return None  # the end of the active branch: the pool appends there itself
-    if (running := await busy_run(session_id)) is not None:
-        raise Busy(f"session {session_id} is still working on run {running}")
-    node = await tree.add_child(
-        session_id, parent.id, Role.USER, MessageStatus.SENT, content=order.text
-    )
+    async with locked_session(session_id):  # the database's busy check, then the new branch
+        node = await tree.add_child(
+            session_id, parent.id, Role.USER, MessageStatus.SENT, content=order.text
+        )
     return node.id
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.models import ChatMessage, ClarifyPause
+from core.outage import transaction
 
 Refs = dict[str, Any]
 
@@ -27,11 +28,10 @@ async def read_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platfo
 
 async def save_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platform: str,
                     refs: Refs) -> None:
-    """Set the platform's refs of one row, keeping every other platform's (merge, not replace).
-    No transaction: this runs on every render, also while a bot stops (a task cancelled inside
-    BEGIN on SQLite would keep the connection's lock); a platform only ever rewrites its own key."""
-    rows = await model.filter(id=row_id).values_list("platform_refs", flat=True)
-    if not rows:
-        return
-    current = rows[0] if isinstance(rows[0], dict) else {}
-    await model.filter(id=row_id).update(platform_refs={**current, platform: refs})
+    """Set the platform's refs of one row, keeping every other platform's (merge, not replace)."""
+    async with transaction():
+        row = await model.select_for_update().get_or_none(id=row_id)
+        if row is None:
+            return
+        current = row.platform_refs if isinstance(row.platform_refs, dict) else {}
+        await model.filter(id=row_id).update(platform_refs={**current, platform: refs})
