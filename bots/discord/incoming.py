@@ -15,16 +15,16 @@ import discord
 
 from bots.discord import places
 from bots.discord.boundary import log_failure
-from bots.discord.bounded import Seen
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.notices import Notices
 from bots.discord.places import Place
 from bots.discord.render import refusals
 from bots.discord.render.parts import Part
-from bots.discord.running import running_in
 from bots.discord.sessions import Found, SessionFinder
+from core.conversation import turns
+from core.conversation.dedupe import Seen
+from core.conversation.refusals import EMPTY_MENTION, NO_WORDS
 from core.errors import Busy
-from core.models import ChatMessage
 from core.runtime.pool import RunPool
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ class Conversations:
 
     async def on_message(self, message: discord.Message) -> None:
         incoming = await self._incoming(message)
-        if incoming is None or not self._seen.claim(message.id):
+        if incoming is None or not self._seen.first(message.id):
             return  # not for us, or a gateway replay of a message already handled
         try:
             found = await self._sessions.for_message(
@@ -76,18 +76,16 @@ class Conversations:
     async def _turn(self, found: Found, incoming: Incoming) -> None:
         message = incoming.message
         if not incoming.text:
-            text = refusals.TEXT_ONLY if message.attachments else refusals.EMPTY_MENTION
+            text = NO_WORDS if message.attachments else EMPTY_MENTION
             self._reply(incoming, refusals.notice_part(text))
             return
-        known = ChatMessage.filter(session_id=found.session.id, platform_message_id=str(message.id))
-        if await known.exists():
-            return  # handled before (by another process, or before a restart)
-        try:
-            await self._pool.start(found.session.id, incoming.text, author=str(message.author.id),
-                                   platform_message_id=str(message.id))
+        try:  # a message handled before (another process, before a restart) starts nothing
+            await turns.write(self._pool, found.session.id, incoming.text,
+                              author=str(message.author.id), platform_message_id=str(message.id))
         except Busy as error:
             log_failure(error, f"message {message.id}")
-            self._reply(incoming, refusals.refusal_part(error, running_in(self._pool, found.session.id)))
+            running = await turns.run_in_flight(found.session.id)
+            self._reply(incoming, refusals.refusal_part(error, running))
 
     async def _refuse(self, incoming: Incoming, error: Exception) -> None:
         if isinstance(error, CannotAnswerHere) and not error.can_send:

@@ -11,7 +11,8 @@ from bots.discord.errors import CannotAnswerHere
 from bots.discord.places import Place
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
 from bots.discord.targets import Targets
-from core.models import ChatSession, ConversationBinding
+from core.conversation import bindings
+from core.models import ChatSession
 from core.sessions import session_for_thread
 
 NEEDED_TO_OPEN = ("view_channel", "create_public_threads", "send_messages_in_threads",
@@ -37,21 +38,13 @@ class SessionFinder:
             channel = await self._client.fetch_channel(channel.id)
         return places.place_of(channel, guild.id if guild else None)
 
-    async def bound(self, place: Place) -> ChatSession | None:
-        """The session bound to the place, without creating one."""
-        key = place.key()
-        binding = await ConversationBinding.get_or_none(
-            platform=key.platform, workspace=key.workspace, channel=key.channel, thread=key.thread,
-        ).select_related("session")
-        return binding.session if binding else None
-
     async def for_message(self, message: discord.Message, place: Place, mentioned: bool,
                           text: str) -> Found | None:
         """The session the message belongs to (None: the message is not for the bot)."""
         if place.is_dm or (place.thread is not None and mentioned):
             return await self._bind(place)
         if place.thread is not None:
-            session = await self.bound(place)
+            session = await bindings.bound_session(place.key())
             return Found(session, place) if session else None
         if not mentioned:
             return None

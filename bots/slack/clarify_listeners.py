@@ -7,6 +7,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from core.conversation.refusals import EMPTY_ANSWER, question_closed, refusal_text
 from core.errors import HermesChatError
 from core.models import PauseStatus
 from core.runtime.clarify import ClarifyOutcome, find_pause
@@ -20,18 +21,12 @@ from .clarify_view import custom_answer_modal
 from .clicks import click_listener
 from .mrkdwn import who
 from .payloads import Click
-from .refusals import refusal_text
 from .replies import to_clicker, to_user
 from .services import Services
 
-EMPTY = "Please write an answer."
-
-
 def not_open(pause: PauseView) -> str:
     """Why a question takes no more answers (for an ephemeral or a modal error)."""
-    if pause.status == PauseStatus.EXPIRED:
-        return "⌛ This question expired, so it cannot be answered any more."
-    return f"✅ This question was already answered by {who(pause.answered_by)}: {pause.answer}"
+    return question_closed(pause, f"{who(pause.answered_by)}: {pause.answer}")
 
 
 class ClarifyListeners:
@@ -51,7 +46,7 @@ class ClarifyListeners:
             await ack(response_action="errors", errors={ids.ANSWER_BLOCK: refusal_text(error)})
             return
         if not answer or pause.status != PauseStatus.UNANSWERED:
-            error_text = EMPTY if not answer else not_open(pause)
+            error_text = EMPTY_ANSWER if not answer else not_open(pause)
             await ack(response_action="errors", errors={ids.ANSWER_BLOCK: error_text})
             return
         await ack()

@@ -7,13 +7,13 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from core.conversation.refusals import refusal_text
 from core.errors import HermesChatError
 
 from .blocks import Payload
 from .command_words import parse_command
 from .commands import Commands, Where
 from .places import is_dm, place_of
-from .refusals import refusal_text
 from .replies import to_user
 from .services import Services
 

@@ -10,9 +10,9 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
+from core.conversation import bindings
 from core.errors import Busy
 
-from . import lookups
 from .command_words import Command, mention_command
 from .commands import Commands, Where
 from .conversation import Conversations
@@ -67,7 +67,7 @@ class EventListeners:
         try:
             payload = await self._commands.run(command, Where(place.team, place.channel, user, place))
         except Busy:
-            session = await lookups.bound_session(place.key)
+            session = await bindings.bound_session(place.key)
             if session is None:
                 raise
             await self._conversations.refuse_busy(session.id, place)  # with the Stop button

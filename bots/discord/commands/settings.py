@@ -11,10 +11,10 @@ from bots.discord.commands.where import CommandPlaces
 from bots.discord.render.parts import Part, SelectSpec, clip
 from bots.discord.views import view_of
 from core.catalogue import Catalogue
-from core.session_commands import SessionChanges, update_session
+from core.conversation import commands
+from core.conversation.commands import NO_SKILL
 
 CHOICES = 25  # Discord's limit of autocomplete choices and select options
-NO_SKILL = "none"
 
 
 class SettingsCommands:
@@ -51,14 +51,12 @@ class SettingsCommands:
 
     async def _set(self, action: ids.Action, session_id: int, value: str) -> str:
         if action is ids.Action.MODEL:
-            await update_session(self._catalogue, session_id, SessionChanges(model_id=value))
-            entry = self._catalogue.model(value)
+            entry = await commands.choose_model(self._catalogue, session_id, value)
             return f"🧠 This conversation now uses **{entry.name}** (`{entry.id}`)."
-        if value == NO_SKILL:
-            await update_session(self._catalogue, session_id, SessionChanges(skill_folder=None))
+        skill = await commands.choose_skill(self._catalogue, session_id, value)
+        if skill is None:
             return "🛠️ This conversation now uses no skill."
-        await update_session(self._catalogue, session_id, SessionChanges(skill_folder=value))
-        return f"🛠️ This conversation now uses the skill **{self._catalogue.skill(value).name}**."
+        return f"🛠️ This conversation now uses the skill **{skill.name}**."
 
     async def _menu(self, interaction: discord.Interaction, action: ids.Action, current: str | None,
                     options: list[tuple[str, str]], session_id: int) -> None:
