@@ -11,7 +11,7 @@ from core import tree
 from core.errors import NotFound
 from core.models import ChatMessage, ClarifyPause, ConversationBinding, Platform
 
-from .payloads import Click
+from .inbound import Click
 from .places import is_dm
 
 ELSEWHERE = ("that button belongs to another conversation (another thread, or one replaced by "

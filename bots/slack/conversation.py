@@ -13,7 +13,7 @@ from core.sessions import session_for_thread
 
 from . import ids, lookups
 from .blocks import Payload, actions, button, section
-from .payloads import Incoming
+from .inbound import Incoming
 from .places import Place
 from .refs import Slot
 from .refusals import BUSY, NO_WORDS

@@ -10,7 +10,7 @@ from . import ids
 from .belongs import check_session
 from .clicks import click_listener
 from .menus import parse_option
-from .payloads import Click
+from .inbound import Click
 from .replies import to_clicker
 from .services import Services
 
