@@ -332,3 +332,18 @@ def test_shapes_slack_bolt_cannot_read_are_refused(body: Any) -> None:
     assert not bolt_can_read(body)
     if isinstance(body, dict) and body.get("event") is not None and not isinstance(body["event"], str):
         assert not bolt_builds(body)  # bolt would have raised (the others fail in its middleware)
+
+
+@pytest.mark.parametrize("payload", [
+    make_block_action("open-docs", "https://example.org"),  # a link button, or another app's
+    make_view_submission("another.app.modal"),
+    make_slash_command("/other", "status"),
+])
+def test_what_is_not_ours_is_ignored(payload: Payload) -> None:
+    assert isinstance(parse(payload), Ignored)
+
+
+def test_text_is_made_storable() -> None:
+    event = make_slack_event("thread_message", text="a\x00b\ud83d", thread_ts="1.1")
+    parsed = parse(event)
+    assert isinstance(parsed, MessageEvent) and parsed.text == "a\ufffdb\ufffd"
