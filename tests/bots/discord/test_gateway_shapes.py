@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bots.discord import DiscordBot
+from bots.discord.intake import STALE
 from bots.discord.render import refusals
 from core.models import ChatMessage
 from core.runtime.pool import RunPool
@@ -127,6 +128,22 @@ async def test_a_mention_on_a_message_deleted_before_its_thread_opened_is_droppe
                                content=mention(fake, "hi"), mentions=[fake.bot], guild_id=fake.guild_id)
         await settled(fake, bot, await fake.dispatch("MESSAGE_CREATE", gone))  # never in the world
     assert not errors(caplog) and fake.threads_of(fake.channel_id) == []
+
+
+async def test_a_command_this_version_does_not_have_is_answered_in_words(
+    fake: FakeDiscord, fake_runs: RunPool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Discord can still show a command an older version synced (or send an option of
+    another type): discord.py logged that as an error with its traceback."""
+    async with running_bot(fake, fake_runs) as bot:
+        record = await fake.dispatch_interaction(dp.make_command_interaction(
+            name="retired", command_id=dp.snowflake(), id=fake.world.ids.next(),
+            application_id=fake.application_id, channel=fake.channel(fake.dm_channel_id()),
+            user=fake.user))
+        reply = await reply_of(fake, record)
+        await settled(fake, bot, None)
+    assert STALE in text_of(reply)
+    assert not errors(caplog)
 
 
 # --- hypothesis: real shapes, mutated ------------------------------------------------
