@@ -105,6 +105,31 @@ async def test_a_frame_that_is_not_json_is_dropped_and_an_unreadable_envelope_ac
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
 
 
+async def test_envelopes_of_payloads_the_bot_does_not_use_are_acknowledged(
+    fake_slack: FakeSlack, pool: RunPool, fast_clock: FastClock, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The same typed parse as over HTTP: another subtype, an edit without message.ts whose
+    text did not change, a view_closed are each acknowledged, nothing dropped or logged above
+    debug."""
+    caplog.set_level(logging.DEBUG, logger="bots.slack")
+    link = PlatformLink()
+    changed = make_slack_event("message_changed", text="same", message_ts="1650000000.000100",
+                               previous_text="same")
+    del changed["event"]["message"]["ts"]
+    deleted = make_slack_event({"type": "message", "subtype": "message_deleted", "channel": CHANNEL_ID,
+                                "ts": "1650000000.2", "deleted_ts": "1650000000.1"})
+    async with running(fake_slack, pool, fast_clock, link=link, slack_app_token="xapp-test"):
+        await until(link_is(link, LinkState.OK))
+        for kind, payload in (("events_api", changed), ("events_api", deleted),
+                              ("interactive", {"type": "view_closed", "view": {"callback_id": "x"}})):
+            envelope = await fake_slack.socket.push(kind, payload)
+            assert await fake_slack.socket.wait_ack(envelope) == {"envelope_id": envelope}
+        assert link.report().dropped == 0
+    assert "slack: ignored a message subtype message_deleted" in caplog.text
+    assert "Unhandled request" not in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
 async def test_a_refused_app_token_stops_socket_mode_and_says_why(
     pool: RunPool, fast_clock: FastClock, caplog: pytest.LogCaptureFixture
 ) -> None:
