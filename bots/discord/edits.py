@@ -14,6 +14,7 @@ import discord
 
 from bots.discord import places
 from bots.discord.boundary import log_failure
+from bots.discord.inbound import user_post
 from bots.discord.notices import Notices
 from bots.discord.places import Place
 from bots.discord.render import refusals
@@ -44,7 +45,7 @@ class Edits:
         self._seen = Seen()
 
     async def on_message_edit(self, before: discord.Message, after: discord.Message) -> None:
-        if before.content != after.content:
+        if getattr(before, "content", None) != getattr(after, "content", None):
             await self.edited(after)
 
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
@@ -53,15 +54,15 @@ class Edits:
 
     async def edited(self, message: discord.Message) -> None:
         """Branch the conversation at the edited message; a refusal is said in the thread."""
-        me = self._client.user
-        if me is None or message.author.bot or not self._seen.first((message.id, message.content)):
-            return
+        me, post = self._client.user, user_post(message)
+        if me is None or post is None or not self._seen.first((post.id, post.content)):
+            return  # not a person's message, or a partial update (an embed arrived)
         turn = await self._turn_of(message)
-        text = places.prompt_text(message.content, me.id)
+        text = places.prompt_text(post.content, me.id)
         if turn is None or not text:
             return  # not a turn of ours
         try:  # an unchanged text (a link preview arrived) starts nothing
-            await turns.edit(self._pool, turn.node, text, author=str(message.author.id),
+            await turns.edit(self._pool, turn.node, text, author=str(post.author_id),
                              platform_message_id=str(message.id))
         except Exception as error:
             log_failure(error, f"edit of message {message.id}")
@@ -69,7 +70,7 @@ class Edits:
             part = refusals.refusal_part(error, running)
             if isinstance(error, Busy):
                 part.embed.description = EDIT_BUSY
-            self._notices.post(turn.place.target, part, key=("edit", message.id, message.content))
+            self._notices.post(turn.place.target, part, key=("edit", post.id, post.content))
 
     async def _turn_of(self, message: discord.Message) -> EditedTurn | None:
         """The user node the message was taken as (its latest version), and where it lives."""

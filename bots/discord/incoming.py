@@ -16,6 +16,7 @@ import discord
 from bots.discord import places
 from bots.discord.boundary import log_failure
 from bots.discord.errors import CannotAnswerHere
+from bots.discord.inbound import UserPost, user_post
 from bots.discord.notices import Notices
 from bots.discord.places import Place
 from bots.discord.render import refusals
@@ -28,12 +29,12 @@ from core.errors import Busy
 from core.runtime.pool import RunPool
 
 log = logging.getLogger(__name__)
-TURN_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 
 
 @dataclass(slots=True)
 class Incoming:
     message: discord.Message
+    post: UserPost
     place: Place
     text: str
     mentioned: bool
@@ -64,24 +65,25 @@ class Conversations:
             await self._refuse(incoming, error)
 
     async def _incoming(self, message: discord.Message) -> Incoming | None:
-        me = self._client.user
-        if message.author.bot or message.type not in TURN_TYPES or me is None:
+        me, post = self._client.user, user_post(message)
+        if post is None or me is None:
             return None
         place = await self._sessions.place_of(message.channel, message.guild)
         if place is None or not places.allowed(place, self._allow_list):
             return None
-        mentioned = any(user.id == me.id for user in message.mentions)
-        return Incoming(message, place, places.prompt_text(message.content, me.id), mentioned)
+        text = places.prompt_text(post.content, me.id)
+        return Incoming(message, post, place, text, me.id in post.mentions)
 
     async def _turn(self, found: Found, incoming: Incoming) -> None:
         message = incoming.message
         if not incoming.text:
-            text = NO_WORDS if message.attachments else EMPTY_MENTION
+            text = NO_WORDS if incoming.post.has_media else EMPTY_MENTION
             self._reply(incoming, refusals.notice_part(text))
             return
         try:  # a message handled before (another process, before a restart) starts nothing
             await turns.write(self._pool, found.session.id, incoming.text,
-                              author=str(message.author.id), platform_message_id=str(message.id))
+                              author=str(incoming.post.author_id),
+                              platform_message_id=str(message.id))
         except Busy as error:
             log_failure(error, f"message {message.id}")
             running = await turns.run_in_flight(found.session.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import discord
@@ -15,6 +16,7 @@ from core.conversation import bindings
 from core.models import ChatSession
 from core.sessions import session_for_thread
 
+log = logging.getLogger(__name__)
 NEEDED_TO_OPEN = ("view_channel", "create_public_threads", "send_messages_in_threads",
                   "embed_links", "read_message_history")
 THREAD_ALREADY_CREATED = 160004
@@ -33,9 +35,14 @@ class SessionFinder:
         self._targets = targets
 
     async def place_of(self, channel: object, guild: discord.Guild | None) -> Place | None:
-        """The place of a channel; an uncached one is fetched first (to learn a thread's parent)."""
+        """The place of a channel; an uncached one is fetched first (to learn a thread's
+        parent). None where the bot cannot see it (a guild it left, a thread closed to it)."""
         if isinstance(channel, discord.PartialMessageable):
-            channel = await self._client.fetch_channel(channel.id)
+            try:
+                channel = await self._client.fetch_channel(channel.id)
+            except (discord.NotFound, discord.Forbidden) as error:
+                log.info("channel %s is out of the bot's reach: %s", channel.id, error.text)
+                return None
         return places.place_of(channel, guild.id if guild else None)
 
     async def for_message(self, message: discord.Message, place: Place, mentioned: bool,
@@ -49,18 +56,22 @@ class SessionFinder:
         if not mentioned:
             return None
         thread = await self._open_thread(message, text)
-        return await self._bind(place.with_thread(thread.id))
+        return await self._bind(place.with_thread(thread.id)) if thread else None
 
     async def _bind(self, place: Place) -> Found:
         session, _ = await session_for_thread(place.key())
         self._targets.bound(session.id, place.target)
         return Found(session, place)
 
-    async def _open_thread(self, message: discord.Message, text: str) -> discord.Thread:
+    async def _open_thread(self, message: discord.Message, text: str) -> discord.Thread | None:
+        """The thread opened on the message; None when the message was deleted meanwhile."""
         self._check_permissions(message)
         try:
             return await message.create_thread(
                 name=places.thread_name(text), auto_archive_duration=ARCHIVE_AFTER_MINUTES)
+        except discord.NotFound as error:
+            log.info("message %s is gone, no thread opened on it: %s", message.id, error.text)
+            return None
         except discord.Forbidden as error:
             text = f"🔒 I can't open a thread here: {error.text}"
             raise CannotAnswerHere(text, can_send=True) from error

@@ -12,7 +12,7 @@ from . import ids, refs
 from .answers import show_answer
 from .belongs import message_here, run_here
 from .clicks import click_listener
-from .payloads import Click
+from .inbound import Click
 from .refs import Slot
 from .replies import to_clicker
 from .services import Services

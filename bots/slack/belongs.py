@@ -13,7 +13,7 @@ from core.conversation.refusals import ELSEWHERE
 from core.errors import NotFound
 from core.models import ChatMessage, Platform
 
-from .payloads import Click
+from .inbound import Click
 from .places import is_dm
 
 

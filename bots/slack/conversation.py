@@ -16,7 +16,7 @@ from core.sessions import session_for_thread
 
 from . import ids
 from .blocks import Payload, actions, button, section
-from .payloads import Incoming
+from .inbound import Incoming
 from .places import Place
 from .refs import Slot
 from .services import Services

@@ -10,7 +10,7 @@ from . import ids
 from .belongs import message_here
 from .clicks import click_listener
 from .modals import summary_modal, thinking_modal, thinking_pages
-from .payloads import Click
+from .inbound import Click
 from .services import Services
 
 

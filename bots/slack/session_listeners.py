@@ -11,7 +11,7 @@ from .belongs import check_session
 from .clicks import click_listener
 from .commands import model_chosen, skill_chosen
 from .menus import parse_option
-from .payloads import Click
+from .inbound import Click
 from .replies import to_clicker
 from .services import Services
 

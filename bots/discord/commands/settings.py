@@ -8,6 +8,7 @@ from discord import app_commands
 
 from bots.discord import ids
 from bots.discord.commands.where import CommandPlaces
+from bots.discord.inbound import component_data
 from bots.discord.render.parts import Part, SelectSpec, clip
 from bots.discord.views import view_of
 from core.catalogue import Catalogue
@@ -39,7 +40,7 @@ class SettingsCommands:
 
     async def picked(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
         """A choice in the menu of `/hermes model` or `/hermes skill`."""
-        value = str(((interaction.data or {}).get("values") or [""])[0])
+        value = component_data(interaction.data).value
         text = await self._set(action.action, action.number(), value)
         await interaction.response.edit_message(content=text, view=None)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bots.discord.modal import submitted_values
+from bots.discord.inbound import modal_submission
 from bots.discord.places import Place, allowed, prompt_text, thread_name
 from core.models import Platform
 from core.sessions import ThreadKey
@@ -34,5 +34,5 @@ def test_threads_are_named_after_the_question_within_100_characters() -> None:
 def test_modal_values_are_read_from_labels_and_action_rows() -> None:
     labels = [{"type": 18, "id": 1, "component": {"type": 4, "custom_id": "answer", "value": "blue"}}]
     rows = [{"type": 1, "components": [{"type": 4, "custom_id": "answer", "value": "red"}]}]
-    assert submitted_values(labels) == {"answer": "blue"}
-    assert submitted_values(rows) == {"answer": "red"}
+    assert modal_submission({"components": labels}).values == {"answer": "blue"}
+    assert modal_submission({"components": rows}).values == {"answer": "red"}
