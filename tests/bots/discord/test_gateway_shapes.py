@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from bots.discord import DiscordBot
 from bots.discord.intake import STALE
-from bots.discord.render import refusals
+from core.conversation.refusals import NO_WORDS
 from core.models import ChatMessage
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import bot_messages, mention, reply_of, running_bot, text_of
@@ -81,7 +81,7 @@ async def test_a_message_without_words_is_told_the_bot_reads_text(
         message = stored(fake, dm, "", **fields)
         await settled(fake, bot, await fake.dispatch("MESSAGE_CREATE", message))
         await fake.wait_until(lambda: bot_messages(fake, dm), WAIT, "the notice")
-    assert refusals.TEXT_ONLY in text_of(bot_messages(fake, dm)[0])
+    assert NO_WORDS in text_of(bot_messages(fake, dm)[0])
     assert not errors(caplog) and await ChatMessage.all().count() == 0
 
 
