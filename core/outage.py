@@ -31,6 +31,7 @@ from tortoise import get_connections
 from tortoise.backends.base.client import (
     BaseDBAsyncClient, TransactionContext, TransactionContextPooled,
 )
+from tortoise.backends.sqlite.client import SqliteTransactionContext
 from tortoise.transactions import in_transaction
 
 from core.errors import DatabaseUnavailable
@@ -57,7 +58,10 @@ async def transaction() -> AsyncIterator[BaseDBAsyncClient]:
 
 
 async def _undo_failed_begin(context: TransactionContext) -> None:
-    # PostgreSQL's pooled context only: SQLite is a file of this process, it does not restart
+    if isinstance(context, SqliteTransactionContext):
+        _release_sqlite_lock(context)
+        return
+    # PostgreSQL's pooled context: SQLite is a file of this process, it does not restart
     token = getattr(context, "token", None)  # set once a pooled connection was acquired
     if not isinstance(context, TransactionContextPooled) or token is None:
         return
@@ -69,6 +73,16 @@ async def _undo_failed_begin(context: TransactionContext) -> None:
         await context.client._parent._pool.release(connection)
     except Exception:  # its reset failed, so asyncpg terminated it: the pool replaces it
         log.debug("a connection whose BEGIN failed was terminated", exc_info=True)
+
+
+def _release_sqlite_lock(context: SqliteTransactionContext) -> None:
+    """A task cancelled inside SQLite's BEGIN (a bot stopping mid-write) holds the connection's
+    transaction lock, which tortoise releases only in `__aexit__`: every later query of the
+    process would wait for it forever. The token is set just before BEGIN, after the lock."""
+    token = getattr(context, "token", None)
+    if token is not None:
+        get_connections().reset(token)
+        context._trxlock.release()
 
 
 @dataclass(frozen=True, slots=True)

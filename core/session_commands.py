@@ -15,6 +15,7 @@ from core.errors import Busy, HermesChatError, NotFound
 from core.field_errors import InvalidField, check_text
 from core.models import ChatMessage, ChatSession, SessionStatus, utc_now
 from core.outage import transaction
+from core.runtime.records import locked_session
 from core.session_queries import has_active_run
 
 Unset = msgspec.UnsetType
@@ -99,7 +100,7 @@ async def reset_session(bridge: Bridge, session_id: int, keep_history: bool = Tr
     if await has_active_run(session_id):
         raise Busy(f"session {session_id} has a run in flight; stop it before resetting")
     dropped = await bridge.reset_session(session.hermes_session)
-    async with transaction():
+    async with locked_session(session_id):  # a run that started meanwhile: Busy, nothing renewed
         renewed = await sessions.renew_hermes_session(session_id)
         if not keep_history:
             await ChatMessage.filter(session_id=session_id, parent_id__isnull=True).update(

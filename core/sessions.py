@@ -70,7 +70,7 @@ async def get_session(session_id: int) -> ChatSession:
 
 async def session_for_thread(key: ThreadKey, **defaults: str | None) -> tuple[ChatSession, bool]:
     """The session bound to a platform thread, creating both if new; True when created."""
-    binding = await _binding(key)
+    binding = await thread_binding(key)
     if binding is not None:
         return binding.session, False
     try:
@@ -79,7 +79,7 @@ async def session_for_thread(key: ThreadKey, **defaults: str | None) -> tuple[Ch
             await ConversationBinding.create(session=session, **_key_fields(key))
         return session, True
     except IntegrityError:  # another replica or event bound it first: use theirs
-        binding = await _binding(key)
+        binding = await thread_binding(key)
         if binding is None:
             raise
         return binding.session, False
@@ -91,7 +91,8 @@ async def bind_thread(session_id: int, key: ThreadKey) -> None:
     await ConversationBinding.create(session_id=session_id, **_key_fields(key))
 
 
-async def _binding(key: ThreadKey) -> ConversationBinding | None:
+async def thread_binding(key: ThreadKey) -> ConversationBinding | None:
+    """The binding of a platform thread (with its session), if it has one."""
     return await ConversationBinding.get_or_none(**_key_fields(key)).select_related("session")
 
 

@@ -15,6 +15,7 @@ from admin.runs import commands
 from admin.runs.schemas import RegeneratedOut, regenerated_out
 from admin.services import AdminServices
 from core import tree
+from core.conversation import turns
 
 
 class MessageController(Controller):
@@ -29,9 +30,9 @@ class MessageController(Controller):
         return regenerated_out(await commands.regenerate(services.runtime, message_id))
 
     @patch("/{message_id:int}", summary="Edit a user message (a new version; no run)",
-           responses=errors(404, 413))
+           responses=errors(404, 409, 413))
     async def edit_message(self, message_id: MessageId, data: JSONBody[MessageEdit]) -> EditOut:
-        return EditOut((await tree.edit(message_id, data.content)).id)
+        return EditOut((await turns.edit_message(message_id, data.content)).id)
 
     @get("/{message_id:int}/versions", summary="The message and its sibling versions",
          responses=errors(404))
@@ -39,7 +40,7 @@ class MessageController(Controller):
         return versions_out(await tree.versions(message_id))
 
     @post("/{message_id:int}/activate", status_code=200, summary="Make this version the active one",
-          responses=errors(404))
+          responses=errors(404, 409))
     async def activate_version(self, message_id: MessageId) -> list[VersionOut]:
-        activated = await tree.activate(message_id)
+        activated = await turns.switch_version(message_id)
         return versions_out(await tree.versions(activated.id))

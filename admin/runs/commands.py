@@ -16,12 +16,13 @@ import asyncio
 from dataclasses import dataclass
 
 from core import sessions, tree
-from core.errors import Busy, Conflict, NotFound
+from core.conversation import turns
+from core.errors import Conflict, NotFound
 from core.field_errors import InvalidField
-from core.models import IN_FLIGHT, ChatMessage, ClarifyPause, MessageStatus, Role
+from core.models import ChatMessage, ClarifyPause, MessageStatus, Role
 from core.runtime.clarify import ClarifyOutcome
 from core.runtime.pool import RunPool
-from core.runtime.records import busy_run
+from core.runtime.records import locked_session
 from core.runtime.updates import RunUpdate
 from core.session_commands import check_choices
 
@@ -71,16 +72,8 @@ async def resume(
 
 
 async def stop(pool: RunPool, run_id: str) -> RunUpdate:
-    """Stop a run this process drives: a queued one at once, a running one through the Bridge."""
-    try:
-        return await pool.stop(run_id)
-    except NotFound:
-        message = await run_message(run_id)
-        if message.status in IN_FLIGHT:
-            raise Conflict(
-                f"run {run_id} is driven by another process (a replica, or one restarting)"
-            ) from None
-        raise Conflict(f"run {run_id} has already ended: {message.status}") from None
+    """Stop a run from any replica: a queued one at once, a running one through the Bridge."""
+    return await turns.stop(pool, run_id)
 
 
 async def run_message(run_id: str) -> ChatMessage:
@@ -127,11 +120,10 @@ async def _user_message(session_id: int, order: RunOrder) -> int | None:
     leaf = await tree.leaf(session_id)
     if leaf is not None and leaf.id == parent.id:
         return None  # the end of the active branch: the pool appends there itself
-    if (running := await busy_run(session_id)) is not None:
-        raise Busy(f"session {session_id} is still working on run {running}")
-    node = await tree.add_child(
-        session_id, parent.id, Role.USER, MessageStatus.SENT, content=order.text
-    )
+    async with locked_session(session_id):  # the database's busy check, then the new branch
+        node = await tree.add_child(
+            session_id, parent.id, Role.USER, MessageStatus.SENT, content=order.text
+        )
     return node.id
 
 

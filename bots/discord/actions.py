@@ -11,6 +11,7 @@ import discord
 from bots.discord import ids
 from bots.discord.belongs import check_here
 from bots.discord.boundary import interaction_boundary
+from bots.discord.inbound import component_data
 
 Handler = Callable[[discord.Interaction, ids.ActionId], Awaitable[None]]
 
@@ -33,7 +34,7 @@ class Actions:
         """Modal submissions of the bot, and clicks on a button the message no longer has (a
         second click racing the edit that removed it): discord.py routes neither. Clicks on
         buttons the message has come through their DynamicItems."""
-        custom_id = str((interaction.data or {}).get("custom_id", ""))
+        custom_id = component_data(interaction.data).custom_id
         if not custom_id.startswith("hermes:"):
             return
         if interaction.type is discord.InteractionType.modal_submit:

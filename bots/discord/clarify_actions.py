@@ -12,7 +12,8 @@ import discord
 
 from bots.discord import ids
 from bots.discord.boundary import tell
-from bots.discord.modal import ANSWER_FIELD, answer_modal, submitted_values
+from bots.discord.inbound import modal_submission
+from bots.discord.modal import ANSWER_FIELD, answer_modal
 from bots.discord.pauses import PausePresenter
 from bots.discord.render.clarify import refusal
 from core.errors import InvalidInput, NotFound
@@ -43,9 +44,9 @@ class ClarifyActions:
         await interaction.response.send_modal(answer_modal(pause.id, pause.question))
 
     async def submitted(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
-        await interaction.response.defer(ephemeral=interaction.message is None)
-        components = (interaction.data or {}).get("components") or []
-        answer = submitted_values(components).get(ANSWER_FIELD, "").strip()
+        alone = interaction.message is None  # no message to update: "thinking…" just for them
+        await interaction.response.defer(ephemeral=alone, thinking=alone)
+        answer = modal_submission(interaction.data).values.get(ANSWER_FIELD, "").strip()
         await self._answer(interaction, await _pause(action.number()), answer)
 
     async def _answer(self, interaction: discord.Interaction, pause: ClarifyPause, answer: str) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import discord
-from discord import app_commands
 
+from bots.discord.intake import CheckedCommandTree
 from bots.discord.services import Services
 from bots.discord.supervisor import close_reason
 from bots.discord.views import ActionButton, ActionSelect
@@ -27,7 +27,7 @@ class HermesClient(discord.Client):
     def __init__(self, services: Services | None = None, *, link: PlatformLink | None = None,
                  **options: Any) -> None:
         super().__init__(intents=intents(), **options)
-        self.tree = app_commands.CommandTree(self)
+        self.tree = CheckedCommandTree(self)
         self._services = services
         self.link = link or PlatformLink()
 

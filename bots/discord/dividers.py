@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from bots.discord.bounded import Seen
 from bots.discord.budget import Permit
 from bots.discord.outbox import Outbox
 from bots.discord.render.pages import divider_part
 from bots.discord.targets import Targets
 from bots.discord.writer import Writer
+from core.conversation.dedupe import Seen
 
 
 class DividerPresenter:
@@ -20,7 +20,7 @@ class DividerPresenter:
         self._offered = Seen()
 
     def show(self, summary_id: int, channel_id: int) -> None:
-        if self._offered.claim(summary_id):
+        if self._offered.first(summary_id):
             job = partial(self._post, summary_id, channel_id)
             self._outbox.offer(channel_id, ("summary", summary_id), job)
 

@@ -14,14 +14,16 @@ import discord
 
 from bots.discord import places
 from bots.discord.boundary import log_failure
-from bots.discord.bounded import Seen
+from bots.discord.inbound import user_post
 from bots.discord.notices import Notices
 from bots.discord.places import Place
 from bots.discord.render import refusals
-from bots.discord.running import running_in
 from bots.discord.sessions import SessionFinder
+from core.conversation import bindings, turns
+from core.conversation.dedupe import Seen
+from core.conversation.refusals import EDIT_BUSY
 from core.errors import Busy
-from core.models import ChatMessage, Role
+from core.models import ChatMessage
 from core.runtime.pool import RunPool
 
 log = logging.getLogger(__name__)
@@ -43,7 +45,7 @@ class Edits:
         self._seen = Seen()
 
     async def on_message_edit(self, before: discord.Message, after: discord.Message) -> None:
-        if before.content != after.content:
+        if getattr(before, "content", None) != getattr(after, "content", None):
             await self.edited(after)
 
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
@@ -52,32 +54,31 @@ class Edits:
 
     async def edited(self, message: discord.Message) -> None:
         """Branch the conversation at the edited message; a refusal is said in the thread."""
-        me = self._client.user
-        if me is None or message.author.bot or not self._seen.claim((message.id, message.content)):
-            return
+        me, post = self._client.user, user_post(message)
+        if me is None or post is None or not self._seen.first((post.id, post.content)):
+            return  # not a person's message, or a partial update (an embed arrived)
         turn = await self._turn_of(message)
-        text = places.prompt_text(message.content, me.id)
-        if turn is None or not text or text == turn.node.content:
-            return  # not a turn of ours, or its text did not change (a link preview arrived)
-        try:
-            await self._pool.edit(turn.node.id, text, author=str(message.author.id),
-                                  platform_message_id=str(message.id))
+        text = places.prompt_text(post.content, me.id)
+        if turn is None or not text:
+            return  # not a turn of ours
+        try:  # an unchanged text (a link preview arrived) starts nothing
+            await turns.edit(self._pool, turn.node, text, author=str(post.author_id),
+                             platform_message_id=str(message.id))
         except Exception as error:
             log_failure(error, f"edit of message {message.id}")
-            part = refusals.refusal_part(error, running_in(self._pool, turn.node.session_id))
+            running = await turns.run_in_flight(turn.node.session_id)
+            part = refusals.refusal_part(error, running)
             if isinstance(error, Busy):
-                part.embed.description = refusals.EDIT_BUSY
-            self._notices.post(turn.place.target, part, key=("edit", message.id, message.content))
+                part.embed.description = EDIT_BUSY
+            self._notices.post(turn.place.target, part, key=("edit", post.id, post.content))
 
     async def _turn_of(self, message: discord.Message) -> EditedTurn | None:
         """The user node the message was taken as (its latest version), and where it lives."""
         place = await self._sessions.place_of(message.channel, message.guild)
         if place is not None and place.thread is None and not place.is_dm:
             place = place.with_thread(message.id)  # the message a thread was opened on
-        session = await self._sessions.bound(place) if place else None
+        session = await bindings.bound_session(place.key()) if place else None
         if place is None or session is None:
             return None
-        node = await ChatMessage.filter(
-            session_id=session.id, platform_message_id=str(message.id), role=Role.USER,
-        ).order_by("-id").first()
+        node = await turns.user_node(session.id, str(message.id))
         return EditedTurn(place, node) if node else None

@@ -15,25 +15,26 @@ import discord
 
 from bots.discord import places
 from bots.discord.boundary import log_failure
-from bots.discord.bounded import Seen
 from bots.discord.errors import CannotAnswerHere
+from bots.discord.inbound import UserPost, user_post
 from bots.discord.notices import Notices
 from bots.discord.places import Place
 from bots.discord.render import refusals
 from bots.discord.render.parts import Part
-from bots.discord.running import running_in
 from bots.discord.sessions import Found, SessionFinder
+from core.conversation import turns
+from core.conversation.dedupe import Seen
+from core.conversation.refusals import EMPTY_MENTION, NO_WORDS
 from core.errors import Busy
-from core.models import ChatMessage
 from core.runtime.pool import RunPool
 
 log = logging.getLogger(__name__)
-TURN_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 
 
 @dataclass(slots=True)
 class Incoming:
     message: discord.Message
+    post: UserPost
     place: Place
     text: str
     mentioned: bool
@@ -51,7 +52,7 @@ class Conversations:
 
     async def on_message(self, message: discord.Message) -> None:
         incoming = await self._incoming(message)
-        if incoming is None or not self._seen.claim(message.id):
+        if incoming is None or not self._seen.first(message.id):
             return  # not for us, or a gateway replay of a message already handled
         try:
             found = await self._sessions.for_message(
@@ -64,30 +65,29 @@ class Conversations:
             await self._refuse(incoming, error)
 
     async def _incoming(self, message: discord.Message) -> Incoming | None:
-        me = self._client.user
-        if message.author.bot or message.type not in TURN_TYPES or me is None:
+        me, post = self._client.user, user_post(message)
+        if post is None or me is None:
             return None
         place = await self._sessions.place_of(message.channel, message.guild)
         if place is None or not places.allowed(place, self._allow_list):
             return None
-        mentioned = any(user.id == me.id for user in message.mentions)
-        return Incoming(message, place, places.prompt_text(message.content, me.id), mentioned)
+        text = places.prompt_text(post.content, me.id)
+        return Incoming(message, post, place, text, me.id in post.mentions)
 
     async def _turn(self, found: Found, incoming: Incoming) -> None:
         message = incoming.message
         if not incoming.text:
-            text = refusals.TEXT_ONLY if message.attachments else refusals.EMPTY_MENTION
+            text = NO_WORDS if incoming.post.has_media else EMPTY_MENTION
             self._reply(incoming, refusals.notice_part(text))
             return
-        known = ChatMessage.filter(session_id=found.session.id, platform_message_id=str(message.id))
-        if await known.exists():
-            return  # handled before (by another process, or before a restart)
-        try:
-            await self._pool.start(found.session.id, incoming.text, author=str(message.author.id),
-                                   platform_message_id=str(message.id))
+        try:  # a message handled before (another process, before a restart) starts nothing
+            await turns.write(self._pool, found.session.id, incoming.text,
+                              author=str(incoming.post.author_id),
+                              platform_message_id=str(message.id))
         except Busy as error:
             log_failure(error, f"message {message.id}")
-            self._reply(incoming, refusals.refusal_part(error, running_in(self._pool, found.session.id)))
+            running = await turns.run_in_flight(found.session.id)
+            self._reply(incoming, refusals.refusal_part(error, running))
 
     async def _refuse(self, incoming: Incoming, error: Exception) -> None:
         if isinstance(error, CannotAnswerHere) and not error.can_send:

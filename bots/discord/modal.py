@@ -1,14 +1,12 @@
 """The "Custom answer…" modal, and reading what a user submitted in it.
 
 Submissions are routed by the modal's custom id (which carries the pause id) in
-`on_interaction`, not by discord.py's in-memory modal store: so a modal opened before a
+`on_interaction`, not by discord.py's in-memory modal store (what was typed is read by
+`inbound.modal_submission`): so a modal opened before a
 restart still answers after it, and a modal the user closes leaves nothing behind.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping, Sequence
-from typing import Any
 
 import discord
 
@@ -29,13 +27,3 @@ def answer_modal(pause_id: int, question: str) -> discord.ui.Modal:
     modal.stop()  # finished: send_modal will not store it (see the module docstring)
     return modal
 
-
-def submitted_values(components: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Custom id -> value of every input of a modal submission (action rows or labels)."""
-    values: dict[str, str] = {}
-    for top in components:
-        inner = [top["component"]] if "component" in top else list(top.get("components") or [])
-        for component in inner:
-            if "custom_id" in component:
-                values[component["custom_id"]] = str(component.get("value") or "")
-    return values

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from bots.discord.bounded import Recent
 from bots.discord.budget import Permit
 from bots.discord.outbox import Outbox
 from bots.discord.render.clarify import clarify_part
 from bots.discord.targets import Targets
 from bots.discord.writer import Writer
+from core.conversation.dedupe import Recent
 from core.models import PauseStatus
 from core.runtime.updates import PauseView
 

@@ -59,7 +59,7 @@ def build_services(client: discord.Client, pool: RunPool, catalogue: Catalogue, 
     return Services(
         conversations=Conversations(client, pool, finder, notices, allow_list),
         edits=Edits(client, pool, finder, notices),
-        actions=_actions(TurnActions(pool, updater), ClarifyActions(pool, pauses), InfoActions(),
+        actions=_actions(TurnActions(pool, updater), ClarifyActions(pool, pauses), InfoActions(pool),
                          settings),
         updater=updater,
         outbox=outbox,

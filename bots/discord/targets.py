@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bots.discord.bounded import Recent
-from core.models import ChatMessage, ClarifyPause, ConversationBinding, Platform
+from core.conversation import bindings
+from core.conversation.dedupe import Recent
+from core.conversation.refs import refs_in, save_refs
+from core.models import ChatMessage, ClarifyPause, Platform
 
 KEY = "discord"
 
@@ -36,8 +38,7 @@ class Targets:
         """The Discord channel (thread or DM) a session is bound to; None if not on Discord."""
         if session_id in self._channels:
             return self._channels.get(session_id)
-        binding = await ConversationBinding.filter(
-            session_id=session_id, platform=Platform.DISCORD).order_by("-id").first()
+        binding = await bindings.latest_binding(session_id, Platform.DISCORD)
         channel = int(binding.thread or binding.channel) if binding else None
         self._channels.put(session_id, channel)
         return channel
@@ -68,25 +69,26 @@ class Targets:
     async def save_turn(self, user_message_id: int, target: TurnTarget) -> None:
         refs = {"channel": str(target.channel_id), "messages": [str(m) for m in target.message_ids],
                 "reply_to": str(target.reply_to or ""), "branched": target.branched}
-        await _merge(ChatMessage, user_message_id, refs)
+        await save_refs(ChatMessage, user_message_id, KEY, refs)
 
     async def pause(self, pause_id: int) -> dict[str, Any]:
         row = await ClarifyPause.get_or_none(id=pause_id)
         return refs_of(row.platform_refs) if row else {}
 
     async def save_pause(self, pause_id: int, refs: dict[str, Any]) -> None:
-        await _merge(ClarifyPause, pause_id, refs)
+        await save_refs(ClarifyPause, pause_id, KEY, refs)
 
     async def summary_posted(self, summary_id: int) -> bool:
         row = await ChatMessage.get_or_none(id=summary_id)
         return row is None or bool(refs_of(row.platform_refs))
 
     async def save_summary(self, summary_id: int, channel_id: int, message_id: int) -> None:
-        await _merge(ChatMessage, summary_id, {"channel": str(channel_id), "message": str(message_id)})
+        await save_refs(ChatMessage, summary_id, KEY,
+                        {"channel": str(channel_id), "message": str(message_id)})
 
 
 def refs_of(platform_refs: Any) -> dict[str, Any]:
-    return dict((platform_refs or {}).get(KEY) or {}) if isinstance(platform_refs, dict) else {}
+    return refs_in(platform_refs, KEY)
 
 
 def _turn_from(refs: dict[str, Any]) -> TurnTarget | None:
@@ -101,10 +103,3 @@ def _reply_to(user: ChatMessage, channel: int) -> int | None:
     # A thread opened on a message has that message's id; a reply can't cross channels.
     mid = int(user.platform_message_id) if (user.platform_message_id or "").isdigit() else None
     return mid if mid is not None and mid != channel else None
-
-
-async def _merge(model: type[ChatMessage | ClarifyPause], row_id: int, refs: dict[str, Any]) -> None:
-    row = await model.get_or_none(id=row_id)
-    if row is not None:
-        current = row.platform_refs if isinstance(row.platform_refs, dict) else {}
-        await model.filter(id=row_id).update(platform_refs={**current, KEY: refs})

@@ -1,4 +1,4 @@
-"""Buttons of an answer: Regenerate, the version switcher, Stop."""
+"""Buttons of an answer: Regenerate, the version switcher, Stop (`core.conversation.turns`)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,11 @@ import discord
 
 from bots.discord import ids
 from bots.discord.boundary import tell
-from bots.discord.stored import stored_update
 from bots.discord.updater import LiveUpdater
-from core import tree
-from core.errors import Busy, NotFound
-from core.models import IN_FLIGHT, ChatMessage
+from core.conversation import turns, views
+from core.conversation.refusals import FINISHED, SWITCH_BUSY
+from core.errors import Busy, Conflict, NotFound
 from core.runtime.pool import RunPool
-from core.session_queries import has_active_run
-
-FINISHED = "That run has already finished."
-ELSEWHERE = "Another instance of the bot is running that answer; try Stop again in a moment."
 
 
 class TurnActions:
@@ -31,16 +26,20 @@ class TurnActions:
     async def version(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
         """Show (and make active) another version of the answer."""
         await interaction.response.defer()
-        message = await tree.get_message(action.number())
-        if await has_active_run(message.session_id):
-            raise Busy("a run is in flight in this conversation")
-        await tree.activate(message.id)
-        await self._updater.route(await stored_update(message.id))
+        try:
+            message = await turns.switch_version(action.number())
+        except Busy:
+            await tell(interaction, SWITCH_BUSY)
+            return
+        await self._updater.route(await views.stored_update(message.id))
 
     async def stop(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
+        """Stop the run, whichever replica drives it."""
         await interaction.response.defer()
         try:
-            await self._pool.stop(action.args[0])
-        except NotFound:
-            elsewhere = await ChatMessage.filter(run_id=action.args[0], status__in=IN_FLIGHT).exists()
-            await tell(interaction, ELSEWHERE if elsewhere else FINISHED)
+            update = await turns.stop(self._pool, action.args[0])
+        except (Conflict, NotFound):
+            await tell(interaction, FINISHED)
+            return
+        if self._pool.view(update.run_id) is None:  # no run of ours will show its end: show it
+            await self._updater.route(update)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from bots.discord.bounded import Recent
 from bots.discord.budget import Permit
 from bots.discord.outbox import Outbox
 from bots.discord.render.parts import Part
 from bots.discord.render.turn import TurnContext, turn_parts
-from bots.discord.stored import versions_of
 from bots.discord.targets import Targets, TurnTarget
 from bots.discord.writer import Writer
+from core.conversation import views
+from core.conversation.dedupe import Recent
 from core.models import ChatMessage
 from core.runtime.updates import RunUpdate
 
@@ -38,7 +38,7 @@ class TurnPresenter:
     async def _render(self, update: RunUpdate, target: TurnTarget, permit: Permit) -> None:
         context = TurnContext(branched=target.branched)
         if update.finished:
-            context = TurnContext(await versions_of(update.message_id), target.branched)
+            context = TurnContext(await views.versions(update.message_id), target.branched)
         await self._sync(update, target, turn_parts(update, context), permit)
         if update.finished and target.message_ids:
             await ChatMessage.filter(id=update.message_id).update(

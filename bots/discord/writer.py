@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator
 import aiohttp
 import discord
 
-from bots.discord.bounded import Recent
 from bots.discord.budget import FORBIDDEN_PAUSE, Permit, RetryLater, retry_after
 from bots.discord.render.parts import Part
 from bots.discord.views import view_of
+from core.conversation.dedupe import Recent
 
 log = logging.getLogger(__name__)
 WRITE_TIMEOUT = 30.0  # seconds; discord.py's own session waits up to 5 minutes

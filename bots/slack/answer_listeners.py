@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
-from core import tree
-from core.errors import Busy, NotFound
+from core.conversation import turns, views
+from core.conversation.refusals import FINISHED, SWITCH_BUSY
+from core.errors import Busy, Conflict, NotFound
 
-from . import ids, lookups, refs
+from . import ids, refs
 from .answers import show_answer
 from .belongs import message_here, run_here
 from .clicks import click_listener
-from .payloads import Click
+from .inbound import Click
 from .refs import Slot
 from .replies import to_clicker
 from .services import Services
-
-FINISHED = "That run has already finished."
 
 
 class AnswerListeners:
@@ -36,9 +35,13 @@ class AnswerListeners:
         run_id = ids.parse_run(clicked.value)
         await run_here(clicked, run_id)
         try:
-            await self._services.pool.stop(run_id)
-        except NotFound:
+            update = await turns.stop(self._services.pool, run_id)
+        except (Conflict, NotFound):
             await to_clicker(self._services, clicked)(FINISHED)
+            return
+        slot = await refs.slot_of(update.message_id)
+        if self._services.pool.view(run_id) is None and slot is not None and slot.ts is not None:
+            await show_answer(self._services, update, slot)  # no run of ours will show its end
 
     async def _regenerate(self, clicked: Click) -> None:
         (message_id,) = ids.unpack(clicked.value, 1)
@@ -50,13 +53,15 @@ class AnswerListeners:
     async def _switch(self, clicked: Click) -> None:
         current, target = ids.unpack(clicked.value, 2)
         await message_here(clicked, current)
-        message = await message_here(clicked, target)
-        if any(u.session_id == message.session_id for u in self._services.pool.active()):
-            raise Busy("this conversation is still working; switch versions once it is done")
+        await message_here(clicked, target)
         slot = await self._slot(current, clicked)
         own = await refs.slot_of(target)
-        await tree.activate(target)
-        update = await lookups.stored_update(target)
+        try:
+            await turns.switch_version(target)
+        except Busy:
+            await to_clicker(self._services, clicked)(SWITCH_BUSY)
+            return
+        update = await views.stored_update(target)
         await show_answer(self._services, update, slot.moved(branched=own.branched if own else slot.branched))
 
     async def _slot(self, message_id: int, clicked: Click) -> Slot:

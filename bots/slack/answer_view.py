@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import presenting
+from core.conversation.views import Versions
 from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
 from core.splitting import split_markdown
@@ -21,16 +22,6 @@ SECTIONS_PER_MESSAGE = 3
 MAX_MESSAGES = 3  # beyond this the full answer goes up as a file
 PREVIEW_TEXT = 3000
 ATTACHED = "_The full answer is long, so it is attached below as a Markdown file._"
-
-
-@dataclass(frozen=True, slots=True)
-class Versions:
-    """Where this answer stands among its siblings (1-based)."""
-
-    position: int = 1
-    total: int = 1
-    previous_id: int | None = None
-    next_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,13 +83,3 @@ def _switcher(message_id: int, versions: Versions) -> list[Block]:
     if versions.next_id is not None:
         elements.append(button("▶", ids.NEXT, ids.pack(message_id, versions.next_id)))
     return elements
-
-
-def versions_of(message_id: int, sibling_ids: list[int]) -> Versions:
-    """The switcher of `message_id` among its siblings in branch order."""
-    if message_id not in sibling_ids:
-        return Versions()
-    index = sibling_ids.index(message_id)
-    previous = sibling_ids[index - 1] if index > 0 else None
-    following = sibling_ids[index + 1] if index + 1 < len(sibling_ids) else None
-    return Versions(index + 1, len(sibling_ids), previous, following)

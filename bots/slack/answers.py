@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
+from core.conversation import views
+from core.conversation.views import Versions
 from core.runtime.updates import RunUpdate
 
-from . import lookups, refs
-from .answer_view import Versions, render_answer
+from . import refs
+from .answer_view import render_answer
 from .blocks import Payload
 from .refs import Slot
 from .services import Services
@@ -19,7 +21,7 @@ async def show_answer(services: Services, update: RunUpdate, slot: Slot, upload:
     """Render `update` (a finished turn) into `slot`; returns and stores the slot as it is now.
     `shown` is what the message already shows: an identical edit is not sent again."""
     assert slot.ts is not None, "the live message is posted before the answer"
-    versions = versions or await lookups.versions(update.message_id)
+    versions = versions or await views.versions(update.message_id)
     layout = render_answer(update, versions, slot.branched)
     async with services.locks.of(slot.channel, slot.ts):
         if layout.main != shown:

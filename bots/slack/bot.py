@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Callable
 
@@ -19,6 +20,7 @@ from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 
+from . import ids
 from .answer_listeners import AnswerListeners
 from .clarify_listeners import ClarifyListeners
 from .command_listener import CommandListener
@@ -28,6 +30,7 @@ from .event_listeners import EventListeners
 from .follower import RunFollower
 from .http import events_route
 from .insight_listeners import InsightListeners
+from .intake import InboundMiddleware, retired
 from .sender import SlackSender
 from .services import Services
 from .session_listeners import SessionListeners
@@ -69,7 +72,7 @@ class SlackBot:
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
         """The Litestar route of the Events / Interactivity / slash command request URL."""
-        return [events_route(self.app)]
+        return [events_route(self.app, self._settings.slack_signing_secret)]
 
     async def start(self) -> None:
         """Follow the pool's runs; connect Socket Mode when an app token is configured (in
@@ -115,6 +118,7 @@ class SlackBot:
 
 
 def _register(app: AsyncApp, services: Services) -> None:
+    app.use(InboundMiddleware())  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
     EventListeners(services, Conversations(services), commands).register(app)
     CommandListener(services, commands).register(app)
@@ -122,3 +126,4 @@ def _register(app: AsyncApp, services: Services) -> None:
     AnswerListeners(services).register(app)
     InsightListeners(services).register(app)
     SessionListeners(services).register(app)
+    app.action(re.compile(rf"^{re.escape(ids.OURS)}"))(retired)  # last: what no listener above took

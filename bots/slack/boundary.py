@@ -14,9 +14,8 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
+from core.conversation.refusals import INTERNAL, refusal_text
 from core.errors import HermesChatError
-
-from .refusals import INTERNAL, refusal_text
 
 log = logging.getLogger(__name__)
 Reply = Callable[[str], Awaitable[None]]

@@ -3,10 +3,10 @@ and the modal's submission. The first answer wins; later ones learn who answered
 
 from __future__ import annotations
 
-from typing import Any
-
 from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
 
+from core.conversation.refusals import EMPTY_ANSWER, question_closed, refusal_text
 from core.errors import HermesChatError
 from core.models import PauseStatus
 from core.runtime.clarify import ClarifyOutcome, find_pause
@@ -19,19 +19,14 @@ from .boundary import Reply
 from .clarify_view import custom_answer_modal
 from .clicks import click_listener
 from .mrkdwn import who
-from .payloads import Click
-from .refusals import refusal_text
+from .inbound import Click, ViewSubmission
+from .intake import typed
 from .replies import to_clicker, to_user
 from .services import Services
 
-EMPTY = "Please write an answer."
-
-
 def not_open(pause: PauseView) -> str:
     """Why a question takes no more answers (for an ephemeral or a modal error)."""
-    if pause.status == PauseStatus.EXPIRED:
-        return "⌛ This question expired, so it cannot be answered any more."
-    return f"✅ This question was already answered by {who(pause.answered_by)}: {pause.answer}"
+    return question_closed(pause, f"{who(pause.answered_by)}: {pause.answer}")
 
 
 class ClarifyListeners:
@@ -43,19 +38,20 @@ class ClarifyListeners:
         app.action(ids.CLARIFY_CUSTOM)(click_listener(self._services, self._open, "custom answer"))
         app.view(ids.CUSTOM_ANSWER_VIEW)(self.on_submit)
 
-    async def on_submit(self, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
+    async def on_submit(self, ack: AsyncAck, context: AsyncBoltContext) -> None:
         """Errors show in the modal (it stays open); an accepted answer closes it."""
+        submitted = typed(context, ViewSubmission)
         try:
-            pause, answer = await _submission(view)
+            pause, answer = await _submission(submitted)
         except HermesChatError as error:
             await ack(response_action="errors", errors={ids.ANSWER_BLOCK: refusal_text(error)})
             return
         if not answer or pause.status != PauseStatus.UNANSWERED:
-            error_text = EMPTY if not answer else not_open(pause)
+            error_text = EMPTY_ANSWER if not answer else not_open(pause)
             await ack(response_action="errors", errors={ids.ANSWER_BLOCK: error_text})
             return
         await ack()
-        user, team = body["user"]["id"], (body.get("team") or {}).get("id", "")
+        user, team = submitted.user, submitted.team
         posted = await refs.pause_message(pause.pause_id)
         reply = to_user(self._services, team, posted.channel, user) if posted else _nowhere
         self._services.background.spawn(self._answer(pause, answer, user, reply), reply, "custom answer")
@@ -84,10 +80,10 @@ class ClarifyListeners:
             await reply(not_open(outcome.pause))
 
 
-async def _submission(modal: dict[str, Any]) -> tuple[PauseView, str]:
-    pause_id = ids.unpack(modal.get("private_metadata"), 1)[0]
-    value = modal["state"]["values"].get(ids.ANSWER_BLOCK, {}).get(ids.ANSWER_INPUT, {})
-    return pause_view(await find_pause(pause_id=pause_id)), (value.get("value") or "").strip()
+async def _submission(modal: ViewSubmission) -> tuple[PauseView, str]:
+    pause_id = ids.unpack(modal.private_metadata, 1)[0]
+    answer = modal.value(ids.ANSWER_BLOCK, ids.ANSWER_INPUT).strip()
+    return pause_view(await find_pause(pause_id=pause_id)), answer
 
 
 async def _nowhere(text: str) -> None:

@@ -4,21 +4,21 @@ reach only the user who clicked."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
-
 from slack_bolt.async_app import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
 
-from .payloads import Click, click
+from .inbound import Click
+from .intake import typed
 from .replies import to_clicker
 from .services import Services
 
 Work = Callable[[Click], Awaitable[None]]
-Listener = Callable[[AsyncAck, dict[str, Any]], Awaitable[None]]
+Listener = Callable[[AsyncAck, AsyncBoltContext], Awaitable[None]]
 
 
 def click_listener(services: Services, work: Work, what: str) -> Listener:
-    async def listener(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def listener(ack: AsyncAck, context: AsyncBoltContext) -> None:
         await ack()
-        clicked = click(body)
+        clicked = typed(context, Click)
         services.background.spawn(work(clicked), to_clicker(services, clicked), what)
     return listener

@@ -6,14 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
 
+from core.conversation.refusals import refusal_text
 from core.errors import HermesChatError
 
+from . import ids
 from .blocks import Payload
 from .command_words import parse_command
 from .commands import Commands, Where
+from .inbound import SlashCommand
+from .intake import typed
 from .places import is_dm, place_of
-from .refusals import refusal_text
 from .replies import to_user
 from .services import Services
 
@@ -27,10 +31,11 @@ class CommandListener:
         self._commands = commands
 
     def register(self, app: AsyncApp) -> None:
-        app.command("/hermes")(self.on_command)
+        app.command(ids.COMMAND)(self.on_command)
 
-    async def on_command(self, ack: AsyncAck, command: dict[str, Any]) -> None:
-        parsed = parse_command(command.get("text") or "")
+    async def on_command(self, ack: AsyncAck, context: AsyncBoltContext) -> None:
+        command = typed(context, SlashCommand)
+        parsed = parse_command(command.text)
         where = _where(command)
         if parsed.name not in SLOW:
             payload = await self._quick(self._commands.run(parsed, where))
@@ -55,8 +60,8 @@ class CommandListener:
                                                   blocks=payload.blocks or None)
 
 
-def _where(command: dict[str, Any]) -> Where:
-    team, channel, user = command.get("team_id", ""), command.get("channel_id", ""), command.get("user_id", "")
+def _where(command: SlashCommand) -> Where:
+    team, channel, user = command.team, command.channel, command.user
     dm = is_dm(channel)
     place = place_of(team, channel, "", None, "im") if dm else None
     return Where(team, channel, user, place)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SUBCOMMANDS = ("new", "reset", "model", "skill", "export", "memory", "status", "help")
+from core.conversation.commands import COMMANDS
+
+SUBCOMMANDS = tuple(COMMANDS)
 TAKES_ARGUMENT = ("model", "skill", "export")
-HELP = """*Hermes commands* (`/hermes <command>`, or mention me with the same words in a thread)
-• `new`: start a new conversation
-• `reset`: give this conversation a fresh agent (the thread history stays)
-• `model [name]`: show or choose the model of this conversation
-• `skill [name]`: show or choose the skill of this conversation
-• `export [md|json] [active|all]`: upload this conversation as a file
-• `memory`: show what the agent remembers
-• `status`: runs in flight and the queue"""
+USAGE = {"model": "model [name]", "skill": "skill [name]", "export": "export [md|json] [active|all]"}
+HELP = "\n".join([
+    "*Hermes commands* (`/hermes <command>`, or mention me with the same words in a thread)",
+    *(f"• `{USAGE.get(name, name)}`: {what}" for name, what in COMMANDS.items() if name != "help"),
+])
 
 
 @dataclass(frozen=True, slots=True)

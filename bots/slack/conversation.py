@@ -1,4 +1,5 @@
-"""A user's message becomes a run of its thread's session; an edit becomes a branch.
+"""A user's message becomes a run of its thread's session; an edit becomes a branch
+(`core.conversation.turns` decides; this says it in the thread).
 
 Retries and double deliveries start nothing twice: the Slack ts of every user message is
 stored on its node, so one that is already there (or arrives while it is being stored) is
@@ -7,16 +8,17 @@ ignored, on any replica.
 
 from __future__ import annotations
 
+from core.conversation import bindings, turns
+from core.conversation.refusals import BUSY, EDIT_BUSY, NO_WORDS
 from core.errors import Busy
 from core.models import ChatSession
 from core.sessions import session_for_thread
 
-from . import ids, lookups
+from . import ids
 from .blocks import Payload, actions, button, section
-from .payloads import Incoming
+from .inbound import Incoming
 from .places import Place
 from .refs import Slot
-from .refusals import BUSY, NO_WORDS
 from .services import Services
 
 
@@ -27,48 +29,46 @@ class Conversations:
     async def message(self, incoming: Incoming, create: bool) -> None:
         """Start the run that answers `incoming` (creating the session when asked)."""
         session = await self._session(incoming.place, create)
-        if session is None or await lookups.user_message(session.id, incoming.ts):
+        if session is None or await turns.user_node(session.id, incoming.ts):
             return
         if not incoming.text:  # a file shared without a word: the agent reads only text
-            place = incoming.place
-            await self._services.sender.post(place.team, place.channel, place.reply_thread,
-                                             Payload(NO_WORDS, [section(NO_WORDS)]))
+            await self._say(incoming.place, Payload(NO_WORDS, [section(NO_WORDS)]))
             return
         slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread)
         try:
-            await self._services.pool.start(
-                session.id, incoming.text, author=incoming.user,
-                platform_message_id=incoming.ts, platform_refs=slot.to_refs())
+            await turns.write(self._services.pool, session.id, incoming.text, author=incoming.user,
+                              platform_message_id=incoming.ts, platform_refs=slot.to_refs())
         except Busy:
-            if not await lookups.user_message(session.id, incoming.ts):  # not a duplicate
+            if not await turns.user_node(session.id, incoming.ts):  # not a duplicate
                 await self.refuse_busy(session.id, incoming.place)
 
     async def edit(self, incoming: Incoming) -> None:
         """A user edited a message the bot answered: answer the new text in a new branch."""
-        session = await lookups.bound_session(incoming.place.key)
-        node = await lookups.user_message(session.id, incoming.ts) if session else None
-        if session is None or node is None or node.content == incoming.text:
+        session = await bindings.bound_session(incoming.place.key)
+        node = await turns.user_node(session.id, incoming.ts) if session else None
+        if session is None or node is None:
             return
         slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread,
                     branched=True)
         try:
-            await self._services.pool.edit(node.id, incoming.text, author=incoming.user,
-                                           platform_message_id=incoming.ts,
-                                           platform_refs=slot.to_refs())
+            await turns.edit(self._services.pool, node, incoming.text, author=incoming.user,
+                             platform_message_id=incoming.ts, platform_refs=slot.to_refs())
         except Busy:
-            await self.refuse_busy(session.id, incoming.place)
+            await self.refuse_busy(session.id, incoming.place, EDIT_BUSY)
 
-    async def refuse_busy(self, session_id: int, place: Place) -> None:
-        """Say the conversation is busy, with a Stop button for the run in the way."""
-        running = next((u for u in self._services.pool.active() if u.session_id == session_id), None)
-        blocks = [section(BUSY)]
-        if running is not None:
-            blocks.append(actions(button("Stop", ids.STOP, ids.run_value(running.run_id), "danger")))
-        await self._services.sender.post(place.team, place.channel, place.reply_thread,
-                                         Payload(BUSY, blocks))
+    async def refuse_busy(self, session_id: int, place: Place, text: str = BUSY) -> None:
+        """Say the conversation is busy, with a Stop button for the run in the way (whichever
+        replica drives it: Stop works from anywhere)."""
+        blocks = [section(text)]
+        if (run_id := await turns.run_in_flight(session_id)) is not None:
+            blocks.append(actions(button("Stop", ids.STOP, ids.run_value(run_id), "danger")))
+        await self._say(place, Payload(text, blocks))
+
+    async def _say(self, place: Place, payload: Payload) -> None:
+        await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
 
     async def _session(self, place: Place, create: bool) -> ChatSession | None:
         if not create:
-            return await lookups.bound_session(place.key)
+            return await bindings.bound_session(place.key)
         session, _ = await session_for_thread(place.key)
         return session

@@ -5,23 +5,20 @@ Each acknowledges at once (bolt acks events for us) and does the work in a track
 
 from __future__ import annotations
 
-from typing import Any
-
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
+from core.conversation import bindings
 from core.errors import Busy
 
-from . import lookups
 from .command_words import Command, mention_command
 from .commands import Commands, Where
 from .conversation import Conversations
-from .payloads import Incoming, edited, incoming
+from .inbound import Incoming, MessageEdit, MessageEvent, edited, incoming
+from .intake import inbound_of, typed
 from .places import Place
 from .replies import in_thread
 from .services import Services
-
-HANDLED_SUBTYPES = (None, "file_share", "thread_broadcast")
 
 
 class EventListeners:
@@ -34,20 +31,22 @@ class EventListeners:
         app.event("app_mention")(self.on_mention)
         app.event("message")(self.on_message)
 
-    async def on_mention(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
-        message = incoming(context.team_id or "", event, context.bot_user_id)
-        if message is not None and self._services.seen.first(message.key):
+    async def on_mention(self, context: AsyncBoltContext) -> None:
+        message = incoming(typed(context, MessageEvent), context.bot_user_id)
+        if self._services.seen.first(message.key):
             self._handle(message, create=True, commands=True)
 
-    async def on_message(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
-        team, bot = context.team_id or "", context.bot_user_id
-        subtype = event.get("subtype")
-        if subtype == "message_changed":
-            return self._edit(edited(team, event, bot), event.get("ts", ""))
-        message = incoming(team, event, bot) if subtype in HANDLED_SUBTYPES else None
-        if message is None or (not message.place.is_dm and f"<@{bot}>" in (event.get("text") or "")):
-            return None  # not a user's message, or a mention (app_mention handles those)
-        if not message.place.is_dm and not event.get("thread_ts"):
+    async def on_message(self, context: AsyncBoltContext) -> None:
+        bot = context.bot_user_id
+        event = inbound_of(context)
+        if isinstance(event, MessageEdit):
+            return self._edit(edited(event, bot), event.edit_ts)
+        if not isinstance(event, MessageEvent):
+            return None
+        message = incoming(event, bot)
+        if not message.place.is_dm and f"<@{bot}>" in event.text:
+            return None  # a mention: app_mention handles those
+        if not message.place.is_dm and not event.thread_ts:
             return None  # channel chatter outside any thread the bot is in
         if self._services.seen.first(message.key):
             self._handle(message, create=message.place.is_dm, commands=message.place.is_dm)
@@ -67,7 +66,7 @@ class EventListeners:
         try:
             payload = await self._commands.run(command, Where(place.team, place.channel, user, place))
         except Busy:
-            session = await lookups.bound_session(place.key)
+            session = await bindings.bound_session(place.key)
             if session is None:
                 raise
             await self._conversations.refuse_busy(session.id, place)  # with the Stop button

@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from core.conversation.dedupe import Seen
 from core.runtime.updates import RunUpdate, Subscription
 
 from .boundary import guarded
 from .live import LiveMessage
-from .seen import RecentKeys
 from .services import Services
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ class RunFollower:
         self._services = services
         self._live: dict[str, LiveMessage] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._done = RecentKeys()
+        self._done = Seen()
         self._subscription: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
 

@@ -10,6 +10,8 @@ import re
 
 from core.errors import InvalidInput
 
+OURS = "hermes."  # how every action and callback id of ours starts
+COMMAND = "/hermes"
 CLARIFY_CHOICE = "hermes.clarify.choice"  # + ".<index>": action ids are unique per message
 CLARIFY_CUSTOM = "hermes.clarify.custom"
 CUSTOM_ANSWER_VIEW = "hermes.clarify.answer"  # the modal's callback_id

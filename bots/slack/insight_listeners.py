@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from core import tree
-from core.thinking import ThinkingState
+from core.conversation import views
 
-from . import ids, lookups
+from . import ids
 from .belongs import message_here
 from .clicks import click_listener
 from .modals import summary_modal, thinking_modal, thinking_pages
-from .payloads import Click
+from .inbound import Click
 from .services import Services
 
 
@@ -27,21 +26,15 @@ class InsightListeners:
     async def _thinking(self, clicked: Click) -> None:
         (message_id,) = ids.unpack(clicked.value, 1)
         await message_here(clicked, message_id)
-        pages = thinking_pages(await self._state(message_id))
+        pages = thinking_pages(await views.thinking_of(self._services.pool, message_id))
         await self._services.sender.open_view(clicked.trigger_id, thinking_modal(message_id, pages, 0))
 
     async def _page(self, clicked: Click) -> None:
         message_id, page = ids.unpack(clicked.value, 2)
-        pages = thinking_pages(await self._state(message_id))
+        pages = thinking_pages(await views.thinking_of(self._services.pool, message_id))
         await self._services.sender.update_view(clicked.team, clicked.view_id or "",
                                                 thinking_modal(message_id, pages, page))
 
     async def _summary(self, clicked: Click) -> None:
         summary = await message_here(clicked, ids.unpack(clicked.value, 1)[0])
         await self._services.sender.open_view(clicked.trigger_id, summary_modal(summary.content))
-
-    async def _state(self, message_id: int) -> ThinkingState:
-        """The live state while the run is in this process, else the one replayed from its logs."""
-        message = await tree.get_message(message_id)
-        live = self._services.pool.view(message.run_id) if message.run_id else None
-        return live.state if live is not None else (await lookups.stored_update(message_id)).state

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import asyncio
 
+from core.conversation import bindings, views
+from core.conversation.views import Versions
+from core.models import Platform
 from core.runtime.updates import RunUpdate
 
-from . import lookups, refs
-from .answer_view import Versions, render_answer
+from . import refs
+from .answer_view import render_answer
 from .answers import show_answer
 from .blocks import Payload, section
 from .extras import ThreadExtras
@@ -48,7 +51,7 @@ class LiveMessage:
         if slot is None or (slot.final and self._latest.finished):
             return  # not a Slack conversation, or already shown (a re-published finished run)
         self.slot = slot = await self._posted(slot)
-        self._versions = await lookups.versions(self._latest.message_id)  # fixed while it runs
+        self._versions = await views.versions(self._latest.message_id)  # fixed while it runs
         extras = ThreadExtras(self._services, slot)
         while True:
             await self._changed.wait()
@@ -100,7 +103,7 @@ class LiveMessage:
         slot = await refs.slot_of(update.message_id)
         if slot is not None:
             return slot
-        binding = await lookups.latest_binding(update.session_id)
+        binding = await bindings.latest_binding(update.session_id, Platform.SLACK)
         if binding is None:
             return None
         return Slot(binding.workspace, binding.channel, binding.thread or None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.conversation.views import NOTHING_RECORDED, thinking_sections
 from core.presenting import tool_line
 from core.splitting import split_markdown
 from core.thinking import ThinkingState
@@ -17,14 +18,16 @@ SECTIONS_PER_PAGE = 4
 
 
 def thinking_pages(state: ThinkingState) -> list[list[str]]:
-    """The tool history, then the whole thinking stream, in pages of sections."""
+    """The sections of Show thinking (core's order), in pages of sections."""
     chunks: list[str] = []
-    if state.tools:
-        lines = [f"{escape(tool_line(t))} `{escape(t.args_preview)}`" if t.args_preview
-                 else escape(tool_line(t)) for t in state.tools]
-        chunks += split_markdown("*Tools*\n" + "\n".join(lines), PAGE_CHARS)
-    thinking = str(state.thinking).strip()
-    chunks += split_markdown(escape(thinking), PAGE_CHARS) if thinking else ["_No thinking was recorded._"]
+    for part in thinking_sections(state):
+        if part.tools:
+            lines = [f"{escape(tool_line(t))} `{escape(t.args_preview)}`" if t.args_preview
+                     else escape(tool_line(t)) for t in part.tools]
+            chunks += split_markdown(f"*{part.title}*\n" + "\n".join(lines), PAGE_CHARS)
+        else:
+            chunks += split_markdown(escape(part.text), PAGE_CHARS)
+    chunks = chunks or [f"_{NOTHING_RECORDED}_"]
     return [chunks[i:i + SECTIONS_PER_PAGE] for i in range(0, len(chunks), SECTIONS_PER_PAGE)]
 
 

@@ -7,8 +7,6 @@ session however the user threads in it; replies go where the user wrote.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 from core.models import Platform
 from core.sessions import ThreadKey
 
@@ -37,7 +35,3 @@ def place_of(team: str, channel: str, ts: str, thread_ts: str | None,
     thread = thread_ts or ts
     return Place(team, channel, thread, ThreadKey(Platform.SLACK, team, channel, thread))
 
-
-def place_of_event(team: str, event: dict[str, Any]) -> Place:
-    return place_of(team, event["channel"], event["ts"], event.get("thread_ts"),
-                    event.get("channel_type"))

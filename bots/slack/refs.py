@@ -1,11 +1,12 @@
 """Where each thing of a conversation lives in Slack, kept in the database's platform_refs
-(namespaced under "slack"), so clicks, switches and recovery work after a restart."""
+(namespaced under "slack", beside the other platforms' refs), so clicks, switches and recovery work after a restart."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from core.conversation.refs import read_refs, save_refs
 from core.models import ChatMessage, ClarifyPause
 
 KEY = "slack"
@@ -48,32 +49,28 @@ class Posted:
 
 
 async def slot_of(message_id: int) -> Slot | None:
-    row = await ChatMessage.filter(id=message_id).values_list("platform_refs", flat=True)
-    return Slot.from_refs(row[0]) if row else None
+    return Slot.from_refs({KEY: await read_refs(ChatMessage, message_id, KEY)})
 
 
 async def save_slot(message_id: int, slot: Slot) -> None:
-    await ChatMessage.filter(id=message_id).update(platform_refs=slot.to_refs())
+    await save_refs(ChatMessage, message_id, KEY, slot.to_refs()[KEY])
 
 
 async def pause_message(pause_id: int) -> Posted | None:
-    row = await ClarifyPause.filter(id=pause_id).values_list("platform_refs", flat=True)
-    return _posted(row[0]) if row else None
+    return _posted(await read_refs(ClarifyPause, pause_id, KEY))
 
 
 async def save_pause_message(pause_id: int, posted: Posted) -> None:
-    await ClarifyPause.filter(id=pause_id).update(platform_refs={KEY: asdict(posted)})
+    await save_refs(ClarifyPause, pause_id, KEY, asdict(posted))
 
 
 async def divider_of(summary_id: int) -> Posted | None:
-    row = await ChatMessage.filter(id=summary_id).values_list("platform_refs", flat=True)
-    return _posted(row[0]) if row else None
+    return _posted(await read_refs(ChatMessage, summary_id, KEY))
 
 
 async def save_divider(summary_id: int, posted: Posted) -> None:
-    await ChatMessage.filter(id=summary_id).update(platform_refs={KEY: asdict(posted)})
+    await save_refs(ChatMessage, summary_id, KEY, asdict(posted))
 
 
-def _posted(refs: Any) -> Posted | None:
-    data = refs.get(KEY) if isinstance(refs, dict) else None
-    return Posted(**data) if isinstance(data, dict) and data.get("ts") else None
+def _posted(data: dict[str, Any]) -> Posted | None:
+    return Posted(**data) if data.get("ts") else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .blocks import Payload, section
 from .boundary import Reply
-from .payloads import Click
+from .inbound import Click
 from .places import Place
 from .services import Services
 

@@ -19,6 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from core.backoff import Outages
+from core.errors import InvalidInput
 from core.ratelimit import RateLimiter
 
 from . import budgets
@@ -26,6 +27,9 @@ from .blocks import Block, Payload
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 5
+TRIGGER_GONE = ("expired_trigger_id", "invalid_trigger_id", "exchanged_trigger_id")
+TRIGGER_GONE_TEXT = "that click came too late to open a window (Slack allows 3 seconds): click again"
+VIEW_GONE_TEXT = "that window is closed: open it again"
 Call = Callable[[], Awaitable[AsyncSlackResponse]]
 
 
@@ -87,10 +91,21 @@ class SlackSender:
 
     async def open_view(self, trigger_id: str, view: dict[str, Any]) -> None:
         # No budget wait here: a trigger_id is good for 3 s only (views.open is Tier 4).
-        await self.client.views_open(trigger_id=trigger_id, view=view)
+        try:
+            await self.client.views_open(trigger_id=trigger_id, view=view)
+        except SlackApiError as error:
+            if error.response.get("error") in TRIGGER_GONE:  # a refusal to tell the user, not a bug
+                raise InvalidInput(TRIGGER_GONE_TEXT) from error
+            raise
 
     async def update_view(self, team: str, view_id: str, view: dict[str, Any]) -> None:
-        await self._within(budgets.views(team), lambda: self.client.views_update(view_id=view_id, view=view))
+        try:
+            await self._within(budgets.views(team),
+                               lambda: self.client.views_update(view_id=view_id, view=view))
+        except SlackApiError as error:
+            if error.response.get("error") == "not_found":  # the user closed it meanwhile
+                raise InvalidInput(VIEW_GONE_TEXT) from error
+            raise
 
     async def _within(self, limits: list[budgets.Budget], call: Call, urgent: bool = False) -> Any:
         outage_key = limits[-1][0]  # the broadest budget: Slack is down for all of it

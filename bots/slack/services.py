@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
+from core.conversation.dedupe import Seen
 from core.runtime.pool import RunPool
 
 from .boundary import Background
-from .seen import RecentKeys
 from .sender import SlackSender
 
 
@@ -37,5 +37,5 @@ class Services:
     bridge: Bridge
     sender: SlackSender
     background: Background = field(default_factory=Background)
-    seen: RecentKeys = field(default_factory=RecentKeys)
+    seen: Seen = field(default_factory=Seen)
     locks: SlotLocks = field(default_factory=SlotLocks)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from core import sessions
+from core.conversation import commands
 
 from . import ids
 from .belongs import check_session
 from .clicks import click_listener
+from .commands import model_chosen, skill_chosen
 from .menus import parse_option
-from .payloads import Click
+from .inbound import Click
 from .replies import to_clicker
 from .services import Services
 
@@ -29,11 +30,9 @@ class SessionListeners:
         await check_session(clicked, session_id)
         catalogue = self._services.catalogue
         if clicked.action_id == ids.SET_MODEL:
-            entry = catalogue.model(chosen)
-            await sessions.update_session_defaults(session_id, model_id=entry.id)
-            text = f"✅ This conversation now uses the model *{entry.name}* (`{entry.id}`)."
+            entry = await commands.choose_model(catalogue, session_id, chosen)
+            text = model_chosen(entry.name, entry.id)
         else:
-            skill = catalogue.skill(chosen)
-            await sessions.update_session_defaults(session_id, skill_folder=skill.folder)
-            text = f"✅ This conversation now uses the skill *{skill.name}*."
+            skill = await commands.choose_skill(catalogue, session_id, chosen)
+            text = skill_chosen(skill.name if skill else None)
         await to_clicker(self._services, clicked)(text)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from core.bridge_types import Memory
-from core.models import ChatSession, MessageStatus
+from core.conversation.commands import Status
 from core.presenting import status_line
-from core.runtime.updates import RunUpdate
 
 from .blocks import Payload, clip, section
 from .mrkdwn import escape
@@ -13,12 +12,11 @@ from .mrkdwn import escape
 MEMORY_CHARS = 2800
 
 
-def status_payload(active: list[RunUpdate], session: ChatSession | None) -> Payload:
-    running = [u for u in active if u.status == MessageStatus.RUNNING]
-    queued = [u for u in active if u.status == MessageStatus.QUEUED]
-    lines = [f"*Runs:* {len(running)} running, {len(queued)} queued"]
+def status_payload(status: Status) -> Payload:
+    lines = [f"*Runs:* {status.running} running, {status.queued} queued"]
+    session = status.session
     if session is not None:
-        mine = next((u for u in active if u.session_id == session.id), None)
+        mine = status.current
         lines.append(f"*This conversation:* {escape(status_line(mine)) if mine else 'idle'}")
         lines.append(f"*Model:* `{escape(session.model_id or 'default')}` · "
                      f"*Skill:* `{escape(session.skill_folder or 'none')}`")

@@ -24,12 +24,16 @@ from slack_bolt.adapter.socket_mode.async_internals import (
     send_async_response,
 )
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from core.platform_links import PlatformLink
+
+from .inbound import bolt_can_read
+from .intake import unreadable
 
 log = logging.getLogger(__name__)
 PING_INTERVAL = 10.0  # seconds, slack_sdk's default: how often it checks the connection
@@ -126,8 +130,13 @@ class SupervisedSocketModeHandler(AsyncSocketModeHandler):
                      req: SocketModeRequest) -> None:
         """bolt's handle (run the app, send the ack), counting an envelope it could not
         handle: one that raised, or that bolt answered with a 5xx (a middleware or listener
-        error, which bolt has logged; it is not acked, so Slack delivers it again)."""
+        error, which bolt has logged; it is not acked, so Slack delivers it again). One bolt
+        cannot read at all is only acknowledged (bots/slack/intake.py)."""
         start = time.time()
+        if not bolt_can_read(req.payload):
+            unreadable(f"a Socket Mode {req.type} envelope ({req.envelope_id})")
+            await send_async_response(client, req, BoltResponse(status=200, body=""), start)
+            return
         try:
             answer = await run_async_bolt_app(self.app, req)
         except Exception:  # one envelope is lost, never the connection: log and count it

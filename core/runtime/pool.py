@@ -124,15 +124,14 @@ class RunPool:
 
     async def edit(self, message_id: int, text: str, session_id: int | None = None,
                    **fields: object) -> RunUpdate:
-        """Edit a user message into a new branch and answer it."""
+        """Edit a user message into a new branch and answer it; the new branch is made in the
+        transaction of the database's busy check, so a refused edit changes nothing."""
         message = await tree.get_message(message_id, session_id)
         self._refuse_if_busy(message.session_id)
-        author = {k: v for k, v in fields.items() if k in ("author", "platform_message_id")}
-        rest = {k: v for k, v in fields.items() if k not in author}
-        await self._session_defaults(message.session_id, dict(rest))  # refuse before writing
-        self.quota.take(author.get("author"))  # `start` below gets no author: counted once
-        node = await tree.edit(message_id, text, message.session_id, **author)
-        return await self.start(message.session_id, text, user_message_id=node.id, **rest)
+        await self._session_defaults(message.session_id, fields)  # refuse before writing
+        self.quota.take(fields.get("author"))
+        return await self._launch(message.session_id, RunOptions(), text=text, edit_of=message.id,
+                                  **fields)
 
     async def stop(self, run_id: str) -> RunUpdate:
         """Abort a run: queued ones never start; running ones are aborted on the Bridge."""

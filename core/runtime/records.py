@@ -6,12 +6,14 @@ it is added again), so the runner may retry it through a database outage (core.o
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
 from core import sessions, tree
 from core.outage import transaction
-from core.errors import Busy, InvalidInput
+from core.errors import Busy, InvalidInput, NotFound
 from core.models import (
     ENDED, IN_FLIGHT, ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role,
     RunCheckpoint, utc_now,
@@ -34,20 +36,35 @@ async def busy_run(session_id: int) -> str | None:
     return message.run_id if message else None
 
 
-async def insert_turn(
-    session_id: int, run_id: str, status: MessageStatus, *, text: str | None = None,
-    user_message_id: int | None = None, regenerate_of: int | None = None,
-    allow_busy: bool = False, **fields: object,
-) -> Turn:
-    """In one transaction: the busy check, the user node (unless given) and the assistant node."""
+@asynccontextmanager
+async def locked_session(session_id: int, allow_busy: bool = False) -> AsyncIterator[ChatSession]:
+    """The session row locked in an open transaction, after the database's busy check (Busy
+    while a run is in flight in it, on any replica, unless `allow_busy`): a tree change made
+    inside the block is ordered against every other start, edit and switch of the session."""
     async with transaction():
         session = await ChatSession.select_for_update().get_or_none(id=session_id)
         if session is None:
-            await sessions.get_session(session_id)  # raises NotFound
+            raise NotFound(f"no chat session {session_id}")
         if not allow_busy and (running := await busy_run(session_id)):
             raise Busy(f"session {session_id} is still working on run {running}")
+        yield session
+
+
+async def insert_turn(
+    session_id: int, run_id: str, status: MessageStatus, *, text: str | None = None,
+    user_message_id: int | None = None, regenerate_of: int | None = None,
+    edit_of: int | None = None, allow_busy: bool = False, **fields: object,
+) -> Turn:
+    """In one transaction: the busy check, the user node (unless given; an edit's new version
+    of `edit_of`) and the assistant node. A refused turn changes nothing in the tree."""
+    async with locked_session(session_id, allow_busy) as session:
         answer_fields = {"run_id": run_id, **_answer_fields(fields)}
-        if regenerate_of is not None:  # no new user node: the fields are the new answer's
+        if edit_of is not None:  # the edited user node, made only now the session is free
+            user_fields = {k: v for k, v in fields.items() if k in USER_ONLY}
+            user = await tree.edit(edit_of, text or "", session_id, **user_fields)
+            assistant = await tree.add_child(session_id, user.id, Role.ASSISTANT, status,
+                                             **answer_fields)
+        elif regenerate_of is not None:  # no new user node: the fields are the new answer's
             assistant = await tree.regenerate(regenerate_of, session_id, status, run_id=run_id,
                                               **fields)
             user = await tree.get_message(assistant.parent_id, session_id)

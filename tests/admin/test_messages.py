@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 
 from core import tree
-from core.models import ChatMessage, Role
-from tests.admin.builders import conversation
+from core.models import ChatMessage, MessageStatus, Role
+from tests.admin.builders import conversation, running_turn
 
 
 async def _five_turns() -> tuple[int, list[int]]:
@@ -89,3 +89,18 @@ async def test_a_summary_is_not_a_version(db: str, api: httpx.AsyncClient) -> No
     assert [v["messageId"] for v in versions] == [summary.id]
     response = await api.post(f"/api/chat/messages/{summary.id}/activate")
     assert response.status_code == 400
+
+
+async def test_edit_and_activate_wait_for_a_run_in_flight(db: str, api: httpx.AsyncClient) -> None:
+    session_id, ids = await _five_turns()
+    running = await running_turn(session_id, "q3", MessageStatus.RUNNING)  # on any replica
+    before = await ChatMessage.filter(session_id=session_id).count()
+
+    edit = await api.patch(f"/api/chat/messages/{ids[2]}", json={"content": "q1 v2"})
+    activate = await api.post(f"/api/chat/messages/{ids[0]}/activate")
+
+    assert (edit.status_code, edit.json()["code"]) == (409, "busy")
+    assert (activate.status_code, activate.json()["code"]) == (409, "busy")
+    assert await ChatMessage.filter(session_id=session_id).count() == before
+    branch = (await api.get(f"/api/chat/sessions/{session_id}")).json()["messages"]
+    assert [m["id"] for m in branch][-1] == running.id  # the running answer still shows

@@ -117,7 +117,7 @@ async def test_discord_refuses_them_by_name_and_in_the_menu(
         for name in ["../../etc/passwd", "/etc", "escape"]:
             reply = await reply_of(fake, await fake.run_command(
                 "hermes", "skill", options={"name": name}, channel_id=thread))
-            expected = "unknown skill" if name == "escape" else "is not a skill name"
+            expected = "Unknown skill" if name == "escape" else "is not a skill name"
             assert expected in text_of(reply) and reply["flags"] & 64, text_of(reply)
         menu = await reply_of(fake, await fake.run_command("hermes", "skill", channel_id=thread))
         options = [o["value"] for o in menu["components"][0]["components"][0]["options"]]

@@ -10,9 +10,8 @@ from bots.discord.commands.where import CommandPlaces
 from bots.discord.render.parts import clip
 from bots.discord.render.status import status_embed
 from core.bridge_port import Bridge
-from core.export import prepare_export
+from core.conversation import commands
 from core.runtime.pool import RunPool
-from core.session_commands import session_memory
 
 FILE_LIMIT = 10 * 1024 * 1024  # what a bot may upload without a boosted server
 NOTE_CHARS = 1000
@@ -27,8 +26,8 @@ class InfoCommands:
     async def export(self, interaction: discord.Interaction, format: str, branch: str) -> None:
         session = await self._places.session(interaction)
         await interaction.response.defer(thinking=True)
-        export = await prepare_export(session.id, format, branch)
-        data = "".join([chunk async for chunk in export.chunks()]).encode()
+        export = await commands.export(session.id, format, branch)
+        data = export.content
         if len(data) > FILE_LIMIT:
             await interaction.edit_original_response(
                 content=f"📄 The export is {len(data) // 1_000_000} MB, over Discord's upload limit: "
@@ -41,7 +40,7 @@ class InfoCommands:
     async def memory(self, interaction: discord.Interaction) -> None:
         session = await self._places.session(interaction)
         await interaction.response.defer(ephemeral=True, thinking=True)
-        memory = await session_memory(self._bridge, session.id)
+        memory = await commands.memory(self._bridge, session.id)
         embed = discord.Embed(title="🧠 What the agent remembers in this conversation")
         for name, text in (("MEMORY.md", memory.memory), ("USER.md", memory.user)):
             embed.add_field(name=name, value=clip(text.strip() or "*(empty)*", NOTE_CHARS), inline=False)
@@ -53,5 +52,5 @@ class InfoCommands:
     async def status(self, interaction: discord.Interaction) -> None:
         place = await self._places.place(interaction)
         session = await self._places.current(place)
-        embed = status_embed(session, self._pool.active())
+        embed = status_embed(commands.status(self._pool, session))
         await interaction.response.send_message(embed=embed, ephemeral=True)

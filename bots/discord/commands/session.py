@@ -6,8 +6,8 @@ import discord
 
 from bots.discord.commands.where import CommandPlaces
 from bots.discord.targets import Targets
-from core import session_commands, sessions
 from core.bridge_port import Bridge
+from core.conversation import commands
 
 NEW_THREAD_NAME = "Conversation with Hermes"
 
@@ -31,9 +31,7 @@ class SessionCommands:
             thread = await channel.create_thread(
                 name=NEW_THREAD_NAME, type=discord.ChannelType.public_thread)
             place, where = place.with_thread(thread.id), f" in {thread.mention}"
-        session = await sessions.create_session(
-            model_id=old.model_id if old else None, skill_folder=old.skill_folder if old else None)
-        await sessions.bind_thread(session.id, place.key())
+        session = await commands.new_conversation(place.key(), old)
         self._targets.bound(session.id, place.target)
         await interaction.edit_original_response(
             content=f"🆕 New conversation started{where}. Earlier messages are not part of it.")
@@ -42,7 +40,7 @@ class SessionCommands:
         """A fresh agent (and memory notes) for this conversation; its messages stay."""
         session = await self._places.session(interaction)
         await interaction.response.defer(thinking=True)
-        await session_commands.reset_session(self._bridge, session.id)
+        await commands.reset(self._bridge, session.id)
         await interaction.edit_original_response(
             content="♻️ Reset: the agent of this conversation starts afresh, with empty memory "
                     "notes. The messages here stay.")

@@ -8,13 +8,14 @@ from discord import app_commands
 
 from bots.discord import ids
 from bots.discord.commands.where import CommandPlaces
+from bots.discord.inbound import component_data
 from bots.discord.render.parts import Part, SelectSpec, clip
 from bots.discord.views import view_of
 from core.catalogue import Catalogue
-from core.session_commands import SessionChanges, update_session
+from core.conversation import commands
+from core.conversation.commands import NO_SKILL
 
 CHOICES = 25  # Discord's limit of autocomplete choices and select options
-NO_SKILL = "none"
 
 
 class SettingsCommands:
@@ -39,7 +40,7 @@ class SettingsCommands:
 
     async def picked(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
         """A choice in the menu of `/hermes model` or `/hermes skill`."""
-        value = str(((interaction.data or {}).get("values") or [""])[0])
+        value = component_data(interaction.data).value
         text = await self._set(action.action, action.number(), value)
         await interaction.response.edit_message(content=text, view=None)
 
@@ -51,14 +52,12 @@ class SettingsCommands:
 
     async def _set(self, action: ids.Action, session_id: int, value: str) -> str:
         if action is ids.Action.MODEL:
-            await update_session(self._catalogue, session_id, SessionChanges(model_id=value))
-            entry = self._catalogue.model(value)
+            entry = await commands.choose_model(self._catalogue, session_id, value)
             return f"🧠 This conversation now uses **{entry.name}** (`{entry.id}`)."
-        if value == NO_SKILL:
-            await update_session(self._catalogue, session_id, SessionChanges(skill_folder=None))
+        skill = await commands.choose_skill(self._catalogue, session_id, value)
+        if skill is None:
             return "🛠️ This conversation now uses no skill."
-        await update_session(self._catalogue, session_id, SessionChanges(skill_folder=value))
-        return f"🛠️ This conversation now uses the skill **{self._catalogue.skill(value).name}**."
+        return f"🛠️ This conversation now uses the skill **{skill.name}**."
 
     async def _menu(self, interaction: discord.Interaction, action: ids.Action, current: str | None,
                     options: list[tuple[str, str]], session_id: int) -> None:

@@ -6,8 +6,9 @@ import discord
 
 from bots.discord import places
 from bots.discord.places import Place
-from bots.discord.render.refusals import NO_SESSION, NOT_HERE
 from bots.discord.sessions import SessionFinder
+from core.conversation import bindings
+from core.conversation.refusals import NO_CONVERSATION, NOT_HERE
 from core.errors import InvalidInput, NotFound
 from core.models import ChatSession
 from core.sessions import session_for_thread
@@ -28,7 +29,7 @@ class CommandPlaces:
     async def current(self, place: Place) -> ChatSession | None:
         """The conversation bound to a thread or DM, if any (a channel has none)."""
         if place.is_dm or place.thread is not None:
-            return await self._sessions.bound(place)
+            return await bindings.bound_session(place.key())
         return None
 
     async def session(self, interaction: discord.Interaction) -> ChatSession:
@@ -39,5 +40,5 @@ class CommandPlaces:
             return session
         session = await self.current(place)
         if session is None:
-            raise NotFound(NO_SESSION)
+            raise NotFound(NO_CONVERSATION)
         return session

@@ -13,6 +13,7 @@ from bots.discord.render.parts import (
     Part,
     clip,
 )
+from core.conversation.refusals import question_closed
 from core.models import PauseStatus
 from core.runtime.updates import PauseView
 
@@ -61,6 +62,4 @@ def answer_of(pause: PauseView) -> str:
 
 def refusal(pause: PauseView) -> str:
     """Why an answer to this pause is not taken (said only to the person who tried)."""
-    if pause.status == PauseStatus.ANSWERED:
-        return f"This question was already answered by {answer_of(pause)}"
-    return "This question has expired: the run that asked it is over."
+    return question_closed(pause, answer_of(pause))

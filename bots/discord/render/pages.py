@@ -6,6 +6,7 @@ import discord
 
 from bots.discord import ids
 from bots.discord.render.parts import ButtonSpec, FilePart, Part, clip
+from core.conversation.views import NOTHING_RECORDED, thinking_sections
 from core.splitting import split_markdown
 from core.thinking import ThinkingState, ToolCall
 
@@ -13,14 +14,12 @@ PAGE_CHARS = 3900
 
 
 def thinking_pages(state: ThinkingState) -> list[str]:
-    """The thinking stream, then the tool calls with their arguments and results."""
-    sections = []
-    if len(state.thinking):
-        sections.append("**💭 Thinking**\n" + str(state.thinking).strip())
-    if state.tools:
-        sections.append("**🧰 Tools**\n" + "\n".join(_tool(t) for t in state.tools))
-    return split_markdown("\n\n".join(sections) or "*(Nothing was recorded for this answer.)*",
-                          PAGE_CHARS)
+    """The sections of Show thinking (core's order) split into pages."""
+    marks = {"Thinking": "💭", "Tools": "🧰"}
+    sections = [f"**{marks.get(part.title, '')} {part.title}**\n"
+                + (part.text if not part.tools else "\n".join(_tool(t) for t in part.tools))
+                for part in thinking_sections(state)]
+    return split_markdown("\n\n".join(sections) or f"*({NOTHING_RECORDED})*", PAGE_CHARS)
 
 
 def _tool(tool: ToolCall) -> str:

@@ -1,4 +1,4 @@
-"""Every refusal as a clear sentence: core's errors translated once, at the Discord edge."""
+"""Every refusal as a Discord message: the words are core's (`core.conversation.refusals`)."""
 
 from __future__ import annotations
 
@@ -7,32 +7,16 @@ import discord
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.render.live import stop_button
 from bots.discord.render.parts import Part
-from core.errors import BridgeUnavailable, Busy, HermesChatError
-
-BRIDGE_DOWN = "🔌 The agent service is unreachable right now, so I can't do that. Try again in a minute."
-UNEXPECTED = "💥 Something went wrong on my side (it was logged). Please try again."
-BUSY = ("⏳ I'm still working on the previous message of this conversation. "
-        "Wait for it to finish, or press Stop to end it.")
-EDIT_BUSY = ("⏳ I'm still working on this conversation, so your edit was not answered. "
-             "Edit the message again once I'm done, or press Stop first.")
-NO_SESSION = ("There is no conversation here yet: mention me in a channel to start one "
-              "(it gets its own thread), or write to me in a DM.")
-NOT_HERE = "I don't answer in this channel."
-TEXT_ONLY = "I can only read text for now: please write your question as a message."
-EMPTY_MENTION = "Hi! Ask me something: mention me with your question, e.g. `@Hermes what is a monad?`"
+from core.conversation.refusals import refusal_text as core_refusal_text
+from core.errors import Busy
 
 
 def refusal_text(error: BaseException) -> str:
-    """What the user reads when `error` stopped their request."""
-    if isinstance(error, Busy):
-        return BUSY
-    if isinstance(error, BridgeUnavailable):
-        return BRIDGE_DOWN
+    """What the user reads when `error` stopped their request (core's one vocabulary, plus
+    the permissions only Discord has)."""
     if isinstance(error, CannotAnswerHere):
         return error.message
-    if isinstance(error, HermesChatError):
-        return f"⚠️ {error.message}"
-    return UNEXPECTED
+    return core_refusal_text(error)
 
 
 def refusal_part(error: BaseException, run_id: str | None = None) -> Part:

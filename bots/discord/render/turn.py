@@ -13,6 +13,7 @@ import discord
 from bots.discord import ids
 from bots.discord.render.live import colour, live_part
 from bots.discord.render.parts import ButtonSpec, FilePart, Part
+from core.conversation.views import Versions
 from core.models import MessageStatus
 from core.presenting import footer, status_line
 from core.runtime.updates import RunUpdate
@@ -21,16 +22,6 @@ from core.splitting import split_markdown
 PART_CHARS = 4000  # an embed description holds 4,096; one embed per message stays under 6,000
 MAX_PARTS = 4  # beyond this the whole answer is attached as a file
 BRANCH_NOTE = "↪️ New branch: answering your edited message"
-
-
-@dataclass(frozen=True, slots=True)
-class Versions:
-    """Where the shown answer sits among its siblings (index from 0)."""
-
-    index: int
-    count: int
-    previous: int | None = None
-    next: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +70,7 @@ def controls(update: RunUpdate, context: TurnContext) -> tuple[ButtonSpec, ...]:
         buttons = [ButtonSpec("Retry", again, "primary", emoji="🔁")]
     else:
         buttons = [ButtonSpec("Regenerate", again, emoji="🔄")]
-    if context.versions is not None and context.versions.count > 1:
+    if context.versions is not None and context.versions.total > 1:
         buttons += switcher(context.versions)
     if len(update.state.thinking) or update.state.tools:
         thinking = ids.encode(ids.Action.THINKING, message_id)
@@ -94,9 +85,9 @@ def switcher(versions: Versions) -> list[ButtonSpec]:
             return ButtonSpec(label, ids.encode(ids.Action.NOOP, side), disabled=True)
         return ButtonSpec(label, ids.encode(ids.Action.VERSION, target))
 
-    position = f"{versions.index + 1}/{versions.count}"
+    position = f"{versions.position}/{versions.total}"
     return [
-        arrow("◀", versions.previous, "prev"),
+        arrow("◀", versions.previous_id, "prev"),
         ButtonSpec(position, ids.encode(ids.Action.NOOP, "pos"), disabled=True),
-        arrow("▶", versions.next, "next"),
+        arrow("▶", versions.next_id, "next"),
     ]

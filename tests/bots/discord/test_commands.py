@@ -70,10 +70,10 @@ async def test_model_and_skill_with_autocomplete_menus_and_refusals(
     readme = {"name": "readme-gen", "value": "readme-gen"}
     assert skills.response == {"type": 8, "data": {"choices": [readme]}}
     assert "now uses **Smart**" in text_of(chosen) and not chosen["flags"] & 64
-    assert "unknown model 'gpt-99' (models: fast, smart)" in text_of(unknown) and unknown["flags"] & 64
+    assert "✋ Unknown model 'gpt-99' (models: fast, smart)" in text_of(unknown) and unknown["flags"] & 64
     assert "skill **readme-gen**" in text_of(skill) and "skill **readme-gen**" in text_of(skill_again)
     assert "now uses no skill" in text_of(no_skill)
-    assert "⚠️ unknown skill 'no-such-skill'" in text_of(no_such_skill) and no_such_skill["flags"] & 64
+    assert "✋ Unknown skill 'no-such-skill'" in text_of(no_such_skill) and no_such_skill["flags"] & 64
     assert [o["value"] for o in select["options"]] == ["fast", "smart"] and menu["flags"] & 64
     assert "now uses **Fast**" in text_of(fake.message(menu["id"]))
     session = await ChatSession.get()

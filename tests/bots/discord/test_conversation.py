@@ -144,5 +144,5 @@ async def test_an_image_without_text_is_answered_with_why_not_a_run(
         asked = await fake.send_user_message(mention(fake, ""), files={"chart.png": b"\x89PNG"})
         await fake.wait_until(lambda: bot_messages(fake, asked["id"]), WAIT, "the notice")
     (notice,) = bot_messages(fake, asked["id"])
-    assert "I can only read text for now" in text_of(notice)
+    assert "I can only read what a message says" in text_of(notice)
     assert llm.requests == [] and await ChatMessage.all().count() == 0

@@ -15,7 +15,8 @@ from bots.discord.render.live import live_part
 from bots.discord.render.pages import thinking_page, thinking_pages
 from bots.discord.render.parts import fit_lines
 from bots.discord.render.refusals import missing_permissions, refusal_part, refusal_text
-from bots.discord.render.turn import MAX_PARTS, TurnContext, Versions, turn_parts
+from bots.discord.render.turn import MAX_PARTS, TurnContext, turn_parts
+from core.conversation.views import Versions
 from core.errors import BridgeUnavailable, Busy, NotFound
 from core.events import Todo
 from core.models import MessageStatus, PauseStatus
@@ -60,7 +61,7 @@ def test_a_long_answer_splits_within_limits_with_controls_on_the_last_part() -> 
     code = "```python\n" + "\n".join(f"x_{n} = {n}" for n in range(600)) + "\n```"
     text = "Intro paragraph.\n\n" + code + "\n\nThe end."
     done = update(MessageStatus.SUCCESS, final_text=text)
-    parts = turn_parts(done, TurnContext(Versions(1, 3, previous=5, next=7)))
+    parts = turn_parts(done, TurnContext(Versions(2, 3, previous_id=5, next_id=7)))
     descriptions = [p.embed.description or "" for p in parts]
     assert len(parts) == 3 and all(len(d) <= 4096 for d in descriptions)
     assert all(fences_balanced(d) for d in descriptions)
@@ -102,7 +103,7 @@ def test_a_failed_run_is_one_part_with_its_reason_and_a_retry_offer() -> None:
 
 def test_a_switcher_at_the_first_version_disables_the_left_arrow() -> None:
     done = update(MessageStatus.SUCCESS, final_text="hi", thinking=ThinkingText().append("x"))
-    (part,) = turn_parts(done, TurnContext(Versions(0, 2, next=12)))
+    (part,) = turn_parts(done, TurnContext(Versions(1, 2, next_id=12)))
     assert [(b.label, b.disabled) for b in part.buttons] == [
         ("Regenerate", False), ("◀", True), ("1/2", True), ("▶", False), ("Show thinking", False)]
     assert len({b.custom_id for b in part.buttons}) == 5, "custom ids are unique in a message"
@@ -137,12 +138,13 @@ def test_thinking_pages_turn_with_arrows() -> None:
     state = ThinkingState(thinking=ThinkingText().append("thought. " * 1500),
                           tools=(ToolCall("c1", "search", '{"q":"x"}', "found", finished=True),))
     pages = thinking_pages(state)
-    assert len(pages) == 4 and all(len(p) <= 3900 for p in pages) and "✓ **search**" in pages[-1]
+    # the tool calls come first, on a page of their own here, then the thinking stream
+    assert len(pages) == 5 and all(len(p) <= 3900 for p in pages) and "✓ **search**" in pages[0]
     middle = thinking_page(pages, 1, 11)
     assert [(b.custom_id, b.disabled) for b in middle.buttons] == [
         ("hermes:page:11:0", False), ("hermes:page:11:2", False)]
     first = thinking_page(pages, 0, 11)
-    assert first.buttons[0].disabled and first.embed.footer.text == "Page 1 of 4"
+    assert first.buttons[0].disabled and first.embed.footer.text == "Page 1 of 5"
 
 
 def test_refusals_say_why() -> None:
@@ -150,7 +152,7 @@ def test_refusals_say_why() -> None:
     assert "still working" in (busy.embed.description or "")
     assert busy.buttons[0].custom_id == "hermes:stop:r9"
     assert "unreachable" in refusal_text(BridgeUnavailable("connection refused"))
-    assert refusal_text(NotFound("unknown model 'x'")) == "⚠️ unknown model 'x'"
+    assert refusal_text(NotFound("unknown model 'x'")) == "🔎 Unknown model 'x'"
     assert refusal_text(CannotAnswerHere("🔒 no", can_send=True)) == "🔒 no"
     assert "went wrong" in refusal_text(RuntimeError("bug"))
     granted = discord.Permissions(send_messages=True, view_channel=True)

@@ -1,9 +1,8 @@
-"""Pure helpers: places, mentions, thread names, modal submissions, bounded memories."""
+"""Pure helpers: places, mentions, thread names, modal submissions."""
 
 from __future__ import annotations
 
-from bots.discord.bounded import Recent, Seen
-from bots.discord.modal import submitted_values
+from bots.discord.inbound import modal_submission
 from bots.discord.places import Place, allowed, prompt_text, thread_name
 from core.models import Platform
 from core.sessions import ThreadKey
@@ -35,17 +34,5 @@ def test_threads_are_named_after_the_question_within_100_characters() -> None:
 def test_modal_values_are_read_from_labels_and_action_rows() -> None:
     labels = [{"type": 18, "id": 1, "component": {"type": 4, "custom_id": "answer", "value": "blue"}}]
     rows = [{"type": 1, "components": [{"type": 4, "custom_id": "answer", "value": "red"}]}]
-    assert submitted_values(labels) == {"answer": "blue"}
-    assert submitted_values(rows) == {"answer": "red"}
-
-
-def test_bounded_memories_forget_the_oldest() -> None:
-    recent: Recent[int, str] = Recent(2)
-    recent.put(1, "a")
-    recent.put(2, "b")
-    recent.get(1)
-    recent.put(3, "c")
-    assert 2 not in recent and recent.get(1) == "a" and recent.get(3) == "c"
-    seen = Seen(2)
-    assert seen.claim("m1") and not seen.claim("m1") and seen.claim("m2") and seen.claim("m3")
-    assert seen.claim("m1"), "forgotten after two newer ones"
+    assert modal_submission({"components": labels}).values == {"answer": "blue"}
+    assert modal_submission({"components": rows}).values == {"answer": "red"}

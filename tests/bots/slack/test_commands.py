@@ -27,7 +27,7 @@ def choose(action_id: str, value: str) -> dict:
 
 async def test_status_help_and_a_channel_without_conversation(h: Harness, llm: ScriptedLLM) -> None:
     nothing = await h.command("model")
-    assert "no conversation in this channel yet" in nothing["text"]
+    assert "There is no conversation here yet" in nothing["text"]
     await conversation(h, llm)
     status = (await h.command("status"))["text"]
     assert "0 running, 0 queued" in status and "This conversation:* idle" in status

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from bots.slack import ids
-from bots.slack.refusals import NO_WORDS
+from core.conversation.refusals import NO_WORDS
 from core.models import ChatMessage, ChatSession
 from tests.bots.slack.harness import Harness, has_button, texts, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
@@ -61,7 +61,7 @@ async def test_a_bridge_that_is_down_is_said_in_the_thread_for_a_command(fh: Har
     await fake_bridge.stop()
     await fh.event("app_mention", text="memory", thread_ts=thread)
     [refusal] = await until(lambda: [m for m in fh.bot_messages(CHANNEL_ID, thread) if "unreachable" in m.text])
-    assert refusal.text.startswith("⚠️ The agent service is unreachable right now")
+    assert refusal.text.startswith("🔌 The agent service is unreachable right now")
 
 
 async def busy_thread(fh: Harness, fake_bridge: FakeBridge) -> dict[str, Any]:

@@ -8,22 +8,18 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bots.slack import ids
-from bots.slack.answer_view import (
-    MAX_MESSAGES,
-    answer_groups,
-    render_answer,
-    versions_of,
-)
+from bots.slack.answer_view import MAX_MESSAGES, answer_groups, render_answer
 from bots.slack.blocks import MAX_BLOCKS, MAX_SECTION, MAX_TEXT, Payload
 from bots.slack.clarify_view import custom_answer_modal, render_clarify
 from bots.slack.command_words import Command, mention_command, parse_command
-from bots.slack.commands import export_options
 from bots.slack.live_view import render_live
 from bots.slack.menus import choice_menu, parse_option
 from bots.slack.modals import thinking_modal, thinking_pages
 from bots.slack.mrkdwn import from_slack, to_mrkdwn
 from bots.slack.places import place_of
 from bots.slack.refs import Slot
+from core.conversation.commands import export_options
+from core.conversation.views import versions_of
 from core.errors import InvalidInput
 from core.events import Todo
 from core.models import MessageStatus, PauseStatus
@@ -127,7 +123,7 @@ def test_the_thinking_modal_is_paginated() -> None:
     second = thinking_modal(3, pages, 1)
     assert second["private_metadata"] == "3:1"
     assert second["blocks"][-1]["elements"][0]["value"] == "3:0"
-    assert thinking_pages(ThinkingState()) == [["_No thinking was recorded._"]]
+    assert thinking_pages(ThinkingState()) == [["_Nothing was recorded for this answer._"]]
 
 
 def test_ids_round_trip_and_refuse_garbage() -> None:

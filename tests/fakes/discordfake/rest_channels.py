@@ -53,6 +53,8 @@ async def accepted(request: web.Request) -> web.Response:
 
 async def get_channel(request: web.Request) -> web.Response:
     core, channel_id = _ids(request)
+    if channel_id in core.world.hidden:  # the bot lacks View Channel there
+        return error(403, 50001, "Missing Access")
     return json_response(core.channel(channel_id))
 
 

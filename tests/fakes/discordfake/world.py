@@ -50,6 +50,7 @@ class World:
         self.channel_messages: dict[str, list[str]] = {}
         self.attachments: dict[str, bytes] = {}
         self.commands: dict[str | None, list[Payload]] = {}
+        self.hidden: set[str] = set()  # channels the bot may not view (GET answers 403)
         self.bot = self.add_user(bot_name, bot=True)
         self.application_id = self.ids.next()
         self.human = self.add_user("alice")

@@ -1,7 +1,7 @@
-"""Small bounded memories: what the bot already handled, and caches of database lookups.
+"""Bounded memories of what was handled: retries and gateway replays act once per process.
 
-The database is the truth; these only save queries and catch gateway replays, so forgetting
-the oldest entries is always safe.
+The database is the truth (a user node carries its platform message id); these only catch
+the repeats cheaply, so forgetting the oldest entries is always safe.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
+CAPACITY = 10_000
 
 
 class Recent(Generic[K, V]):
     """A mapping of at most `size` entries; the least recently used one goes first."""
 
-    def __init__(self, size: int = 10_000) -> None:
+    def __init__(self, size: int = CAPACITY) -> None:
         self._size = size
         self._items: OrderedDict[K, V] = OrderedDict()
 
@@ -39,16 +40,22 @@ class Recent(Generic[K, V]):
     def __contains__(self, key: object) -> bool:
         return key in self._items
 
+    def __len__(self) -> int:
+        return len(self._items)
+
 
 class Seen:
-    """Keys handled already: `claim` is True only the first time (gateway RESUME replays a
-    message the bot may have handled; it must not start a second run)."""
+    """Keys handled already: `first(key)` is True only the first time it is asked."""
 
-    def __init__(self, size: int = 10_000) -> None:
+    def __init__(self, size: int = CAPACITY) -> None:
         self._recent: Recent[Hashable, bool] = Recent(size)
 
-    def claim(self, key: Hashable) -> bool:
+    def first(self, key: Hashable) -> bool:
         if key in self._recent:
+            self._recent.get(key)  # the repeat keeps it remembered
             return False
         self._recent.put(key, True)
         return True
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._recent

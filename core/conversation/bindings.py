@@ -1,0 +1,58 @@
+"""Which session a platform thread is, and where a session lives on a platform.
+
+A thread (a Slack thread, a Discord thread or DM) is bound to one session; `/hermes new`
+binds it to a fresh one, and the newest binding of a session is where it shows.
+"""
+
+from __future__ import annotations
+
+from core.models import ChatMessage, ChatSession, ClarifyPause, ConversationBinding, Platform
+from core.sessions import ThreadKey, thread_binding
+
+
+async def bound_session(key: ThreadKey) -> ChatSession | None:
+    """The session bound to a thread, without creating one."""
+    binding = await thread_binding(key)
+    return binding.session if binding else None
+
+
+async def latest_binding(session_id: int, platform: Platform) -> ConversationBinding | None:
+    """The thread of `platform` the session was bound to last (where it shows now)."""
+    return await ConversationBinding.filter(
+        session_id=session_id, platform=platform).order_by("-id").first()
+
+
+async def latest_in_channel(platform: Platform, workspace: str,
+                            channel: str) -> ConversationBinding | None:
+    """The binding of the most recently active conversation of a channel."""
+    return await ConversationBinding.filter(
+        platform=platform, workspace=workspace, channel=channel,
+    ).select_related("session").order_by("-session__last_message_at", "-id").first()
+
+
+async def is_bound(session_id: int, platform: Platform, *, workspace: str | None = None,
+                   channel: str | None = None, thread: str | None = None) -> bool:
+    """Whether the session is bound to a thread matching these (None: any value). This is
+    "belongs to this conversation": a click acts on a session only from where it lives."""
+    wanted = {k: v for k, v in (("workspace", workspace), ("channel", channel),
+                                ("thread", thread)) if v is not None}
+    return await ConversationBinding.filter(
+        session_id=session_id, platform=platform, **wanted).exists()
+
+
+async def session_of_message(message_id: int) -> int | None:
+    """The session of a message (None: no such message)."""
+    rows = await ChatMessage.filter(id=message_id).values_list("session_id", flat=True)
+    return rows[0] if rows else None
+
+
+async def session_of_pause(pause_id: int) -> int | None:
+    """The session of a clarify question (None: no such question)."""
+    rows = await ClarifyPause.filter(id=pause_id).values_list("message__session_id", flat=True)
+    return rows[0] if rows else None
+
+
+async def session_of_run(run_id: str) -> int | None:
+    """The session a run answers in (None: no such run)."""
+    rows = await ChatMessage.filter(run_id=run_id).values_list("session_id", flat=True)
+    return rows[0] if rows else None

@@ -1,0 +1,117 @@
+"""The `/hermes` commands, platform-neutral: each returns what happened, and the adapters
+say it in their words and layout (Block Kit, embeds, ephemeral or not).
+
+One rule each: `new` keeps the model and skill of the conversation it replaces; `reset` is
+refused while a run is in flight (the database's check) and renews the agent in a
+transaction; `model`/`skill` accept only what the catalogue has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core import session_commands, sessions
+from core.bridge_port import Bridge
+from core.bridge_types import Memory
+from core.catalogue import Catalogue, ModelEntry, Skill
+from core.export import prepare_export
+from core.models import ChatSession, MessageStatus
+from core.runtime.pool import RunPool
+from core.runtime.updates import RunUpdate
+from core.session_commands import ResetOutcome, SessionChanges
+from core.sessions import ThreadKey
+
+NO_SKILL = "none"  # `/hermes skill none`: back to no skill
+EXPORT_FORMATS = ("md", "json")
+EXPORT_BRANCHES = ("active", "all")
+COMMANDS = {  # name -> what it does (help texts and command descriptions)
+    "new": "start a new conversation (it keeps this one's model and skill)",
+    "reset": "give this conversation a fresh agent (its messages stay)",
+    "model": "show or choose the model of this conversation",
+    "skill": "show or choose the skill of this conversation",
+    "export": "export this conversation as a file (Markdown or JSON; the active branch or all)",
+    "memory": "show what the agent remembers",
+    "status": "runs in flight, the queue, and this conversation's settings",
+    "help": "these commands",
+}
+
+
+async def new_conversation(key: ThreadKey, replaced: ChatSession | None) -> ChatSession:
+    """A fresh session bound to the thread, with the model and skill of the one it replaces."""
+    session = await sessions.create_session(
+        model_id=replaced.model_id if replaced else None,
+        skill_folder=replaced.skill_folder if replaced else None)
+    await sessions.bind_thread(session.id, key)
+    return session
+
+
+async def reset(bridge: Bridge, session_id: int) -> ResetOutcome:
+    """A fresh agent for the conversation; its messages stay. Busy while a run is in flight."""
+    return await session_commands.reset_session(bridge, session_id)
+
+
+async def choose_model(catalogue: Catalogue, session_id: int, model_id: str) -> ModelEntry:
+    """The session's model from now on (NotFound-like InvalidField for an unknown one)."""
+    await session_commands.update_session(catalogue, session_id, SessionChanges(model_id=model_id))
+    return catalogue.model(model_id)
+
+
+async def choose_skill(catalogue: Catalogue, session_id: int, folder: str) -> Skill | None:
+    """The session's skill from now on; `none` means no skill (None)."""
+    if folder == NO_SKILL:
+        await session_commands.update_session(catalogue, session_id,
+                                              SessionChanges(skill_folder=None))
+        return None
+    await session_commands.update_session(catalogue, session_id, SessionChanges(skill_folder=folder))
+    return catalogue.skill(folder)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportFile:
+    filename: str
+    content: bytes
+    format: str
+    branch: str
+
+
+def export_options(argument: str | None) -> tuple[str, str]:
+    """`[md|json] [active|all]` in any order; an unknown word is taken as the format (and
+    refused by the export)."""
+    format_, branch = "md", "active"
+    for word in (argument or "").lower().split():
+        if word in EXPORT_BRANCHES:
+            branch = word
+        else:
+            format_ = word
+    return format_, branch
+
+
+async def export(session_id: int, format_: str = "md", branch: str = "active") -> ExportFile:
+    """The conversation as one file (InvalidField for an unknown format or branch)."""
+    prepared = await prepare_export(session_id, format_, branch)
+    content = "".join([chunk async for chunk in prepared.chunks()]).encode()
+    return ExportFile(prepared.filename, content, format_, branch)
+
+
+async def memory(bridge: Bridge, session_id: int) -> Memory:
+    """MEMORY.md and USER.md of the conversation's agent."""
+    return await session_commands.session_memory(bridge, session_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """`/hermes status`: the runs of this process, and this conversation (None: none here)."""
+
+    running: int
+    queued: int
+    session: ChatSession | None
+    current: RunUpdate | None  # this conversation's run in flight, if this process has it
+
+
+def status(pool: RunPool, session: ChatSession | None) -> Status:
+    """What `/hermes status` says."""
+    active = pool.active()
+    running = sum(1 for u in active if u.status == MessageStatus.RUNNING)
+    queued = sum(1 for u in active if u.status == MessageStatus.QUEUED)
+    current = next((u for u in active if session and u.session_id == session.id), None)
+    return Status(running, queued, session, current)

@@ -1,0 +1,61 @@
+"""One vocabulary of refusals, beside `core.presenting`: each adapter lays a refusal out
+(a section, an embed, an ephemeral) and adds its controls (a Stop button for a busy
+conversation), but says the same thing in the same words.
+
+Plain text with `code` spans only: both platforms render those alike.
+"""
+
+from __future__ import annotations
+
+from core.errors import BridgeUnavailable, Busy, HermesChatError, InvalidInput, NotFound
+from core.models import PauseStatus
+from core.runtime.updates import PauseView
+
+BUSY = ("⏳ I'm still working on the previous message in this conversation. "
+        "Wait for that answer, or press Stop to end it and send your message again.")
+EDIT_BUSY = ("⏳ I'm still working on this conversation, so your edit was not answered. "
+             "Edit the message again once I'm done, or press Stop first.")
+SWITCH_BUSY = "⏳ This conversation is still working; switch versions once it is done."
+BRIDGE_DOWN = ("🔌 The agent service is unreachable right now ({detail}). "
+               "Please try again in a moment.")
+INTERNAL = "💥 Something went wrong on my side (it was logged). Please try again."
+FINISHED = "That run has already finished."
+ELSEWHERE = ("That button belongs to another conversation (another thread, or one replaced by "
+             "`/hermes new`), so nothing was changed.")
+NO_WORDS = ("📎 I can only read what a message says, not the files it shares: "
+            "tell me in words what you would like me to do.")
+EMPTY_MENTION = "Hi! Ask me something: mention me with your question."
+NO_CONVERSATION = ("There is no conversation here yet: mention me to start one (in a channel it "
+                   "gets its own thread), or write to me in a DM.")
+NOT_HERE = "I don't answer in this channel."
+QUESTION_EXPIRED = "This question has expired: the run that asked it is over."
+EMPTY_ANSWER = "Please write an answer."
+
+
+def refusal_text(error: BaseException) -> str:
+    """One clear sentence for what stopped a request: core's refusals as they are, anything
+    else as INTERNAL (its details go to the log, not to the user)."""
+    if isinstance(error, Busy):
+        return BUSY
+    if isinstance(error, BridgeUnavailable):
+        return BRIDGE_DOWN.format(detail=error.message)
+    if isinstance(error, NotFound):
+        return f"🔎 {_sentence(error.message)}"
+    if isinstance(error, InvalidInput):
+        return f"✋ {_sentence(error.message)}"
+    if isinstance(error, HermesChatError):
+        return f"⚠️ {_sentence(error.message)}"
+    return INTERNAL
+
+
+def question_closed(pause: PauseView, answer: str) -> str:
+    """Why a question takes no more answers (said only to the person who tried); `answer` is
+    who answered what, as the platform mentions them ("<@U1>: blue")."""
+    if pause.status == PauseStatus.ANSWERED:
+        return f"This question was already answered by {answer}"
+    return QUESTION_EXPIRED
+
+
+def _sentence(message: str) -> str:
+    message = message.strip()
+    return (message[:1].upper() + message[1:]) if message else "That did not work."

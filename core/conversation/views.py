@@ -1,0 +1,95 @@
+"""What a conversation shows of a stored turn: the turn as a RunUpdate (after a version
+switch, a restart, or a run another replica drives), where it stands among its versions, and
+the thinking "Show thinking" opens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from core import tree
+from core.message_views import log_record
+from core.models import ChatMessageLog, MessageStatus
+from core.runtime.pool import RunPool
+from core.runtime.updates import RunUpdate
+from core.thinking import ThinkingState, ToolCall, replay
+
+
+async def stored_update(message_id: int) -> RunUpdate:
+    """The assistant message as a RunUpdate, its thinking replayed from its log. A finished
+    answer shows the message's content: it is the answer of record (what the export and the
+    admin API show), whatever the log's last event said."""
+    message = await tree.get_message(message_id)
+    rows = await ChatMessageLog.filter(message_id=message_id).order_by("seq")
+    state = replay(log_record(row) for row in rows)
+    status = MessageStatus(message.status)
+    if status == MessageStatus.SUCCESS:
+        state = replace(state, final_text=message.content)
+    return RunUpdate(
+        run_id=message.run_id or "", session_id=message.session_id,
+        user_message_id=message.parent_id or 0, message_id=message.id, status=status,
+        state=state, error=message.error, model_id=message.model_id,
+        skill_folder=message.skill_folder,
+    )
+
+
+async def current_update(pool: RunPool, message_id: int) -> RunUpdate:
+    """The live view while this process drives the message's run, else the stored one."""
+    message = await tree.get_message(message_id)
+    live = pool.view(message.run_id) if message.run_id else None
+    return live if live is not None else await stored_update(message_id)
+
+
+async def thinking_of(pool: RunPool, message_id: int) -> ThinkingState:
+    """What "Show thinking" pages through: the run's thinking and tools, live or stored."""
+    return (await current_update(pool, message_id)).state
+
+
+NOTHING_RECORDED = "Nothing was recorded for this answer."
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingSection:
+    """One section of Show thinking: the thinking stream (`text`), or the tool calls."""
+
+    title: str
+    text: str = ""
+    tools: tuple[ToolCall, ...] = ()
+
+
+def thinking_sections(state: ThinkingState) -> list[ThinkingSection]:
+    """What Show thinking shows, in order: every tool call with its arguments and result (the
+    short summary of what was done), then the whole thinking stream. Empty when nothing was
+    recorded (say NOTHING_RECORDED)."""
+    sections = []
+    if state.tools:
+        sections.append(ThinkingSection("Tools", tools=state.tools))
+    thinking = str(state.thinking).strip()
+    if thinking:
+        sections.append(ThinkingSection("Thinking", text=thinking))
+    return sections
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """Where an answer stands among its sibling versions: "◀ position/total ▶" (1-based);
+    the arrows show `previous_id` and `next_id` (None at an end)."""
+
+    position: int = 1
+    total: int = 1
+    previous_id: int | None = None
+    next_id: int | None = None
+
+
+def versions_of(message_id: int, sibling_ids: list[int]) -> Versions:
+    """The switcher of `message_id` among its siblings in branch order."""
+    if message_id not in sibling_ids:
+        return Versions()
+    index = sibling_ids.index(message_id)
+    previous = sibling_ids[index - 1] if index > 0 else None
+    following = sibling_ids[index + 1] if index + 1 < len(sibling_ids) else None
+    return Versions(index + 1, len(sibling_ids), previous, following)
+
+
+async def versions(message_id: int) -> Versions:
+    """The switcher of a stored message."""
+    return versions_of(message_id, [m.id for m in await tree.versions(message_id)])

@@ -1,0 +1,72 @@
+"""One table of conversation scenarios, run against Slack and Discord through their fakes.
+
+Both platforms share one run pool on the scripted fake Bridge (two models, one skill, a cap
+of one run), and a second pool on the same database and Bridge that stands for another
+replica. `chat` is the platform's driver, parametrized by platform.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.bridge_client import BridgeClient
+from core.catalogue import Catalogue
+from core.runtime.pool import RunPool
+from tests.bots.contract.drivers import Chat, DiscordChat, SlackChat
+from tests.bots.discord.conftest import MODELS, fake, no_leaked_tasks  # noqa: F401
+from tests.bots.discord.harness import running_bot
+from tests.bots.slack.conftest import fake_slack, fast_clock  # noqa: F401
+from tests.bots.slack.harness import running
+from tests.core.runtime.conftest import FAST, fake_bridge, skills_dir  # noqa: F401
+from tests.fakes.fake_bridge import FakeBridge
+
+
+async def _pool(fake_bridge: FakeBridge, skills_dir: Path, cap: int) -> RunPool:  # noqa: F811
+    runs = RunPool(BridgeClient(fake_bridge.url, policy=FAST), Catalogue(MODELS, skills_dir),
+                   max_active_runs=cap)
+    await runs.open()
+    return runs
+
+
+@pytest.fixture
+async def runs(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[RunPool]:  # noqa: F811
+    """The pool the bot under test drives runs on."""
+    runs = await _pool(fake_bridge, skills_dir, cap=1)
+    yield runs
+    await runs.close()
+    await runs.bridge.aclose()
+
+
+@pytest.fixture
+async def other_replica(db: str, fake_bridge: FakeBridge, skills_dir: Path  # noqa: F811
+                        ) -> AsyncIterator[RunPool]:
+    """Another replica's pool: its runs are in the database and on the Bridge, not in `runs`."""
+    runs = await _pool(fake_bridge, skills_dir, cap=5)
+    yield runs
+    await runs.close()
+    await runs.bridge.aclose()
+
+
+@pytest.fixture(params=["slack", "discord"])
+def platform(request: pytest.FixtureRequest) -> tuple[str, Any]:
+    """The platform's fake (its fixture is set up outside the event loop, so here)."""
+    if request.param == "slack":
+        return "slack", (request.getfixturevalue("fake_slack"), request.getfixturevalue("fast_clock"))
+    return "discord", request.getfixturevalue("fake")
+
+
+@pytest.fixture
+async def chat(platform: tuple[str, Any], runs: RunPool) -> AsyncIterator[Chat]:
+    """The bot of the platform on `runs`, and a driver that talks to it as its users do."""
+    name, fakes = platform
+    if name == "slack":
+        slack, clock = fakes
+        async with running(slack, runs, clock) as harness:
+            yield SlackChat(harness)
+    else:
+        async with running_bot(fakes, runs):
+            yield DiscordChat(fakes)

@@ -1,0 +1,324 @@
+"""The conversation contract: each scenario runs on Slack and on Discord and asserts the
+same outcome in core terms (the database, core's result and refusal words). A rule that
+drifts on one platform fails there."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from core import tree
+from core.conversation import refusals
+from core.models import (
+    ChatMessage,
+    ChatSession,
+    ClarifyPause,
+    ConversationBinding,
+    MessageStatus,
+    PauseStatus,
+    Role,
+)
+from core.run_quota import RunQuota
+from core.runtime.pool import RunPool
+from tests.bots.contract.drivers import Chat, Conversation
+from tests.core.runtime.waiting import until
+from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
+
+Scenario = Callable[[Chat, RunPool, RunPool, FakeBridge], Awaitable[None]]
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(function: Scenario) -> Scenario:
+    SCENARIOS[function.__name__] = function
+    return function
+
+
+def answers(*texts: str) -> Callable[[str], list]:
+    """A Bridge that answers each run with the next text (the last one repeats)."""
+    queue = list(texts)
+
+    def script(run_id: str) -> list:
+        text = queue.pop(0) if len(queue) > 1 else queue[0]
+        return [ev("text", text="thinking… "), ev("done", final_text=text)]
+    return script
+
+
+async def started(chat: Chat, bridge: FakeBridge, text: str = "hello",
+                  answer: str = "Hi there.") -> Conversation:
+    bridge.default_script = answers(answer)
+    conv = await chat.start(text)
+    await chat.shown(conv, answer, "regenerate")
+    return conv
+
+
+async def session() -> ChatSession:
+    return await ChatSession.get()
+
+
+async def assistants() -> list[ChatMessage]:
+    return await ChatMessage.filter(role=Role.ASSISTANT).order_by("id")
+
+
+# -- mention, live, answer ------------------------------------------------------------------
+
+@scenario
+async def mention_live_answer(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    bridge.default_script = lambda run_id: [
+        ev("text", text="pondering the question"), Stall(run_id), ev("done", final_text="Forty-two.")]
+    conv = await chat.start("the answer?")
+    live = await chat.shown(conv, "pondering the question", "stop")
+    bridge.release(next(iter(bridge.runs)))
+    await chat.shown(conv, "Forty-two.", "regenerate")
+    [answer] = await assistants()
+    assert (answer.status, answer.content) == (MessageStatus.SUCCESS, "Forty-two.")
+    assert [m.content for m in await tree.active_branch(answer.session_id)] == [
+        "the answer?", "Forty-two."]
+    assert chat.showing(live)
+    assert await ConversationBinding.filter(platform=chat.name).count() == 1
+
+
+# -- clarify ----------------------------------------------------------------------------------
+
+def asks(answer_text: str) -> Callable[[str], list]:
+    return lambda run_id: [
+        ev("clarify_request", clarify_id=f"c-{run_id}", question="Which colour?",
+           choices=["red", "blue"]),
+        WaitAnswer(f"c-{run_id}"), ev("done", final_text=answer_text)]
+
+
+async def answered_question(chat: Chat, bridge: FakeBridge, how: str, answer: str) -> None:
+    """Ask "Which colour?" and answer it by `how` (a choice button, or a custom answer)."""
+    bridge.default_script = asks("Done.")
+    conv = await chat.start("paint it")
+    question = await chat.shown(conv, "Which colour?", how)
+    if how == "custom":
+        await chat.custom_answer(question, answer)
+    else:
+        await chat.click(question, how)
+    await chat.shown(conv, "Done.", "regenerate")
+    pause = await ClarifyPause.get()
+    assert (pause.status, pause.answer) == (PauseStatus.ANSWERED, answer)
+
+
+@scenario
+async def clarify_by_button(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    await answered_question(chat, bridge, "choice:1", "blue")
+
+
+@scenario
+async def clarify_by_custom_answer(chat: Chat, runs: RunPool, other: RunPool,
+                                   bridge: FakeBridge) -> None:
+    await answered_question(chat, bridge, "custom", "teal please")
+
+
+# -- regenerate, edit, versions ---------------------------------------------------------------
+
+@scenario
+async def regenerate(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge, answer="Joke one.")
+    bridge.default_script = answers("Joke two.")
+    await chat.click(await chat.shown(conv, "Joke one.", "regenerate"), "regenerate")
+    await chat.shown(conv, "Joke two.", "previous")
+    first, second = await assistants()
+    assert (first.is_active, second.is_active, second.parent_id) == (False, True, first.parent_id)
+
+
+@scenario
+async def edit_branches(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge, "what is 2+2?", "Four.")
+    bridge.default_script = answers("Six.")
+    await chat.edit_first(conv, "what is 3+3?")
+    await chat.shown(conv, "Six.", "regenerate")
+    users = await ChatMessage.filter(role=Role.USER).order_by("id")
+    assert [(u.content, u.is_active, u.branch_order) for u in users] == [
+        ("what is 2+2?", False, 0), ("what is 3+3?", True, 1)]
+    assert users[0].platform_message_id == users[1].platform_message_id == conv.first
+
+
+@scenario
+async def versions(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge, answer="Version one.")
+    bridge.default_script = answers("Version two.")
+    await chat.click(await chat.shown(conv, "Version one.", "regenerate"), "regenerate")
+    second = await chat.shown(conv, "Version two.", "previous")
+    await chat.click(second, "previous")
+    back = await chat.shown(conv, "Version one.", "next")
+    assert "1/2" in str(back) or "1/2" in chat.showing(back)
+    first, other_version = await assistants()
+    assert (first.is_active, other_version.is_active) == (True, False)
+    await chat.click(back, "next")
+    await chat.shown(conv, "Version two.", "previous")
+    assert [m.is_active for m in await assistants()] == [False, True]
+
+
+@scenario
+async def a_stored_answer_shows_its_content_of_record(chat: Chat, runs: RunPool, other: RunPool,
+                                                    bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge, answer="Version one.")
+    bridge.default_script = answers("Version two.")
+    await chat.click(await chat.shown(conv, "Version one.", "regenerate"), "regenerate")
+    second = await chat.shown(conv, "Version two.", "previous")
+    first, _ = await assistants()
+    await ChatMessage.filter(id=first.id).update(content="Version one, as stored.")
+    await chat.click(second, "previous")
+    await chat.shown(conv, "Version one, as stored.", "next")
+
+
+@scenario
+async def a_version_switch_waits_for_a_run_of_any_replica(chat: Chat, runs: RunPool,
+                                                         other: RunPool, bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge, answer="Version one.")
+    bridge.default_script = answers("Version two.")
+    await chat.click(await chat.shown(conv, "Version one.", "regenerate"), "regenerate")
+    second = await chat.shown(conv, "Version two.", "previous")
+    bridge.default_script = lambda run_id: [Stall(run_id), ev("done", final_text="late")]
+    running = await other.start((await session()).id, "from another replica")
+    await chat.click(second, "previous")
+    await chat.told(conv, refusals.SWITCH_BUSY)
+    assert [m.is_active for m in await assistants()] == [False, True, True]
+    bridge.release(running.run_id)
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+@scenario
+async def command_new_keeps_model_and_skill(chat: Chat, runs: RunPool, other: RunPool,
+                                            bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge)
+    old = await session()
+    await ChatSession.filter(id=old.id).update(model_id="smart", skill_folder="readme-gen")
+    said = await chat.command(conv, "new")
+    assert "New conversation" in said
+    new = await ChatSession.exclude(id=old.id).get()
+    assert (new.model_id, new.skill_folder) == ("smart", "readme-gen")
+    bound = await ConversationBinding.filter(platform=chat.name).order_by("-id").first()
+    assert bound is not None and bound.session_id == new.id
+
+
+@scenario
+async def command_reset(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge)
+    before = (await session()).hermes_session
+    said = await chat.command(conv, "reset")
+    assert "reset" in said.lower()
+    assert (await session()).hermes_session != before
+    assert bridge.requests_to("POST", "/sessions/")
+
+
+@scenario
+async def command_reset_waits_for_a_run_of_any_replica(chat: Chat, runs: RunPool,
+                                                       other: RunPool, bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge)
+    before = (await session()).hermes_session
+    bridge.default_script = lambda run_id: [Stall(run_id), ev("done", final_text="late")]
+    running = await other.start((await session()).id, "from another replica")
+    said = await chat.command(conv, "reset")
+    assert refusals.BUSY in said
+    assert (await session()).hermes_session == before, "nothing renewed"
+    assert not bridge.requests_to("POST", "/sessions/"), "the agent was not dropped"
+    bridge.release(running.run_id)
+
+
+@scenario
+async def command_model_and_skill(chat: Chat, runs: RunPool, other: RunPool,
+                                  bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge)
+    assert "Smart" in await chat.command(conv, "model", "smart")
+    assert "readme-gen" in await chat.command(conv, "skill", "readme-gen")
+    unknown_model = await chat.command(conv, "model", "gpt-99")
+    unknown_skill = await chat.command(conv, "skill", "nope")
+    assert "Unknown model 'gpt-99'" in unknown_model and "Unknown skill 'nope'" in unknown_skill
+    current = await session()
+    assert (current.model_id, current.skill_folder) == ("smart", "readme-gen")
+
+
+@scenario
+async def command_export_memory_status(chat: Chat, runs: RunPool, other: RunPool,
+                                       bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge)
+    exported = await chat.command(conv, "export", "json")
+    memory = await chat.command(conv, "memory")
+    status = await chat.command(conv, "status")
+    assert "export" in exported.lower() or "conversation" in exported.lower()
+    assert "MEMORY.md" in memory and "USER.md" in memory
+    assert "0 running" in status and "0 queued" in status
+    hermes = (await session()).hermes_session
+    assert bridge.requests_to("GET", f"/sessions/{hermes}/memory")
+
+
+# -- refusals ---------------------------------------------------------------------------------
+
+@scenario
+async def busy_is_refused_with_a_stop_that_works(chat: Chat, runs: RunPool, other: RunPool,
+                                                 bridge: FakeBridge) -> None:
+    bridge.default_script = lambda run_id: [ev("text", text="busy… "), Stall(run_id),
+                                            ev("done", final_text="late")]
+    conv = await chat.start("long job")
+    await chat.shown(conv, "busy…", "stop")
+    await chat.say(conv, "are you there?")
+    refusal = await chat.shown(conv, refusals.BUSY, "stop")
+    await chat.click(refusal, "stop")
+    [answer] = await assistants()
+    await until(runs, answer.run_id, lambda u: u.finished)
+    assert (await ChatMessage.get(id=answer.id)).status == MessageStatus.STOPPED
+    assert await ChatMessage.filter(content="are you there?").count() == 0
+
+
+@scenario
+async def stop_works_for_a_run_of_another_replica(chat: Chat, runs: RunPool, other: RunPool,
+                                                  bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge)
+    bridge.default_script = lambda run_id: [ev("text", text="elsewhere"), Stall(run_id),
+                                            ev("done", final_text="late")]
+    running = await other.start((await session()).id, "from another replica")
+    await chat.say(conv, "and now?")
+    refusal = await chat.shown(conv, refusals.BUSY, "stop")
+    await chat.click(refusal, "stop")
+    await until(other, running.run_id, lambda u: u.finished)
+    stopped = await ChatMessage.get(id=running.message_id)
+    assert (stopped.status, stopped.error) == (MessageStatus.STOPPED, "Stopped.")
+    assert bridge.runs[running.run_id].aborted
+
+
+@scenario
+async def queued_shows_its_position(chat: Chat, runs: RunPool, other: RunPool,
+                                    bridge: FakeBridge) -> None:
+    bridge.default_script = lambda run_id: [Stall(run_id), ev("done", final_text="done")]
+    first = await chat.start("first job")
+    await chat.shown(first, "", "stop")
+    second = await chat.start("second job")
+    await chat.shown(second, "Queued (#1 in line)")
+    queued = [u for u in runs.active() if u.status == MessageStatus.QUEUED]
+    assert [u.position for u in queued] == [1]
+    for run_id in list(bridge.runs):
+        bridge.release(run_id)
+
+
+@scenario
+async def bridge_down_is_said(chat: Chat, runs: RunPool, other: RunPool,
+                              bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge)
+    bridge.fail("memory", status=503, times=10)
+    said = await chat.command(conv, "memory")
+    assert "🔌 The agent service is unreachable right now" in said
+
+
+@scenario
+async def over_quota_is_refused(chat: Chat, runs: RunPool, other: RunPool,
+                                bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge)
+    runs.quota = RunQuota(1)
+    bridge.default_script = answers("Second.")
+    await chat.say(conv, "one more")
+    await chat.shown(conv, "Second.", "regenerate")
+    await chat.say(conv, "and another")
+    said = await chat.shown(conv, "the most allowed per person")
+    assert "⚠️ You have started 1 runs in the last minute" in chat.showing(said)
+    assert await ChatMessage.filter(content="and another").count() == 0
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+async def test_conversation_contract(name: str, chat: Chat, runs: RunPool, other_replica: RunPool,
+                                     fake_bridge: FakeBridge) -> None:
+    await SCENARIOS[name](chat, runs, other_replica, fake_bridge)

@@ -1,0 +1,29 @@
+"""Each platform keeps its own part of a row's platform_refs and never drops another's."""
+
+from __future__ import annotations
+
+from bots.discord.targets import Targets
+from bots.slack import refs as slack_refs
+from bots.slack.refs import Posted, Slot
+from core import sessions, tree
+from core.models import ChatMessage, ClarifyPause, MessageStatus
+
+
+async def test_both_platforms_merge_their_refs_of_a_pause_and_a_turn(db: str) -> None:
+    session = await sessions.create_session()
+    user = await tree.append_user(session.id, "q")
+    answer = await tree.append_assistant(session.id, user.id, status=MessageStatus.RUNNING,
+                                         run_id="r1", platform_refs={"other": {"id": 7}})
+    pause = await ClarifyPause.create(run_id="r1", message_id=answer.id, clarify_id="c1",
+                                      question="?", choices=[], platform_refs={"other": {"id": 8}})
+
+    await slack_refs.save_pause_message(pause.id, Posted("T1", "C1", "1.2"))
+    await Targets().save_pause(pause.id, {"channel": "9", "message": "10"})
+    await slack_refs.save_slot(answer.id, Slot("T1", "C1", "1.0", "1.1"))
+
+    stored = (await ClarifyPause.get(id=pause.id)).platform_refs
+    assert stored == {"other": {"id": 8}, "slack": {"team": "T1", "channel": "C1", "ts": "1.2"},
+                      "discord": {"channel": "9", "message": "10"}}
+    assert await slack_refs.pause_message(pause.id) == Posted("T1", "C1", "1.2")
+    turn = (await ChatMessage.get(id=answer.id)).platform_refs
+    assert turn["other"] == {"id": 7} and turn["slack"]["ts"] == "1.1"
