@@ -261,3 +261,35 @@ async def test_a_question_whose_bridge_restarted_stays_open_until_the_fallback_e
     assert (await ClarifyPause.get(clarify_id=asked.pause.clarify_id)).status == PauseStatus.EXPIRED
     starts = [r.body for r in fake_bridge.requests if r.path == "/run"]
     assert [body.get("resume") for body in starts] == [None]  # never continued without an answer
+
+
+async def test_an_answer_taken_by_another_replica_continues_the_run_where_it_waits(
+    db: str, fake_bridge: FakeBridge, skills_dir: Path
+):
+    fake_bridge.default_script = lambda run_id: [
+        ev("checkpoint", messages=CHECKPOINTED,
+           clarify={"call_id": "call-1", "clarify_id": f"q-{run_id}"}),
+        ev("clarify_request", clarify_id=f"q-{run_id}", question="Which?", choices=["a"]),
+        WaitAnswer(f"q-{run_id}"), ev("done", final_text="never")]
+    catalogue = catalogue_for(None, skills_dir)
+    async with opened_pool(fake_bridge.url, catalogue) as driving, \
+            opened_pool(fake_bridge.url, catalogue) as other:  # two replicas, one database
+        run = await driving.start((await sessions.create_session()).id, "job")
+        asked = await until(driving, run.run_id, lambda u: u.pause is not None)
+        await fake_bridge.stop()
+        fake_bridge.runs.clear()  # the Bridge restarted: the run waits on its question here
+        fake_bridge.default_script = lambda run_id: [
+            ev("status", category="resumed", message="Resumed"), ev("done", final_text="a it is")]
+        await fake_bridge.start()
+        async with asyncio.timeout(DEADLINE):  # it found the run gone, and waits for the answer
+            while not fake_bridge.requests_to("GET", f"/runs/{run.run_id}"):
+                await asyncio.sleep(0.02)
+
+        outcome = await other.answer(asked.pause.clarify_id, "a", "U2")  # a click on the other
+        assert outcome.accepted and outcome.continued and other.live(run.run_id) is None
+        done = await finished(driving, run.run_id)  # the replica with the lease goes on
+    assert (done.status, done.state.final_text) == (MessageStatus.SUCCESS, "a it is")
+    [resumed] = [r.body["resume"] for r in fake_bridge.requests if r.path == "/run"
+                 and r.body.get("resume")]
+    assert resumed["clarify"] == {"call_id": "call-1", "answer": "a"}
+    assert resumed["messages"] == CHECKPOINTED and resumed["first_event_id"] == 3
