@@ -89,6 +89,22 @@ def _answer_fields(fields: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in fields.items() if k not in USER_ONLY}
 
 
+async def leave_queue(message_id: int) -> bool:
+    """Mark an assistant message RUNNING unless it ended meanwhile (a Stop recorded by another
+    replica while it was queued here): whether the run may start. One statement, so a Stop
+    cannot slip in between a check and the write."""
+    return bool(await ChatMessage.filter(id=message_id, status__in=IN_FLIGHT)
+                .update(status=MessageStatus.RUNNING))
+
+
+async def ended_status(message_id: int) -> tuple[MessageStatus, str | None]:
+    """How an assistant message that is no longer in flight ended: its status and error."""
+    row = await ChatMessage.filter(id=message_id).only("id", "status", "error").first()
+    if row is None:  # its session was deleted meanwhile
+        return MessageStatus.STOPPED, "Stopped."
+    return MessageStatus(row.status), row.error
+
+
 async def set_status(message_id: int, status: MessageStatus, **values: object) -> None:
     """Move an assistant message to `status`; a finished one gets completed_at, and a question
     it left unanswered (stopped or failed while waiting) expires: nobody can answer it now."""

@@ -49,8 +49,8 @@ async def drive(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
             await asyncio.shield(options.after)
         if options.follow:  # the Bridge executes it already: it keeps its slot
             pool.slots.hold(live.run_id)
-        await _wait_for_slot(pool, live)
-        await _stream(pool, live, options)
+        if await _wait_for_slot(pool, live):
+            await _stream(pool, live, options)
     except asyncio.CancelledError:
         await _flush_quietly(pool)
         raise
@@ -71,7 +71,9 @@ async def drive(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
             await pool.leases.release([live.run_id])
 
 
-async def _wait_for_slot(pool: RunPool, live: LiveRun) -> None:
+async def _wait_for_slot(pool: RunPool, live: LiveRun) -> bool:
+    """Take a slot, waiting in the queue if the cap is full; False when the run was stopped
+    while it waited (Stop on another replica can only record that: no Bridge had it yet)."""
     if not pool.slots.try_take(live.run_id):
         if live.status != MessageStatus.QUEUED:
             live.status = MessageStatus.QUEUED
@@ -81,9 +83,13 @@ async def _wait_for_slot(pool: RunPool, live: LiveRun) -> None:
         await pool.slots.take(live.run_id)
     live.position = None
     if live.status != MessageStatus.RUNNING:
+        if not await pool.durably(records.leave_queue, live.message_id):
+            live.status, live.error = await pool.durably(records.ended_status, live.message_id)
+            pool.finished(live)
+            return False
         live.status = MessageStatus.RUNNING
-        await pool.durably(records.set_status, live.message_id, MessageStatus.RUNNING)
     pool.publish(live)
+    return True
 
 
 async def _stream(pool: RunPool, live: LiveRun, options: RunOptions) -> None:

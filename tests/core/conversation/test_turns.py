@@ -123,6 +123,27 @@ async def test_stop_from_another_replica_aborts_the_run_through_the_bridge(
         await turns.stop(b, "no-such-run")
 
 
+async def test_a_run_queued_on_one_replica_and_stopped_from_another_never_starts(
+    replicas: tuple[RunPool, RunPool], fake_bridge: FakeBridge
+) -> None:
+    a, b = replicas
+    session = await sessions.create_session()
+    stall(fake_bridge)
+    first = await a.start(session.id, "long job")
+    await until(a, first.run_id, lambda u: u.state.last_seq >= 1)
+    queued = await a.start(session.id, "next", queue=True)
+    assert queued.status == MessageStatus.QUEUED
+
+    stopped = await turns.stop(b, queued.run_id)  # only recorded: no Bridge has it yet
+    assert stopped.status == MessageStatus.STOPPED
+    await turns.stop(a, first.run_id)
+
+    assert (await finished(a, first.run_id)).status == MessageStatus.STOPPED
+    assert (await finished(a, queued.run_id)).status == MessageStatus.STOPPED
+    assert queued.run_id not in fake_bridge.runs, "the stopped run reached the Bridge"
+    assert (await ChatMessage.get(id=queued.message_id)).status == MessageStatus.STOPPED
+
+
 async def test_stop_of_a_run_nobody_drives_records_its_end(
     replicas: tuple[RunPool, RunPool]
 ) -> None:
