@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core import presenting
+from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
 
 from . import ids
@@ -26,6 +27,18 @@ def render_live(update: RunUpdate, branched: bool = False) -> Payload:
     if not update.finished:
         blocks.append(actions(button("Stop", ids.STOP, ids.run_value(update.run_id), "danger")))
     return Payload(status, blocks)
+
+
+def loading_line(update: RunUpdate) -> str:
+    """What the thread's loading status says the agent does ("Running search…")."""
+    state = update.state
+    if state.pending_clarify is not None:
+        return "Waiting for your answer"
+    if state.current_tool is not None:
+        return f"Running {state.current_tool.name}…"
+    if update.status == MessageStatus.QUEUED:
+        return "Waiting in line…"
+    return state.status.text if state.status else "Thinking…"
 
 
 def _tool_and_todos(update: RunUpdate) -> list[Block]:

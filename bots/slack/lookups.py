@@ -69,3 +69,9 @@ async def stored_update(message_id: int) -> RunUpdate:
 async def versions(message_id: int) -> Versions:
     siblings = await tree.versions(message_id)
     return versions_of(message_id, [m.id for m in siblings])
+
+
+async def author(message_id: int) -> str | None:
+    """Who wrote a message (a Slack user id for messages from Slack)."""
+    row = await ChatMessage.filter(id=message_id).values_list("author", flat=True)
+    return row[0] if row else None

@@ -11,6 +11,8 @@ from core.catalogue import Catalogue
 from core.runtime.pool import RunPool
 
 from .boundary import Background
+from .budgets import OpenMessages
+from .features import WorkspaceFeatures
 from .seen import RecentKeys
 from .sender import SlackSender
 
@@ -39,3 +41,5 @@ class Services:
     background: Background = field(default_factory=Background)
     seen: RecentKeys = field(default_factory=RecentKeys)
     locks: SlotLocks = field(default_factory=SlotLocks)
+    features: WorkspaceFeatures = field(default_factory=WorkspaceFeatures)
+    open_live: OpenMessages = field(default_factory=OpenMessages)

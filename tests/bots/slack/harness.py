@@ -152,7 +152,7 @@ def texts(message: Message) -> str:
     """Every text a message shows (what it streamed, its tasks, its blocks' sections,
     markdown and contexts), one per line."""
     lines: list[str] = [message.text] if message.chunks and message.text else []
-    lines += [task["title"] for task in message.tasks.values()]
+    lines += [f"{task['title']}\n{task.get('details', '')}" for task in message.tasks.values()]
     for block in message.blocks or []:
         if "text" in block and isinstance(block["text"], dict):
             lines.append(block["text"].get("text", ""))

@@ -16,7 +16,8 @@ import pytest
 from core.bridge_client import BridgeClient
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import SteppedClock
-from tests.bots.slack.harness import DEADLINE, Harness, running, texts
+from bots.slack import ids
+from tests.bots.slack.harness import DEADLINE, Harness, has_button, running, texts
 from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.slack import FakeSlack
@@ -37,6 +38,7 @@ class Timed:
 async def timed(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[Timed]:
     clock = SteppedClock()
     async with BridgeClient(fake_bridge.url, policy=FAST) as client, FakeSlack(clock=clock) as slack:
+        slack.streaming = False  # the edit-based live message; streams: test_streaming.py
         pool = RunPool(client, catalogue_for(None, skills_dir), max_active_runs=10)
         await pool.open()
         try:
@@ -92,6 +94,10 @@ def newest_token(call: Any) -> int:
     return max((int(n) for n in re.findall(r"token (\d+)", str(call.args.get("blocks")))), default=-1)
 
 
+def answered_in(h: Harness, thread: str, text: str) -> bool:
+    return any(text in texts(m) and has_button(m, ids.REGENERATE) for m in h.bot_messages(CHANNEL_ID, thread))
+
+
 def final_shown(slack: FakeSlack, ts: str, text: str) -> bool:
     return text in texts(slack.message(CHANNEL_ID, ts))
 
@@ -123,7 +129,11 @@ async def test_ten_concurrent_runs_share_the_workspace_budget(timed: Timed) -> N
     await advance_until(timed.clock, lambda: all(timed.h.bot_messages(CHANNEL_ID, t) for t in threads))
     await play(timed, 300, seqs, [r.run_id for r in runs])
     lives = [timed.h.bot_messages(CHANNEL_ID, t)[0].ts for t in threads]
-    await advance_until(timed.clock, lambda: all(final_shown(timed.slack, ts, "Done together.") for ts in lives))
+    # Each answer in its live message, or (when the update budget was short) in a new one,
+    # and then every live message tidied: showing the answer, or gone.
+    await advance_until(timed.clock, lambda: all(answered_in(timed.h, t, "Done together.") for t in threads))
+    await advance_until(timed.clock, lambda: all(
+        (m := timed.slack.message(CHANNEL_ID, ts)).deleted or "Done together." in texts(m) for ts in lives))
 
     updates = timed.slack.calls_to("chat.update")
     per_message = sorted(len(edits_of(timed.slack, ts)) for ts in lives)
