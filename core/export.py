@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core import export_format as fmt
+from core import feedback
 from core.branch import Node, walk_active, walk_all
 from core.errors import InvalidInput
 from core.models import ChatMessage, ChatMessageLog, ChatSession, ConversationBinding, utc_now
@@ -82,20 +83,24 @@ def _sibling_positions(nodes: list[Node]) -> dict[int, tuple[int, int]]:
     return positions
 
 
-async def _pages(export: Export) -> AsyncIterator[list[tuple[ChatMessage, list[ChatMessageLog]]]]:
+Page = list[tuple[ChatMessage, list[ChatMessageLog], list[feedback.Feedback]]]
+
+
+async def _pages(export: Export) -> AsyncIterator[Page]:
     for start in range(0, len(export.ids), PAGE):
         page_ids = export.ids[start : start + PAGE]
         rows = {m.id: m for m in await ChatMessage.filter(id__in=page_ids)}
         logs: dict[int, list[ChatMessageLog]] = defaultdict(list)
         for log in await ChatMessageLog.filter(message_id__in=page_ids).order_by("message_id", "seq"):
             logs[log.message_id].append(log)
-        yield [(rows[i], logs[i]) for i in page_ids if i in rows]
+        rated = await feedback.of_messages(page_ids)
+        yield [(rows[i], logs[i], rated.get(i, [])) for i in page_ids if i in rows]
 
 
 async def _markdown(export: Export) -> AsyncIterator[str]:
     yield fmt.md_header(export.session, export.bindings, len(export.ids), export.context)
     async for page in _pages(export):
-        yield "".join(fmt.md_message(m, logs, export.context) for m, logs in page)
+        yield "".join(fmt.md_message(m, logs, export.context, rated) for m, logs, rated in page)
 
 
 async def _json(export: Export) -> AsyncIterator[str]:
@@ -103,8 +108,8 @@ async def _json(export: Export) -> AsyncIterator[str]:
     yield '{"session": ' + json.dumps(head, ensure_ascii=False) + ', "messages": ['
     first = True
     async for page in _pages(export):
-        for message, logs in page:
-            item = json.dumps(fmt.json_message(message, logs), ensure_ascii=False)
+        for message, logs, rated in page:
+            item = json.dumps(fmt.json_message(message, logs, rated), ensure_ascii=False)
             yield ("\n" if first else ",\n") + item
             first = False
     yield "\n]}\n"

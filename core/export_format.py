@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from core.feedback import Feedback
 from core.models import ChatMessage, ChatMessageLog, ChatSession, ConversationBinding, Role
 
 
@@ -44,7 +46,8 @@ def md_header(
     return "\n".join(lines) + "\n"
 
 
-def md_message(message: ChatMessage, logs: list[ChatMessageLog], ctx: ExportContext) -> str:
+def md_message(message: ChatMessage, logs: list[ChatMessageLog], ctx: ExportContext,
+               rated: Sequence[Feedback] = ()) -> str:
     """One turn of a Markdown export; a summary is a quoted divider."""
     if message.role == Role.SYSTEM:
         quoted = "\n".join(f"> {line}" if line else ">" for line in message.content.splitlines())
@@ -59,7 +62,7 @@ def md_message(message: ChatMessage, logs: list[ChatMessageLog], ctx: ExportCont
     if ctx.branch == "all":
         head += _version_marks(message, ctx)
     body = message.content or "_(no text)_"
-    tail = _md_tail(message, logs)
+    tail = _md_tail(message, logs, rated)
     return "\n" + " · ".join(head) + "\n\n" + body + "\n" + tail
 
 
@@ -75,13 +78,16 @@ def _version_marks(message: ChatMessage, ctx: ExportContext) -> list[str]:
     return marks
 
 
-def _md_tail(message: ChatMessage, logs: list[ChatMessageLog]) -> str:
+def _md_tail(message: ChatMessage, logs: list[ChatMessageLog], rated: Sequence[Feedback]) -> str:
     lines = []
     tools = sorted({log.tool_name for log in logs if log.kind == "tool_start" and log.tool_name})
     if tools:
         lines.append(f"_Tools used: {', '.join(tools)}_")
     if message.error:
         lines.append(f"_Failed: {message.error}_")
+    if rated:
+        marks = {"good": "👍", "bad": "👎"}
+        lines.append("_Feedback: " + ", ".join(f"{marks[str(f.value)]} {f.user}" for f in rated) + "_")
     return ("\n" + "\n".join(lines) + "\n") if lines else ""
 
 
@@ -109,8 +115,9 @@ def json_session(
     }
 
 
-def json_message(message: ChatMessage, logs: list[ChatMessageLog]) -> dict[str, Any]:
-    """One node of a JSON export, with its logs when it is an assistant message."""
+def json_message(message: ChatMessage, logs: list[ChatMessageLog],
+                 rated: Sequence[Feedback] = ()) -> dict[str, Any]:
+    """One node of a JSON export, with its logs and feedback when it is an assistant message."""
     item: dict[str, Any] = {
         "id": message.id,
         "parentId": message.parent_id,
@@ -129,6 +136,7 @@ def json_message(message: ChatMessage, logs: list[ChatMessageLog]) -> dict[str, 
     }
     if message.role == Role.ASSISTANT:
         item["logs"] = [_json_log(log) for log in logs]
+        item["feedback"] = [{"user": f.user, "value": str(f.value), "at": iso(f.at)} for f in rated]
     return item
 
 

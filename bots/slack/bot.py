@@ -25,6 +25,7 @@ from .command_listener import CommandListener
 from .commands import Commands
 from .conversation import Conversations
 from .event_listeners import EventListeners
+from .feedback_listeners import FeedbackListeners
 from .follower import RunFollower
 from .http import events_route
 from .insight_listeners import InsightListeners
@@ -120,5 +121,6 @@ def _register(app: AsyncApp, services: Services) -> None:
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)
     AnswerListeners(services).register(app)
+    FeedbackListeners(services).register(app)
     InsightListeners(services).register(app)
     SessionListeners(services).register(app)

@@ -11,10 +11,11 @@ import logging
 import pytest
 
 from bots.slack import ids
+from core.models import AnswerFeedback, FeedbackValue, Platform
 from tests.bots.slack.harness import Harness, button, has_button, texts, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack import Message
-from tests.fakes.slack_payloads import CHANNEL_ID, DM_CHANNEL_ID, TEAM_ID, USER_ID
+from tests.fakes.slack_payloads import CHANNEL_ID, DM_CHANNEL_ID, TEAM_ID, USER_ID, make_block_action
 
 TODOS = {"todos": [{"id": "1", "content": "read the brief", "status": "completed"},
                    {"id": "2", "content": "write the answer", "status": "in_progress"}]}
@@ -123,3 +124,21 @@ async def test_the_loading_status_is_set_and_cleared_and_a_refusal_is_skipped(
         await h.answered(CHANNEL_ID, thread, count=count)
     assert len(h.slack.calls_to("assistant.threads.setStatus")) == 2  # refused once, then skipped
     assert len([r for r in caplog.records if "refuses status" in r.message]) == 1
+
+
+async def test_a_feedback_click_is_stored_and_can_be_changed(h: Harness, llm: ScriptedLLM) -> None:
+    llm.script(text_reply("Rate me."))
+    thread = (await h.event("app_mention", text="hi"))["ts"]
+    [done] = await h.answered(CHANNEL_ID, thread)
+    buttons = feedback(done)
+    for value in (buttons["positive_button"]["value"], buttons["negative_button"]["value"]):
+        await h.interact(make_block_action(ids.FEEDBACK, value, user="U0USER", channel=CHANNEL_ID,
+                                           message_ts=done.ts, thread_ts=thread))
+        await h.bot.idle()
+    [rating] = await AnswerFeedback.all()
+    assert (rating.user, rating.value, rating.platform) == ("U0USER", FeedbackValue.BAD, Platform.SLACK)
+    assert h.ephemerals()[-1].startswith("Thanks")
+    await h.interact(make_block_action(ids.FEEDBACK, "bad:99999", user="U0USER", channel=CHANNEL_ID,
+                                       message_ts=done.ts, thread_ts=thread))
+    await until(lambda: len(h.ephemerals()) == 3)  # told, privately, that it is not found
+    assert await AnswerFeedback.all().count() == 1

@@ -1,0 +1,34 @@
+"""👍 / 👎 under an answer (a `feedback_buttons` element): stored as the clicker's rating of
+that assistant message, replacing an earlier one, and acknowledged to them alone."""
+
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncApp
+
+from core import feedback
+from core.models import FeedbackValue, Platform
+
+from . import ids
+from .belongs import message_here
+from .clicks import click_listener
+from .payloads import Click
+from .replies import to_clicker
+from .services import Services
+
+THANKS = {FeedbackValue.GOOD: "Thanks! Glad it helped.",
+          FeedbackValue.BAD: "Thanks for saying so: it helps us do better."}
+
+
+class FeedbackListeners:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+
+    def register(self, app: AsyncApp) -> None:
+        app.action(ids.FEEDBACK)(click_listener(self._services, self._rate, "feedback"))
+
+    async def _rate(self, clicked: Click) -> None:
+        kind, message_id = ids.parse_feedback(clicked.value)
+        await message_here(clicked, message_id)
+        value = FeedbackValue(kind)
+        await feedback.give(message_id, Platform.SLACK, clicked.user, value)
+        await to_clicker(self._services, clicked)(THANKS[value])
