@@ -22,6 +22,7 @@ from core.runtime.pool import RunPool
 from .answer_listeners import AnswerListeners
 from .clarify_listeners import ClarifyListeners
 from .command_listener import CommandListener
+from .container_listeners import ContainerListeners
 from .commands import Commands
 from .conversation import Conversations
 from .event_listeners import EventListeners
@@ -66,7 +67,7 @@ class SlackBot:
         self.follower = RunFollower(self.services)
         self._socket: SupervisedSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
-        _register(self.app, self.services)
+        _register(self.app, self.services, settings)
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
         """The Litestar route of the Events / Interactivity / slash command request URL."""
@@ -115,12 +116,13 @@ class SlackBot:
         await self.follower.idle()
 
 
-def _register(app: AsyncApp, services: Services) -> None:
+def _register(app: AsyncApp, services: Services, settings: Settings) -> None:
     commands = Commands(services)
     EventListeners(services, Conversations(services), commands).register(app)
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)
     AnswerListeners(services).register(app)
     FeedbackListeners(services).register(app)
+    ContainerListeners(services, settings.slack_suggested_prompts).register(app)
     InsightListeners(services).register(app)
     SessionListeners(services).register(app)

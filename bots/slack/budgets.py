@@ -70,6 +70,10 @@ def stop_stream(team: str) -> list[Budget]:
     return [workspace(team, "chat.stopStream", TIER_2)]
 
 
+def prompts(team: str) -> list[Budget]:
+    return [workspace(team, "assistant.threads.setSuggestedPrompts", TIER_4)]
+
+
 def status(team: str) -> list[Budget]:
     return [workspace(team, "assistant.threads.setStatus", TIER_3)]
 

@@ -33,6 +33,7 @@ from .live_status import LoadingStatus
 from .live_stream import StreamBroken, StreamedMessage
 from .live_view import render_live
 from .refs import Slot
+from .replies import unheard
 from .services import Services
 
 log = logging.getLogger(__name__)
@@ -172,7 +173,7 @@ class LiveMessage:
 
     def _tidy(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Later, at progress priority: the old message of a turn answered in a new one."""
-        self._services.background.spawn(work(), _log_only, f"tidy run {self._latest.run_id}")
+        self._services.background.spawn(work(), unheard, f"tidy run {self._latest.run_id}")
 
     async def _delete_stale(self, slot: Slot) -> None:
         await self._services.sender.delete(slot.team, slot.channel, slot.ts or "")
@@ -197,7 +198,3 @@ class LiveMessage:
         if binding is None:
             return None
         return Slot(binding.workspace, binding.channel, binding.thread or None)
-
-
-async def _log_only(text: str) -> None:
-    """A tidy-up that fails is logged by the boundary; the answer is already shown."""

@@ -149,6 +149,10 @@ class SlackSender:
             loading_messages=loading or None))
         return response is not None
 
+    async def suggest(self, team: str, channel: str, prompts: list[dict[str, str]]) -> None:
+        await self._within(budgets.prompts(team), lambda: self.client.assistant_threads_setSuggestedPrompts(
+            channel_id=channel, prompts=prompts))
+
     async def _within(self, limits: list[budgets.Budget], call: Call, urgent: bool = False) -> Any:
         outage_key = limits[-1][0]  # the broadest budget: Slack is down for all of it
         rate_limited = 0
