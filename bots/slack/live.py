@@ -1,11 +1,12 @@
 """One run's presence in its thread, kept in step with the run.
 
 A new turn streams into one message when it can (live_stream.py: the workspace has the
-stream methods and Tier 2 budget now). Otherwise it gets the edit-based live message, if the
-workspace has fewer than a few open (budgets.OpenMessages), else only the thread's loading
-status; the answer then comes as a new message. A regenerated turn, or one recovered after
-a restart, edits the message it already has. Every mode sets the loading status first, which
-Slack clears with the first reply.
+stream methods and Tier 2 budget now). Otherwise it posts the live message (chat.postMessage,
+a per-channel budget) and edits it as the run goes while the workspace has few such messages
+open (budgets.OpenMessages); beyond them the message stays as posted and the thread's
+loading status shows the progress. A regenerated turn, or one recovered after a restart,
+edits the message it already has. Every turn sets the loading status first, which Slack
+clears with the first reply.
 
 Coalescing: the run's updates only replace `_latest`; one loop sends a progress call when
 the budgets allow, rendering whatever is newest at that moment, so a burst of events costs
@@ -31,7 +32,7 @@ from .blocks import Payload, section
 from .extras import ThreadExtras
 from .live_status import LoadingStatus
 from .live_stream import StreamBroken, StreamedMessage
-from .live_view import render_live
+from .live_view import render_live, render_placeholder
 from .refs import Slot
 from .replies import unheard
 from .services import Services
@@ -93,7 +94,9 @@ class LiveMessage:
             await self._progress(slot, status)
 
     async def _opened(self, slot: Slot) -> Slot:
-        """The turn's message: a stream, an edited live message, or none (slot.ts None)."""
+        """The turn's message: a stream, else a live message, edited as the run goes while
+        the workspace has few of those open; beyond them it stays as posted (the loading
+        status shows the progress) until the answer."""
         if slot.ts is not None:
             self._edited = True  # a regenerate or a recovery: its message is edited
             self._services.open_live.enter(slot.team)
@@ -102,13 +105,12 @@ class LiveMessage:
         self._stream = await StreamedMessage.open(self._services, slot, self._latest, recipient)
         if self._stream is not None:
             slot = self._stream.slot
-        elif self._services.open_live.enter(slot.team):
-            self._edited = True
-            ts = await self._services.sender.post(slot.team, slot.channel, slot.thread_ts,
-                                                  self._render())
+        else:
+            self._edited = self._services.open_live.enter(slot.team)
+            first = self._render() if self._edited else render_placeholder(self._latest)
+            ts = await self._services.sender.post(slot.team, slot.channel, slot.thread_ts, first)
             slot = slot.moved(ts=ts)
-        if slot.ts is not None:
-            await refs.save_slot(self._latest.message_id, slot)
+        await refs.save_slot(self._latest.message_id, slot)
         return slot
 
     async def _progress(self, slot: Slot, status: LoadingStatus) -> None:
@@ -119,7 +121,7 @@ class LiveMessage:
                 log.warning("stream of run %s broke (%s): editing its message instead",
                             self._latest.run_id, broken)
                 self._stream = None
-        elif slot.ts is not None:
+        elif self._edited:
             await self._until_ended(lambda: self._services.sender.edit(
                 slot.team, slot.channel, slot.ts or "", self._render, progress=True))
         else:
@@ -144,9 +146,7 @@ class LiveMessage:
 
     async def _finish(self, slot: Slot) -> None:
         latest, versions = self._latest, self._versions
-        if slot.ts is None:
-            await post_answer(self._services, latest, slot, versions)
-        elif self._stream is not None:
+        if self._stream is not None:
             await self._finish_stream(self._stream, slot)
         elif self._services.sender.ready(budgets.updates(slot.team), within=ANSWER_WAIT):
             await show_answer(self._services, latest, slot, upload=True, versions=versions,

@@ -13,6 +13,8 @@ from .mrkdwn import escape
 THINKING_TAIL = 600
 RECENT_TOOLS = 5
 BRANCHED = "↪️ Answering your edited message (a new branch of this conversation)"
+WORKING = "💭 Working on it…"
+WORKING_NOTE = "What it is doing shows under this thread; the answer comes here."
 
 
 def render_live(update: RunUpdate, branched: bool = False) -> Payload:
@@ -27,6 +29,13 @@ def render_live(update: RunUpdate, branched: bool = False) -> Payload:
     if not update.finished:
         blocks.append(actions(button("Stop", ids.STOP, ids.run_value(update.run_id), "danger")))
     return Payload(status, blocks)
+
+
+def render_placeholder(update: RunUpdate) -> Payload:
+    """The live message of a turn that is not edited as it goes (the workspace's budget is
+    spoken for): the thread's loading status shows the progress, this message the answer."""
+    return Payload(WORKING, [section(f"*{WORKING}*"), context(WORKING_NOTE),
+                             actions(button("Stop", ids.STOP, ids.run_value(update.run_id), "danger"))])
 
 
 def loading_line(update: RunUpdate) -> str:

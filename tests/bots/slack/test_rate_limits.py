@@ -187,3 +187,30 @@ async def test_a_finished_answer_goes_ahead_of_the_other_runs_progress_edits(tim
     for run in runs:
         if run.run_id != quick.run_id:
             await timed.h.pool.stop(run.run_id)
+
+
+async def test_beyond_ten_live_messages_a_turn_shows_its_progress_as_the_threads_status(
+        timed: Timed) -> None:
+    """Ten runs hold the workspace's ten edited live messages; an eleventh turn (queued here)
+    posts its message once and shows what it does as the thread's loading status; stopped,
+    every turn ends in its final state, nothing left showing Stop."""
+    script, _ = paced_script(300, "Never reached.")
+    timed.bridge.default_script = lambda run_id: list(script)
+    threads = [(await timed.h.event("app_mention", text=f"job {n}"))["ts"] for n in range(11)]
+    await advance_until(timed.clock, lambda: all(timed.h.bot_messages(CHANNEL_ID, t) for t in threads))
+    [eleventh] = timed.h.bot_messages(CHANNEL_ID, threads[10])
+    assert "Working on it" in texts(eleventh) and has_button(eleventh, ids.STOP)
+
+    def status_of(thread: str) -> list[Any]:
+        return [c for c in timed.slack.calls_to("assistant.threads.setStatus")
+                if c.args.get("thread_ts") == thread and c.ok]
+    [status, *_] = await advance_until(timed.clock, lambda: status_of(threads[10]))
+    assert status.args["loading_messages"] == ["Waiting in line…"]
+    assert not edits_of(timed.slack, eleventh.ts)  # no progress edits of that message
+
+    for run in timed.h.pool.active():
+        await timed.h.pool.stop(run.run_id)
+    await advance_until(timed.clock, lambda: all(answered_in(timed.h, t, "Stopped") for t in threads))
+    await advance_until(timed.clock, lambda: not any(
+        has_button(m, ids.STOP) for t in threads for m in timed.h.bot_messages(CHANNEL_ID, t)))
+    assert timed.slack.ratelimited == 0
