@@ -23,11 +23,23 @@ from core.models import (
 )
 
 
+THANKS = {FeedbackValue.GOOD: "Thanks! Glad it helped.",
+          FeedbackValue.BAD: "Thanks for saying so: it helps us do better."}
+
+
 @dataclass(frozen=True, slots=True)
 class Feedback:
     user: str
     value: FeedbackValue
     at: datetime
+
+
+def value_of(text: str) -> FeedbackValue:
+    """`good` or `bad` as a FeedbackValue; InvalidInput for anything else."""
+    try:
+        return FeedbackValue(text)
+    except ValueError:
+        raise InvalidInput(f"{text!r} is not a rating (good or bad)") from None
 
 
 async def give(message_id: int, platform: Platform, user: str, value: FeedbackValue) -> None:

@@ -16,7 +16,7 @@ from core.models import ChatMessage, ClarifyPause, ConversationBinding, Platform
 ELSEWHERE = ("That button belongs to another conversation (another thread, or one replaced by "
              "`/hermes new`), so nothing was changed.")
 _BY_MESSAGE = (ids.Action.REGENERATE, ids.Action.VERSION, ids.Action.THINKING, ids.Action.PAGE,
-               ids.Action.SUMMARY)
+               ids.Action.SUMMARY, ids.Action.FEEDBACK)
 _BY_PAUSE = (ids.Action.CHOICE, ids.Action.CUSTOM, ids.Action.ANSWER)
 _BY_SESSION = (ids.Action.MODEL, ids.Action.SKILL)
 

@@ -1,4 +1,4 @@
-"""Buttons of an answer: Regenerate, the version switcher, Stop."""
+"""Buttons of an answer: Regenerate, the version switcher, Stop, 👍 / 👎."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from bots.discord import ids
 from bots.discord.boundary import tell
 from bots.discord.stored import stored_update
 from bots.discord.updater import LiveUpdater
-from core import tree
-from core.errors import Busy, NotFound
-from core.models import IN_FLIGHT, ChatMessage
+from core import feedback, tree
+from core.errors import Busy, InvalidInput, NotFound
+from core.models import IN_FLIGHT, ChatMessage, Platform
 from core.runtime.pool import RunPool
 from core.session_queries import has_active_run
 
@@ -36,6 +36,14 @@ class TurnActions:
             raise Busy("a run is in flight in this conversation")
         await tree.activate(message.id)
         await self._updater.route(await stored_update(message.id))
+
+    async def feedback(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
+        """👍 / 👎: the clicker's rating of the answer (one per person, changeable)."""
+        if len(action.args) != 2:
+            raise InvalidInput("this button carries an unexpected value")
+        value = feedback.value_of(action.args[1])
+        await feedback.give(action.number(), Platform.DISCORD, str(interaction.user.id), value)
+        await tell(interaction, feedback.THANKS[value])
 
     async def stop(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
         await interaction.response.defer()

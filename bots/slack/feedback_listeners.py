@@ -6,7 +6,7 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncApp
 
 from core import feedback
-from core.models import FeedbackValue, Platform
+from core.models import Platform
 
 from . import ids
 from .belongs import message_here
@@ -14,10 +14,6 @@ from .clicks import click_listener
 from .payloads import Click
 from .replies import to_clicker
 from .services import Services
-
-THANKS = {FeedbackValue.GOOD: "Thanks! Glad it helped.",
-          FeedbackValue.BAD: "Thanks for saying so: it helps us do better."}
-
 
 class FeedbackListeners:
     def __init__(self, services: Services) -> None:
@@ -29,6 +25,6 @@ class FeedbackListeners:
     async def _rate(self, clicked: Click) -> None:
         kind, message_id = ids.parse_feedback(clicked.value)
         await message_here(clicked, message_id)
-        value = FeedbackValue(kind)
+        value = feedback.value_of(kind)
         await feedback.give(message_id, Platform.SLACK, clicked.user, value)
-        await to_clicker(self._services, clicked)(THANKS[value])
+        await to_clicker(self._services, clicked)(feedback.THANKS[value])
