@@ -46,6 +46,8 @@ async def measure(observer: Observer, buffer: TimedLogBuffer, seconds: float,
     succeeded = await ChatMessage.filter(role=Role.ASSISTANT, status=MessageStatus.SUCCESS).count()
     shown = sum(1 for s in seen if s.final_at is not None and not s.wrong_answer)
     problems += _outcome_problems(seen, shown, succeeded, observer.rate_limited())
+    if observer.rate_limited():
+        problems.append(f"429s by method: {observer.rate_limited_by()}")
     if observer.slack_settled_s is None:
         problems.append(f"{observer.unsettled_slack()} Slack live messages not final "
                         "two minutes after the last answer")

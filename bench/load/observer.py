@@ -102,6 +102,12 @@ class Observer:
                  "discord": [c.at for c in self.world.discord.core.calls[self.discord_from:]]}
         return {platform: _densest_second(sorted(at)) for platform, at in times.items()}
 
+    def rate_limited_by(self) -> dict[str, int]:
+        """429 answers by Slack method / Discord route."""
+        limited = Counter(c.method for c in self.world.slack.calls if c.status == 429)
+        limited.update(str(getattr(r, "route", r)) for r in self.world.discord.rate_limited)
+        return dict(limited)
+
     def rate_limited(self) -> int:
         """429 answers of both fakes, start-up included."""
         return self.world.slack.ratelimited + len(self.world.discord.rate_limited)
