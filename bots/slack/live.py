@@ -53,7 +53,8 @@ class LiveMessage:
         self._versions = Versions()
         self._sent: Payload | None = None  # what the edited message shows now
         self._stream: StreamedMessage | None = None
-        self._edited = False  # the turn has an edit-based live message (counted as open)
+        self._edited = False  # the turn's message is edited as the run goes
+        self._counted = False  # ... and counted among the workspace's open live messages
 
     def offer(self, update: RunUpdate) -> None:
         self._latest = update
@@ -74,7 +75,7 @@ class LiveMessage:
             await self._follow(slot, status)
             await self._finish(slot)
         finally:
-            if self._edited:
+            if self._counted:
                 self._services.open_live.leave(slot.team)
 
     async def reply(self, text: str) -> None:
@@ -98,15 +99,15 @@ class LiveMessage:
         the workspace has few of those open; beyond them it stays as posted (the loading
         status shows the progress) until the answer."""
         if slot.ts is not None:
+            self._counted = self._services.open_live.enter(slot.team)
             self._edited = True  # a regenerate or a recovery: its message is edited
-            self._services.open_live.enter(slot.team)
             return slot.moved(final=False)
         recipient = await lookups.author(self._latest.user_message_id)
         self._stream = await StreamedMessage.open(self._services, slot, self._latest, recipient)
         if self._stream is not None:
             slot = self._stream.slot
         else:
-            self._edited = self._services.open_live.enter(slot.team)
+            self._edited = self._counted = self._services.open_live.enter(slot.team)
             first = self._render() if self._edited else render_placeholder(self._latest)
             ts = await self._services.sender.post(slot.team, slot.channel, slot.thread_ts, first)
             slot = slot.moved(ts=ts)
@@ -114,9 +115,9 @@ class LiveMessage:
         return slot
 
     async def _progress(self, slot: Slot, status: LoadingStatus) -> None:
-        if self._stream is not None:
+        if (stream := self._stream) is not None:
             try:
-                await self._until_ended(lambda: self._stream.progress(self._latest))  # type: ignore[union-attr]
+                await self._until_ended(lambda: stream.progress(self._latest))
             except StreamBroken as broken:
                 log.warning("stream of run %s broke (%s): editing its message instead",
                             self._latest.run_id, broken)
@@ -176,7 +177,8 @@ class LiveMessage:
         self._services.background.spawn(work(), unheard, f"tidy run {self._latest.run_id}")
 
     async def _delete_stale(self, slot: Slot) -> None:
-        await self._services.sender.delete(slot.team, slot.channel, slot.ts or "")
+        for ts in (slot.ts, *slot.followups):
+            await self._services.sender.delete(slot.team, slot.channel, ts or "")
 
     def _render(self) -> Payload:
         """The newest state, when the budgets let an edit through."""
