@@ -48,6 +48,7 @@ class Settings:
     openai_api_key: str | None = None
     hermes_model: str | None = None
     slack_api_url: str = "https://slack.com/api/"
+    slack_suggested_prompts: tuple[str, ...] = ()
     discord_api_url: str = "https://discord.com/api/v10"
     discord_gateway_url: str | None = None
     platform_down_seconds: int = DOWN_SECONDS

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from core.feedback import Feedback
 from core.models import (
     ChatMessage, ChatMessageLog, ChatSession, ClarifyPause, ConversationBinding, PauseStatus, Role,
 )
@@ -23,11 +25,12 @@ class ExportContext:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One message of the export with what its run left: logs and clarify questions."""
+    """One message of the export with what its run left: logs, clarify questions, feedback."""
 
     message: ChatMessage
     logs: list[ChatMessageLog] = field(default_factory=list)
     pauses: list[ClarifyPause] = field(default_factory=list)
+    rated: Sequence[Feedback] = ()
 
 
 def stamp(at: datetime | None) -> str:
@@ -72,7 +75,7 @@ def md_message(turn: Turn, ctx: ExportContext) -> str:
         head += _version_marks(message, ctx)
     questions = "".join(md_question(pause) + "\n" for pause in turn.pauses)
     body = message.content or "_(no text)_"
-    tail = _md_tail(message, turn.logs)
+    tail = _md_tail(message, turn.logs, turn.rated)
     return "\n" + " · ".join(head) + "\n\n" + questions + body + "\n" + tail
 
 
@@ -110,13 +113,16 @@ def _version_marks(message: ChatMessage, ctx: ExportContext) -> list[str]:
     return marks
 
 
-def _md_tail(message: ChatMessage, logs: list[ChatMessageLog]) -> str:
+def _md_tail(message: ChatMessage, logs: list[ChatMessageLog], rated: Sequence[Feedback]) -> str:
     lines = []
     tools = sorted({log.tool_name for log in logs if log.kind == "tool_start" and log.tool_name})
     if tools:
         lines.append(f"_Tools used: {', '.join(tools)}_")
     if message.error:
         lines.append(f"_Failed: {message.error}_")
+    if rated:
+        marks = {"good": "👍", "bad": "👎"}
+        lines.append("_Feedback: " + ", ".join(f"{marks[str(f.value)]} {f.user}" for f in rated) + "_")
     return ("\n" + "\n".join(lines) + "\n") if lines else ""
 
 
@@ -167,6 +173,8 @@ def json_message(turn: Turn) -> dict[str, Any]:
     if message.role == Role.ASSISTANT:
         item["logs"] = [_json_log(log) for log in turn.logs]
         item["clarify"] = [json_question(pause) for pause in turn.pauses]
+        item["feedback"] = [{"user": f.user, "value": str(f.value), "at": iso(f.at)}
+                            for f in turn.rated]
     return item
 
 

@@ -6,8 +6,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core import tree
+from core import feedback, tree
 from core.events import LogRecord
+from core.feedback import Feedback
 from core.field_errors import InvalidField
 from core.models import ChatMessage, ChatMessageLog, Role
 from core.session_queries import SessionSummary, session_summary
@@ -25,6 +26,7 @@ class MessageView:
     message: ChatMessage
     logs: tuple[ChatMessageLog, ...] = ()
     thinking: ThinkingState | None = None
+    feedback: tuple[Feedback, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,7 @@ async def message_views(ids: Sequence[int]) -> list[MessageView]:
     """The messages with these ids in this order; logs and thinking for assistant ones."""
     rows: dict[int, ChatMessage] = {}
     logs: dict[int, list[ChatMessageLog]] = defaultdict(list)
+    rated: dict[int, list[Feedback]] = {}
     for start in range(0, len(ids), CHUNK):
         chunk = list(ids[start : start + CHUNK])
         rows.update({m.id: m for m in await ChatMessage.filter(id__in=chunk)})
@@ -76,13 +79,14 @@ async def message_views(ids: Sequence[int]) -> list[MessageView]:
             query = ChatMessageLog.filter(message_id__in=assistants).order_by("message_id", "seq")
             for log in await query:
                 logs[log.message_id].append(log)
-    return [_view(rows[i], logs.get(i, [])) for i in ids if i in rows]
+            rated.update(await feedback.of_messages(assistants))
+    return [_view(rows[i], logs.get(i, []), rated.get(i, [])) for i in ids if i in rows]
 
 
-def _view(message: ChatMessage, logs: list[ChatMessageLog]) -> MessageView:
+def _view(message: ChatMessage, logs: list[ChatMessageLog], rated: list[Feedback]) -> MessageView:
     if message.role != Role.ASSISTANT:
         return MessageView(message)
-    return MessageView(message, tuple(logs), replay(log_record(row) for row in logs))
+    return MessageView(message, tuple(logs), replay(log_record(row) for row in logs), tuple(rated))
 
 
 def log_record(row: ChatMessageLog) -> LogRecord:

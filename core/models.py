@@ -194,6 +194,29 @@ class RunCheckpoint(Model):
         table = "run_checkpoint"
 
 
+class FeedbackValue(StrEnum):
+    GOOD = "good"
+    BAD = "bad"
+
+
+class AnswerFeedback(Model):
+    """A person's rating of an assistant message: good or bad, one per person, changeable."""
+
+    id = fields.BigIntField(primary_key=True)
+    message = fields.ForeignKeyField(
+        "hermes.ChatMessage", related_name="feedback", on_delete=fields.CASCADE
+    )
+    platform = fields.CharEnumField(Platform, max_length=16)
+    user = fields.CharField(max_length=64)
+    value = fields.CharEnumField(FeedbackValue, max_length=8)
+    at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "answer_feedback"
+        unique_together = (("message_id", "platform", "user"),)
+        indexes = (Index(fields=("value", "message_id"), name="idx_answer_feedback_value"),)
+
+
 class RunLease(Model):
     """Which replica drives a run in flight, until when. An expired lease is up for grabs."""
 

@@ -13,6 +13,7 @@ from core.models import (
     ChatMessage,
     ChatSession,
     ConversationBinding,
+    FeedbackValue,
     Platform,
     Role,
     SessionStatus,
@@ -52,9 +53,11 @@ async def list_summaries(
     q: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    feedback: FeedbackValue | None = None,
 ) -> SummaryPage:
     """One page of `core.sessions.list_sessions`, each session summarised (a few queries a page)."""
-    page = await list_sessions(status=status, platform=platform, q=q, limit=limit, cursor=cursor)
+    page = await list_sessions(status=status, platform=platform, q=q, limit=limit, cursor=cursor,
+                               feedback=feedback)
     return SummaryPage(await summarize(page.items), page.next_cursor)
 
 

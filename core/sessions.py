@@ -13,7 +13,16 @@ from tortoise.queryset import QuerySet
 
 from core.errors import InvalidInput, NotFound
 from core.field_errors import MAX_ID, InvalidField, check_text
-from core.models import ChatMessage, ChatSession, ConversationBinding, Platform, SessionStatus, utc_now
+from core.feedback import with_feedback
+from core.models import (
+    ChatMessage,
+    ChatSession,
+    ConversationBinding,
+    FeedbackValue,
+    Platform,
+    SessionStatus,
+    utc_now,
+)
 from core.outage import transaction
 from core.paging import Cursor, decode_cursor, encode_cursor
 
@@ -184,13 +193,16 @@ async def list_sessions(
     q: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    feedback: FeedbackValue | None = None,
 ) -> SessionPage:
     """Sessions by last activity, newest first, in stable keyset pages (new rows never shift a page).
 
     `platform` keeps sessions bound to a thread of that platform; `q` keeps sessions whose title
-    or any message text contains it, ignoring case (ASCII case only on SQLite).
+    or any message text contains it, ignoring case (ASCII case only on SQLite); `feedback` keeps
+    sessions with an answer rated so.
     """
-    query = session_page_query(status=status, platform=platform, q=q, limit=limit, cursor=cursor)
+    query = session_page_query(status=status, platform=platform, q=q, limit=limit, cursor=cursor,
+                               feedback=feedback)
     rows = await query
     more = len(rows) > limit
     rows = rows[:limit]
@@ -205,6 +217,7 @@ def session_page_query(
     q: str | None = None,
     limit: int = 50,
     cursor: str | None = None,
+    feedback: FeedbackValue | None = None,
 ) -> QuerySet[ChatSession]:
     """The query of one page of `list_sessions` and one row more (is there a next page?)."""
     if not 1 <= limit <= 200:
@@ -217,6 +230,8 @@ def session_page_query(
         query = query.filter(id__in=Subquery(bound))
     if q:
         query = query.filter(_mentions(check_text("q", q)))
+    if feedback is not None:
+        query = with_feedback(query, feedback)
     if cursor:
         after = _checked_cursor(cursor)
         # The bound on the index's leading column starts the scan at the cursor, however deep;

@@ -12,7 +12,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Summa
 from prometheus_client.registry import Collector
 
 from admin.services import SupervisedBridge
-from core.models import MessageStatus, PauseStatus
+from core import feedback
+from core.models import FeedbackValue, MessageStatus, PauseStatus
 from core.platform_links import LinkState, PlatformLinks
 from core.runtime.pool import RunPool
 
@@ -39,6 +40,23 @@ class RuntimeCollector(Collector):
         flush.add_metric([], count_value=metrics.flushes, sum_value=sum(metrics.flush_seconds))
         yield flush
         yield from _platform_counters(metrics.platform_calls, metrics.rate_limited)
+
+
+class FeedbackCollector(Collector):
+    """Answers rated 👍 / 👎, as counted in the database just before the scrape."""
+
+    def __init__(self) -> None:
+        self.counts: dict[FeedbackValue, int] = {}
+
+    async def refresh(self) -> None:
+        self.counts = await feedback.counts()
+
+    def collect(self) -> Iterator[object]:
+        family = GaugeMetricFamily("hermes_feedback", "answers rated, by value (good, bad)",
+                                   labels=["value"])
+        for value, count in sorted(self.counts.items()):
+            family.add_metric([str(value)], count)
+        yield family
 
 
 class BridgeChildCollector(Collector):
@@ -101,13 +119,16 @@ def metrics_route(pool: RunPool, links: PlatformLinks | None = None,
     """The route, bound to this process's pool, its platform connections and its child
     Bridge's supervisor (if any)."""
     registry = CollectorRegistry()
+    rated = FeedbackCollector()
     registry.register(RuntimeCollector(pool))
+    registry.register(rated)
     registry.register(PlatformLinkCollector(links if links is not None else PlatformLinks()))
     if bridge_child is not None:
         registry.register(BridgeChildCollector(bridge_child))
 
-    @get("/metrics", include_in_schema=False, sync_to_thread=False)
-    def metrics() -> Response[bytes]:
+    @get("/metrics", include_in_schema=False)
+    async def metrics() -> Response[bytes]:
+        await rated.refresh()
         return Response(generate_latest(registry), media_type="text/plain; version=0.0.4")
 
     return metrics

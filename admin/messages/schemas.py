@@ -11,7 +11,7 @@ import msgspec
 from admin.messages.thinking import ThinkingOut, thinking_out
 from admin.text import MessageText
 from core.message_views import MessagePage, MessageView
-from core.models import ChatMessage, ChatMessageLog, MessageStatus, Role
+from core.models import ChatMessage, ChatMessageLog, FeedbackValue, MessageStatus, Role
 from core.session_queries import preview
 
 
@@ -26,8 +26,17 @@ class LogOut(msgspec.Struct, frozen=True, rename="camel"):
     created_at: datetime
 
 
+class FeedbackOut(msgspec.Struct, frozen=True):
+    """One person's 👍 (`good`) or 👎 (`bad`) on an answer."""
+
+    user: str
+    value: FeedbackValue
+    at: datetime
+
+
 class MessageOut(msgspec.Struct, frozen=True, rename="camel"):
-    """A node of the message tree; assistant messages carry `logs` and replayed `thinking`."""
+    """A node of the message tree; assistant messages carry `logs`, replayed `thinking` and
+    `feedback`."""
 
     id: int
     session_id: int
@@ -46,6 +55,7 @@ class MessageOut(msgspec.Struct, frozen=True, rename="camel"):
     completed_at: datetime | None
     logs: list[LogOut] | None
     thinking: ThinkingOut | None
+    feedback: list[FeedbackOut] | None = None
 
 
 class MessagePageOut(msgspec.Struct, frozen=True, rename="camel"):
@@ -83,6 +93,7 @@ def message_out(view: MessageView) -> MessageOut:
         error=m.error, created_at=m.created_at, completed_at=m.completed_at,
         logs=[_log_out(row) for row in view.logs] if assistant else None,
         thinking=thinking_out(view.thinking) if view.thinking is not None else None,
+        feedback=[FeedbackOut(f.user, f.value, f.at) for f in view.feedback] if assistant else None,
     )
 
 

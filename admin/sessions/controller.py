@@ -27,7 +27,7 @@ from admin.sessions.schemas import (
 )
 from core import message_views, session_commands, session_queries
 from core.export import prepare_export
-from core.models import Platform, SessionStatus
+from core.models import FeedbackValue, Platform, SessionStatus
 
 ExportFormat = Annotated[Literal["md", "json"], QueryParameter(description="the file format")]
 ExportBranch = Annotated[
@@ -54,9 +54,10 @@ class SessionController(Controller):
         status: FromQuery[SessionStatus | None] = None,
         platform: FromQuery[Platform | None] = None,
         q: Search = "",
+        feedback: FromQuery[FeedbackValue | None] = None,
     ) -> SessionPageOut:
         page = await session_queries.list_summaries(
-            status=status, platform=platform, q=q, limit=limit, cursor=cursor
+            status=status, platform=platform, q=q, limit=limit, cursor=cursor, feedback=feedback
         )
         return out.session_page_out(page)
 

@@ -7,7 +7,8 @@ a final answer of a few text deltas; the real Bridge runs the agent as a child p
 `hermes-chat serve` starts it); the run pool, the Slack adapter (events signed and POSTed to
 its route over HTTP) and the Discord adapter (MESSAGE_CREATE on the fake gateway) run in this
 process, against the fake Slack and fake Discord with their platforms' rate limits on real
-time (Slack: chat.update 1/s per message and Tier 3 per workspace, posts 1/s per channel;
+time (Slack: chat.update 1/s per message and Tier 3 per workspace, posts 1/s per channel,
+the stream methods Tier 2 / Tier 4;
 Discord: 5 message writes per 5 s per channel). Each conversation has its own channel and user.
 Before the load, one unrecorded run warms the Bridge and one `@hermes help` warms bolt's token
 check: a service that has been serving did both long ago.
@@ -19,10 +20,13 @@ It prints, for one run:
                    of the log batch that holds it, over every event of every run;
   done -> platform the run's `done` event arriving in the runtime -> the fake received the
                    write showing the finished answer (the message with its Regenerate button):
-                   the path through the adapter, its rate-limit budget and the platform;
+                   the path through the adapter, its rate-limit budget and the platform
+                   (for Slack: done -> answer visible, streamed or posted);
   platform calls   every call each fake received during the load / its conversations, by
                    method, and the most calls it received within one second;
   rate-limit       429 answers of both fakes (must be zero);
+  slack live msgs  last answer shown -> no Slack message left streaming or showing its Stop
+                   button (must be within two minutes);
   peak memory      (peak RSS - RSS just before the load) / N, for this process (runtime,
                    adapters and the in-process fakes) and for the Bridge child.
 It exits 1 when a check fails: a conversation unanswered or answered with another's text, a

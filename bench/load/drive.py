@@ -16,6 +16,7 @@ from .script import question
 from .world import SIGNING_SECRET, World, on_slack
 
 POLL_SECONDS = 0.05  # how often the fakes' call logs are read while waiting
+SETTLE_SECONDS = 120.0  # live messages must reach their final state this soon after the last answer
 
 
 async def converse(world: World, events_url: str, conversations: int, ramp: float,
@@ -34,7 +35,18 @@ async def converse(world: World, events_url: str, conversations: int, ramp: floa
     while observer.finished() < conversations and time.monotonic() < give_up:
         await asyncio.sleep(POLL_SECONDS)
         observer.read()
-    return observer, time.monotonic() - started
+    seconds = time.monotonic() - started
+    await _settle(observer)
+    return observer, seconds
+
+
+async def _settle(observer: Observer) -> None:
+    """Until every Slack live message is final (tidied after answers posted beside them)."""
+    answered = time.monotonic()
+    while observer.unsettled_slack() and time.monotonic() - answered < SETTLE_SECONDS:
+        await asyncio.sleep(POLL_SECONDS)
+    if not observer.unsettled_slack():
+        observer.slack_settled_s = time.monotonic() - answered
 
 
 async def _warm_up_slack(world: World, http: httpx.AsyncClient, url: str) -> None:

@@ -27,6 +27,7 @@ class Figures:
     rate_limited: int
     memory_kib_per_run: dict[str, float]  # process -> (peak RSS - RSS before) / runs
     log_rows: int
+    slack_settled_s: float | None  # last answer shown -> every Slack live message final
     problems: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
@@ -45,6 +46,11 @@ async def measure(observer: Observer, buffer: TimedLogBuffer, seconds: float,
     succeeded = await ChatMessage.filter(role=Role.ASSISTANT, status=MessageStatus.SUCCESS).count()
     shown = sum(1 for s in seen if s.final_at is not None and not s.wrong_answer)
     problems += _outcome_problems(seen, shown, succeeded, observer.rate_limited())
+    if observer.rate_limited():
+        problems.append(f"429s by method: {observer.rate_limited_by()}")
+    if observer.slack_settled_s is None:
+        problems.append(f"{observer.unsettled_slack()} Slack live messages not final "
+                        "two minutes after the last answer")
     return Figures(
         conversations=len(seen), seconds=seconds, completed=min(shown, succeeded),
         first_reply_ms=_by_platform(seen, _first_replies(seen)),
@@ -54,7 +60,7 @@ async def measure(observer: Observer, buffer: TimedLogBuffer, seconds: float,
         calls_per_run=calls,
         peak_calls_per_second=observer.peak_calls_per_second(),
         rate_limited=observer.rate_limited(), memory_kib_per_run=memory, log_rows=stored,
-        problems=problems)
+        slack_settled_s=observer.slack_settled_s, problems=problems)
 
 
 def _outcome_problems(seen: list[Seen], shown: int, succeeded: int, limited: int) -> list[str]:
@@ -145,13 +151,16 @@ def table(f: Figures, ramp: float) -> str:
         lines.append(f"first reply  {platform:8} {pair(f.first_reply_ms[platform])}")
     lines.append(f"event -> persist      {pair(f.persist_ms)}   ({f.log_rows} log rows)")
     for platform in ("all", "slack", "discord"):
-        lines.append(f"done -> platform {platform:7} {pair(f.done_to_platform_ms[platform])}")
+        lines.append(f"done -> platform {platform:7} {pair(f.done_to_platform_ms[platform])}"
+                     + ("   (done -> answer visible)" if platform == "slack" else ""))
     for platform, calls in f.calls_per_run.items():
         lines.append(f"calls / run {platform:9} " + "   ".join(
             f"{SHORT.get(method, method)} {count:.1f}" for method, count in calls.items()))
     lines.append("peak calls / second   " + "   ".join(
         f"{p} {v}" for p, v in f.peak_calls_per_second.items()))
     lines.append(f"rate-limit answers    {f.rate_limited}")
+    settled = "not within 120 s" if f.slack_settled_s is None else f"{f.slack_settled_s:.1f} s"
+    lines.append(f"slack live messages   final {settled} after the last answer")
     lines.append("peak memory / run     " + "   ".join(
         f"{p} {v:,.0f} KiB" for p, v in f.memory_kib_per_run.items())
         + "   ((peak RSS - RSS before the load) / N)")

@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from bots.slack.ids import REGENERATE as SLACK_REGENERATE
+from bots.slack.ids import STOP as SLACK_STOP
 
 from .script import answer
 from .world import World
 
+SLACK_POSTS = frozenset({"chat.postMessage", "chat.startStream"})
 DISCORD_REGENERATE = '"hermes:regen:'  # the start of the Regenerate button's custom id
 DISCORD_POST = "POST /channels/{channel_id}/messages"
 DISCORD_EDIT = "PATCH /channels/{channel_id}/messages/{message_id}"
@@ -40,6 +42,7 @@ class Observer:
         self.slack_from = len(world.slack.calls)  # calls before the load (start-up) not counted
         self.discord_from = len(world.discord.core.calls)
         self._slack_read, self._discord_read = self.slack_from, self.discord_from
+        self.slack_settled_s: float | None = None  # last answer -> every live message final
 
     def expect(self, seen: Seen) -> None:
         self.seen[seen.number] = seen
@@ -47,6 +50,13 @@ class Observer:
     def thread_opened(self, number: int, thread_id: str) -> None:
         """A Discord thread's id is its first message's: the bot answers in there."""
         self._discord_channels[thread_id] = number
+
+    def unsettled_slack(self) -> int:
+        """Bot messages of the load's Slack channels not in their final state: a stream
+        still open, or a live message still showing its Stop button."""
+        slack = self.world.slack
+        mine = [m for channel in self._slack_channels for m in slack.history(channel) if m.bot_id]
+        return sum(1 for m in mine if m.streaming or SLACK_STOP in json.dumps(m.blocks or []))
 
     def finished(self) -> int:
         return sum(1 for s in self.seen.values() if s.final_at is not None)
@@ -58,7 +68,7 @@ class Observer:
             number = self._slack_channels.get(str(call.args.get("channel")))
             if number in self.seen and call.status == 200:
                 self._note(self.seen[number], call.method, call.at, call.args,
-                           SLACK_REGENERATE, posted=call.method == "chat.postMessage")
+                           SLACK_REGENERATE, posted=call.method in SLACK_POSTS)
             self._slack_read += 1
         discord = self.world.discord.core.calls
         while self._discord_read < len(discord) and discord[self._discord_read].status:
@@ -91,6 +101,12 @@ class Observer:
         times = {"slack": [c.at for c in self.world.slack.calls[self.slack_from:]],
                  "discord": [c.at for c in self.world.discord.core.calls[self.discord_from:]]}
         return {platform: _densest_second(sorted(at)) for platform, at in times.items()}
+
+    def rate_limited_by(self) -> dict[str, int]:
+        """429 answers by Slack method / Discord route."""
+        limited = Counter(c.method for c in self.world.slack.calls if c.status == 429)
+        limited.update(str(getattr(r, "route", r)) for r in self.world.discord.rate_limited)
+        return dict(limited)
 
     def rate_limited(self) -> int:
         """429 answers of both fakes, start-up included."""

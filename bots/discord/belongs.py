@@ -14,7 +14,7 @@ from core.errors import NotFound
 from core.models import Platform
 
 _BY_MESSAGE = (ids.Action.REGENERATE, ids.Action.VERSION, ids.Action.THINKING, ids.Action.PAGE,
-               ids.Action.SUMMARY)
+               ids.Action.SUMMARY, ids.Action.FEEDBACK)
 _BY_PAUSE = (ids.Action.CHOICE, ids.Action.CUSTOM, ids.Action.ANSWER)
 _BY_SESSION = (ids.Action.MODEL, ids.Action.SKILL)
 

@@ -26,10 +26,11 @@ class Action(StrEnum):
     MODEL = "model"  # session id (a select menu)
     SKILL = "skill"  # session id (a select menu)
     NOOP = "noop"  # a disabled label such as "2/3"
+    FEEDBACK = "rate"  # assistant message id, good|bad: 👍 / 👎
 
 
 BUTTONS = (Action.REGENERATE, Action.VERSION, Action.THINKING, Action.PAGE, Action.STOP,
-           Action.CHOICE, Action.CUSTOM, Action.SUMMARY, Action.NOOP)
+           Action.CHOICE, Action.CUSTOM, Action.SUMMARY, Action.NOOP, Action.FEEDBACK)
 SELECTS = (Action.MODEL, Action.SKILL)
 
 

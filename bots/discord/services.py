@@ -75,4 +75,5 @@ def _actions(turns: TurnActions, clarify: ClarifyActions, info: InfoActions,
         Action.THINKING: info.thinking, Action.PAGE: info.page, Action.SUMMARY: info.summary,
         Action.CHOICE: clarify.choice, Action.CUSTOM: clarify.custom, Action.ANSWER: clarify.submitted,
         Action.MODEL: settings.picked, Action.SKILL: settings.picked,
+        Action.FEEDBACK: turns.feedback,
     })

@@ -1,4 +1,4 @@
-"""Buttons of an answer: Regenerate, the version switcher, Stop (`core.conversation.turns`)."""
+"""Buttons of an answer: Regenerate, the version switcher, Stop (`core.conversation.turns`), 👍 / 👎."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ import discord
 from bots.discord import ids
 from bots.discord.boundary import tell
 from bots.discord.updater import LiveUpdater
+from core import feedback
 from core.conversation import turns, views
 from core.conversation.refusals import FINISHED, SWITCH_BUSY
-from core.errors import Busy, Conflict, NotFound
+from core.errors import Busy, Conflict, InvalidInput, NotFound
+from core.models import Platform
 from core.runtime.pool import RunPool
 
 
@@ -32,6 +34,14 @@ class TurnActions:
             await tell(interaction, SWITCH_BUSY)
             return
         await self._updater.route(await views.stored_update(message.id))
+
+    async def feedback(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
+        """👍 / 👎: the clicker's rating of the answer (one per person, changeable)."""
+        if len(action.args) != 2:
+            raise InvalidInput("this button carries an unexpected value")
+        value = feedback.value_of(action.args[1])
+        await feedback.give(action.number(), Platform.DISCORD, str(interaction.user.id), value)
+        await tell(interaction, feedback.THANKS[value])
 
     async def stop(self, interaction: discord.Interaction, action: ids.ActionId) -> None:
         """Stop the run, whichever replica drives it."""

@@ -1,6 +1,7 @@
-"""The finished turn (pure): the answer in mrkdwn, split within Slack's limits, its footer and
-buttons (Regenerate, the version switcher "◀ 2/3 ▶", Show thinking). A failed turn offers
-"Retry" instead of Regenerate: the same click, re-running the user's message."""
+"""The finished turn (pure): the answer as `markdown` blocks (mrkdwn as the fallback text),
+split within Slack's limits, its footer and buttons (Regenerate, the version switcher
+"◀ 2/3 ▶", Show thinking) and 👍 / 👎. A failed turn offers "Retry" instead of Regenerate:
+the same click, re-running the user's message."""
 
 from __future__ import annotations
 
@@ -13,14 +14,25 @@ from core.runtime.updates import RunUpdate
 from core.splitting import split_markdown
 
 from . import ids
-from .blocks import MAX_TEXT, Block, Payload, actions, button, clip, context, section
+from .blocks import (
+    MAX_MARKDOWN,
+    MAX_TEXT,
+    Block,
+    Payload,
+    actions,
+    button,
+    clip,
+    context,
+    feedback_buttons,
+    markdown,
+    section,
+)
 from .live_view import BRANCHED
 from .mrkdwn import escape, to_mrkdwn
 
-SECTION_CHARS = 2900  # per section, under Slack's 3,000 with room to spare
-SECTIONS_PER_MESSAGE = 3
 MAX_MESSAGES = 3  # beyond this the full answer goes up as a file
 PREVIEW_TEXT = 3000
+EMPTY = "(empty answer)"
 ATTACHED = "_The full answer is long, so it is attached below as a Markdown file._"
 
 
@@ -31,30 +43,39 @@ class AnswerLayout:
     attachment: str | None = None  # the whole answer in Markdown, to upload as a file
 
 
-def answer_groups(markdown: str) -> list[list[str]]:
-    """The answer's mrkdwn in sections, grouped by message (fences closed and reopened)."""
-    chunks = split_markdown(to_mrkdwn(markdown), SECTION_CHARS)
-    return [chunks[i:i + SECTIONS_PER_MESSAGE] for i in range(0, len(chunks), SECTIONS_PER_MESSAGE)]
+def answer_parts(markdown: str) -> list[str]:
+    """The answer in parts of one `markdown` block each (Slack renders them: tables too, and
+    nested fences, which mrkdwn flattens); fences are closed and reopened across parts."""
+    return split_markdown(markdown.strip(), MAX_MARKDOWN) if markdown.strip() else []
 
 
 def render_answer(update: RunUpdate, versions: Versions = Versions(), branched: bool = False) -> AnswerLayout:
     """The message(s) of a finished turn; the first replaces the live message."""
     head = [context(BRANCHED)] if branched else []
-    tail = [context(escape(presenting.footer(update))), _buttons(update, versions)]
+    tail = answer_controls(update, versions)
     if update.status != MessageStatus.SUCCESS:
         status = presenting.status_line(update)
         return AnswerLayout(Payload(status, [*head, section(f"*{escape(status)}*"), *tail]), [])
-    groups = answer_groups(update.state.final_text or "") or [[""]]
-    if len(groups) > MAX_MESSAGES:
-        main = Payload(_preview(groups[0][0]), [*head, section(groups[0][0]), section(ATTACHED), *tail])
+    parts = answer_parts(update.state.final_text or "") or [EMPTY]
+    if len(parts) > MAX_MESSAGES:
+        main = Payload(fallback_text(parts[0]), [*head, markdown(parts[0]), section(ATTACHED), *tail])
         return AnswerLayout(main, [], update.state.final_text)
-    main = Payload(_preview(groups[0][0]), [*head, *map(section, groups[0]), *tail])
-    followups = [Payload(_preview(g[0]), [section(s) for s in g]) for g in groups[1:]]
-    return AnswerLayout(main, followups)
+    main = Payload(fallback_text(parts[0]), [*head, markdown(parts[0]), *tail])
+    return AnswerLayout(main, [Payload(fallback_text(p), [markdown(p)]) for p in parts[1:]])
 
 
-def _preview(text: str) -> str:
-    return clip(text, min(PREVIEW_TEXT, MAX_TEXT)) or "(empty answer)"
+def answer_controls(update: RunUpdate, versions: Versions) -> list[Block]:
+    """What ends every answer: the footer, our buttons and (for an answer) 👍 / 👎."""
+    blocks = [context(escape(presenting.footer(update))), _buttons(update, versions)]
+    if update.status == MessageStatus.SUCCESS:
+        blocks.append(feedback_buttons(ids.FEEDBACK, ids.feedback_value("good", update.message_id),
+                                       ids.feedback_value("bad", update.message_id)))
+    return blocks
+
+
+def fallback_text(markdown_part: str) -> str:
+    """The `text` beside the blocks (notifications, old clients): mrkdwn, clipped."""
+    return clip(to_mrkdwn(markdown_part), min(PREVIEW_TEXT, MAX_TEXT)) or EMPTY
 
 
 def _buttons(update: RunUpdate, versions: Versions) -> Block:

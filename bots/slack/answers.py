@@ -1,5 +1,6 @@
-"""Show a finished turn in its slot: the answer replaces the live message, follow-up messages
-are reused in place, added or deleted, and a very long answer is uploaded as a file."""
+"""Show a finished turn in its slot: the answer replaces the live message (or, when that
+message cannot take it at once, comes as a new one), follow-up messages are reused in place,
+added or deleted, and a very long answer is uploaded as a file."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from core.conversation.views import Versions
 from core.runtime.updates import RunUpdate
 
 from . import refs
-from .answer_view import render_answer
+from .answer_view import AnswerLayout, render_answer
 from .blocks import Payload
 from .refs import Slot
 from .services import Services
@@ -26,7 +27,23 @@ async def show_answer(services: Services, update: RunUpdate, slot: Slot, upload:
     async with services.locks.of(slot.channel, slot.ts):
         if layout.main != shown:
             await services.sender.edit(slot.team, slot.channel, slot.ts, lambda: layout.main)
-        followups = await _followups(services, slot, layout.followups)
+        return await show_rest(services, update, slot, layout, upload)
+
+
+async def post_answer(services: Services, update: RunUpdate, slot: Slot,
+                      versions: Versions) -> Slot:
+    """The answer as a new message in the thread, for a turn whose own message cannot take it
+    at once (its budget is spent elsewhere) or that has none: an answer never waits behind
+    progress. The new message becomes the turn's."""
+    layout = render_answer(update, versions, slot.branched)
+    ts = await services.sender.post(slot.team, slot.channel, slot.thread_ts, layout.main)
+    return await show_rest(services, update, slot.moved(ts=ts, followups=()), layout, upload=True)
+
+
+async def show_rest(services: Services, update: RunUpdate, slot: Slot, layout: AnswerLayout,
+                    upload: bool) -> Slot:
+    """The follow-ups and the attachment of an answer whose first message is shown."""
+    followups = await _followups(services, slot, layout.followups)
     if upload and layout.attachment:
         await services.sender.upload(slot.team, slot.channel, slot.thread_ts, "answer.md",
                                      layout.attachment.encode(), "📎 The full answer")

@@ -13,6 +13,7 @@ MAX_BLOCKS = 50  # blocks of a message
 MAX_CONTEXT = 2000  # chars of one context element, kept well under Slack's 3,000
 MAX_BUTTON_TEXT = 75
 MAX_VALUE = 2000
+MAX_MARKDOWN = 12_000  # chars of all `markdown` blocks of one message
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,3 +59,18 @@ def actions(*elements: Block, block_id: str | None = None) -> Block:
 
 def option(text: str, value: str) -> dict[str, Any]:
     return {"text": plain(text), "value": value[:150]}
+
+
+def markdown(text: str) -> Block:
+    """Standard Markdown, rendered by Slack (tables too); at most MAX_MARKDOWN a message."""
+    return {"type": "markdown", "text": clip(text, MAX_MARKDOWN) or " "}
+
+
+def feedback_buttons(action_id: str, good: str, bad: str) -> Block:
+    """👍 / 👎 in a `context_actions` block; each button's value says which was clicked."""
+    element = {"type": "feedback_buttons", "action_id": action_id,
+               "positive_button": {"text": plain("👍"), "value": good[:MAX_VALUE],
+                                   "accessibility_label": "Good answer"},
+               "negative_button": {"text": plain("👎"), "value": bad[:MAX_VALUE],
+                                   "accessibility_label": "Bad answer"}}
+    return {"type": "context_actions", "elements": [element]}

@@ -24,9 +24,11 @@ from . import ids
 from .answer_listeners import AnswerListeners
 from .clarify_listeners import ClarifyListeners
 from .command_listener import CommandListener
+from .container_listeners import ContainerListeners
 from .commands import Commands
 from .conversation import Conversations
 from .event_listeners import EventListeners
+from .feedback_listeners import FeedbackListeners
 from .follower import RunFollower
 from .http import events_route
 from .insight_listeners import InsightListeners
@@ -68,7 +70,7 @@ class SlackBot:
         self.follower = RunFollower(self.services)
         self._socket: SupervisedSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
-        _register(self.app, self.services)
+        _register(self.app, self.services, settings)
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
         """The Litestar route of the Events / Interactivity / slash command request URL."""
@@ -117,13 +119,15 @@ class SlackBot:
         await self.follower.idle()
 
 
-def _register(app: AsyncApp, services: Services) -> None:
+def _register(app: AsyncApp, services: Services, settings: Settings) -> None:
     app.use(InboundMiddleware())  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
     EventListeners(services, Conversations(services), commands).register(app)
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)
     AnswerListeners(services).register(app)
+    FeedbackListeners(services).register(app)
+    ContainerListeners(services, settings.slack_suggested_prompts).register(app)
     InsightListeners(services).register(app)
     SessionListeners(services).register(app)
     app.action(re.compile(rf"^{re.escape(ids.OURS)}"))(retired)  # last: what no listener above took

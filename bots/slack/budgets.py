@@ -3,7 +3,13 @@ message (edits) and per channel (posts). Each sits a little under what Slack enf
 network jitter between our clock and Slack's never turns into a 429.
 
 Slack: chat.update ~1/s per message and Tier 3 (50+/min) per workspace; chat.postMessage
-~1/s per channel with short bursts; views.*, chat.postEphemeral, files.* Tier 4 (100+/min).
+~1/s per channel with short bursts; views.*, chat.postEphemeral, files.*, chat.appendStream
+Tier 4 (100+/min); chat.startStream and chat.stopStream Tier 2 (20+/min);
+assistant.threads.setStatus a "special" tier without a published figure, held to Tier 3 here.
+
+Every run of a workspace spends the same budgets. The order of value (answer, question,
+status, progress) is kept by the callers: an answer waits as `urgent`, progress waits behind
+it or is dropped, and status only ever takes what is there now (`SlackSender.ready`).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from core.ratelimit import Limit
 
 PER_MESSAGE_EDIT = Limit(per_second=1 / 1.1, burst=1)
 PER_CHANNEL_POST = Limit(per_second=1 / 1.1, burst=4)
+TIER_2 = Limit.per_minute(18, burst=4)
 TIER_3 = Limit.per_minute(45, burst=8)
 TIER_4 = Limit.per_minute(90, burst=15)
 
@@ -23,8 +30,12 @@ def workspace(team: str, method: str, limit: Limit) -> Budget:
 
 
 def edit(team: str, channel: str, ts: str) -> list[Budget]:
-    return [(f"slack:{team}:edit:{channel}:{ts}", PER_MESSAGE_EDIT),
-            workspace(team, "chat.update", TIER_3)]
+    return [(f"slack:{team}:edit:{channel}:{ts}", PER_MESSAGE_EDIT), *updates(team)]
+
+
+def updates(team: str) -> list[Budget]:
+    """The workspace's chat.update budget, which every edit of every run spends."""
+    return [workspace(team, "chat.update", TIER_3)]
 
 
 def post(team: str, channel: str) -> list[Budget]:
@@ -45,3 +56,45 @@ def views(team: str) -> list[Budget]:
 
 def upload(team: str) -> list[Budget]:
     return [workspace(team, "files.upload", TIER_4)]
+
+
+def start_stream(team: str) -> list[Budget]:
+    return [workspace(team, "chat.startStream", TIER_2)]
+
+
+def append_stream(team: str) -> list[Budget]:
+    return [workspace(team, "chat.appendStream", TIER_4)]
+
+
+def stop_stream(team: str) -> list[Budget]:
+    return [workspace(team, "chat.stopStream", TIER_2)]
+
+
+def prompts(team: str) -> list[Budget]:
+    return [workspace(team, "assistant.threads.setSuggestedPrompts", TIER_4)]
+
+
+def status(team: str) -> list[Budget]:
+    return [workspace(team, "assistant.threads.setStatus", TIER_3)]
+
+
+OPEN_LIVE_MESSAGES = 10  # edit-based live messages at once per workspace (see OpenMessages)
+
+
+class OpenMessages:
+    """How many edit-based live messages a workspace has open. Each will need one chat.update
+    for its answer; holding them to a few means those answers never queue behind each other
+    (a turn beyond them shows its progress as the thread's loading status instead)."""
+
+    def __init__(self, limit: int = OPEN_LIVE_MESSAGES) -> None:
+        self.limit = limit
+        self._open: dict[str, int] = {}
+
+    def enter(self, team: str) -> bool:
+        if self._open.get(team, 0) >= self.limit:
+            return False
+        self._open[team] = self._open.get(team, 0) + 1
+        return True
+
+    def leave(self, team: str) -> None:
+        self._open[team] = max(0, self._open.get(team, 0) - 1)

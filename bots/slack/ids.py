@@ -22,6 +22,7 @@ PREVIOUS, NEXT, POSITION = "hermes.answer.previous", "hermes.answer.next", "herm
 SHOW_THINKING = "hermes.answer.thinking"
 THINKING_PREVIOUS, THINKING_NEXT = "hermes.thinking.previous", "hermes.thinking.next"
 SHOW_SUMMARY = "hermes.summary.show"
+FEEDBACK = "hermes.answer.feedback"  # values "good:<message id>" / "bad:<message id>"
 SET_MODEL, SET_SKILL = "hermes.session.model", "hermes.session.skill"
 
 CLARIFY_CHOICE_PATTERN = re.compile(rf"^{re.escape(CLARIFY_CHOICE)}\.\d+$")
@@ -54,3 +55,16 @@ def parse_run(value: str | None) -> str:
     if not value or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", value):
         raise InvalidInput(f"this button carries an unexpected run id {value!r}")
     return value
+
+
+def feedback_value(value: str, message_id: int) -> str:
+    return f"{value}:{message_id}"
+
+
+def parse_feedback(value: str | None) -> tuple[str, int]:
+    """("good" | "bad", message id) of a feedback button; InvalidInput for anything else."""
+    kind, _, rest = (value or "").partition(":")
+    if kind not in ("good", "bad"):
+        raise InvalidInput(f"this button carries an unexpected value {value!r}")
+    (message_id,) = unpack(rest, 1)
+    return kind, message_id

@@ -104,7 +104,16 @@ class SlashCommand:
     text: str
 
 
-Inbound = MessageEvent | MessageEdit | Click | ViewSubmission | SlashCommand | Ignored
+@dataclass(frozen=True, slots=True)
+class HomeOpened:
+    """`app_home_opened`: a person opened one of the app's tabs (`messages`, `home`)."""
+
+    team: str
+    channel: str
+    tab: str
+
+
+Inbound = MessageEvent | MessageEdit | Click | ViewSubmission | SlashCommand | HomeOpened | Ignored
 
 
 def parse(body: object) -> Inbound:
@@ -130,6 +139,8 @@ def event(body: Json) -> Inbound:
         return message_edit(team, inner)
     if kind == "app_mention" or (kind == "message" and subtype in USER_SUBTYPES):
         return message_event(team, inner)
+    if kind == "app_home_opened":
+        return HomeOpened(team, text(inner.get("channel")) or "", text(inner.get("tab")) or "")
     what = f"message subtype {subtype}" if kind == "message" else f"event {kind}"
     return Ignored(f"a {what}")
 

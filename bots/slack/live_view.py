@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core import presenting
+from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
 
 from . import ids
@@ -12,6 +13,8 @@ from .mrkdwn import escape
 THINKING_TAIL = 600
 RECENT_TOOLS = 5
 BRANCHED = "↪️ Answering your edited message (a new branch of this conversation)"
+WORKING = "💭 Working on it…"
+WORKING_NOTE = "What it is doing shows under this thread; the answer comes here."
 
 
 def render_live(update: RunUpdate, branched: bool = False) -> Payload:
@@ -26,6 +29,25 @@ def render_live(update: RunUpdate, branched: bool = False) -> Payload:
     if not update.finished:
         blocks.append(actions(button("Stop", ids.STOP, ids.run_value(update.run_id), "danger")))
     return Payload(status, blocks)
+
+
+def render_placeholder(update: RunUpdate) -> Payload:
+    """The live message of a turn that is not edited as it goes (the workspace's budget is
+    spoken for): the thread's loading status shows the progress, this message the answer."""
+    return Payload(WORKING, [section(f"*{WORKING}*"), context(WORKING_NOTE),
+                             actions(button("Stop", ids.STOP, ids.run_value(update.run_id), "danger"))])
+
+
+def loading_line(update: RunUpdate) -> str:
+    """What the thread's loading status says the agent does ("Running search…")."""
+    state = update.state
+    if state.pending_clarify is not None:
+        return "Waiting for your answer"
+    if state.current_tool is not None:
+        return f"Running {state.current_tool.name}…"
+    if update.status == MessageStatus.QUEUED:
+        return "Waiting in line…"
+    return state.status.text if state.status else "Thinking…"
 
 
 def _tool_and_todos(update: RunUpdate) -> list[Block]:

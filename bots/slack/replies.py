@@ -27,3 +27,7 @@ def to_user(services: Services, team: str, channel: str, user: str) -> Reply:
     async def reply(text: str) -> None:
         await services.sender.ephemeral(team, channel, user, text)
     return reply
+
+
+async def unheard(text: str) -> None:
+    """For work no user waits on (a tidy-up, suggested prompts): the boundary logs a failure."""

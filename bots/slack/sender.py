@@ -107,6 +107,67 @@ class SlackSender:
                 raise InvalidInput(VIEW_GONE_TEXT) from error
             raise
 
+    def ready(self, limits: list[budgets.Budget], within: float = 0.0) -> bool:
+        """Whether every one of `limits` has a call to spend within `within` seconds
+        (nothing is taken)."""
+        return all(self.limiter.delay(key, limit) <= within for key, limit in limits)
+
+    async def attempt(self, limits: list[budgets.Budget], call: Call) -> AsyncSlackResponse | None:
+        """`call` only if its budgets have room now, else None: for what is worth least (the
+        loading status), which never waits and is dropped on a 429 or an outage. A refusal
+        (SlackApiError) is raised for the caller to judge."""
+        if not self.ready(limits):
+            return None
+        for key, limit in limits:
+            self.limiter.try_take(key, limit)
+        try:
+            return await call()
+        except (SlackApiError, TimeoutError, aiohttp.ClientError) as error:
+            wait = retry_after(error) if isinstance(error, SlackApiError) else None
+            if wait is None and not is_outage(error):
+                raise
+            for key, _ in limits:
+                self.limiter.penalise(key, wait or 1.0)
+            return None
+
+    async def start_stream(self, team: str, channel: str, thread_ts: str,
+                           recipient: str | None, chunks: list[Block]) -> str | None:
+        """chat.startStream if the workspace's Tier 2 budget has room now (else None: the turn
+        takes the fallback rather than wait); `recipient` is required outside a DM."""
+        response = await self.attempt(budgets.start_stream(team), lambda: self.client.chat_startStream(
+            channel=channel, thread_ts=thread_ts, recipient_user_id=recipient,
+            recipient_team_id=team if recipient else None, task_display_mode="timeline",
+            chunks=chunks))
+        return None if response is None else str(response["ts"])
+
+    async def append_stream(self, team: str, channel: str, ts: str,
+                            render: Callable[[], list[Block]]) -> None:
+        """chat.appendStream with what `render` gives once the budget allows (progress: it
+        queues behind everything urgent); nothing is sent when `render` gives nothing."""
+        async def call() -> AsyncSlackResponse | None:
+            chunks = render()
+            if not chunks:
+                return None
+            return await self.client.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
+        await self._within(budgets.append_stream(team), call)  # type: ignore[arg-type]
+
+    async def stop_stream(self, team: str, channel: str, ts: str, chunks: list[Block],
+                          blocks: list[Block], urgent: bool = True) -> None:
+        await self._within(budgets.stop_stream(team), lambda: self.client.chat_stopStream(
+            channel=channel, ts=ts, chunks=chunks, blocks=blocks or None), urgent=urgent)
+
+    async def set_status(self, team: str, channel: str, thread_ts: str, status: str,
+                         loading: list[str]) -> bool:
+        """assistant.threads.setStatus, only if its budget has room now; whether it was sent."""
+        response = await self.attempt(budgets.status(team), lambda: self.client.assistant_threads_setStatus(
+            channel_id=channel, thread_ts=thread_ts, status=status,
+            loading_messages=loading or None))
+        return response is not None
+
+    async def suggest(self, team: str, channel: str, prompts: list[dict[str, str]]) -> None:
+        await self._within(budgets.prompts(team), lambda: self.client.assistant_threads_setSuggestedPrompts(
+            channel_id=channel, prompts=prompts))
+
     async def _within(self, limits: list[budgets.Budget], call: Call, urgent: bool = False) -> Any:
         outage_key = limits[-1][0]  # the broadest budget: Slack is down for all of it
         rate_limited = 0

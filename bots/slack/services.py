@@ -12,6 +12,8 @@ from core.conversation.dedupe import Seen
 from core.runtime.pool import RunPool
 
 from .boundary import Background
+from .budgets import OpenMessages
+from .features import WorkspaceFeatures
 from .sender import SlackSender
 
 
@@ -39,3 +41,5 @@ class Services:
     background: Background = field(default_factory=Background)
     seen: Seen = field(default_factory=Seen)
     locks: SlotLocks = field(default_factory=SlotLocks)
+    features: WorkspaceFeatures = field(default_factory=WorkspaceFeatures)
+    open_live: OpenMessages = field(default_factory=OpenMessages)

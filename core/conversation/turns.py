@@ -29,6 +29,12 @@ async def user_node(session_id: int, platform_message_id: str) -> ChatMessage | 
     ).order_by("-id").first()
 
 
+async def author(message_id: int) -> str | None:
+    """Who wrote a message (the platform's user id for a message from a platform)."""
+    row = await ChatMessage.filter(id=message_id).values_list("author", flat=True)
+    return row[0] if row else None
+
+
 async def run_in_flight(session_id: int) -> str | None:
     """The run in flight (queued or running) in the session, on any replica."""
     return await records.busy_run(session_id)

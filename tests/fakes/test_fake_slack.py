@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -28,22 +27,6 @@ from tests.fakes.slack_payloads import (
 )
 
 SECRET = "test-signing-secret"
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-async def slack(clock: ManualClock) -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(clock=clock) as fake:
-        yield fake
-
-
-@pytest.fixture
-def client(slack: FakeSlack) -> AsyncWebClient:
-    return AsyncWebClient(base_url=slack.api_url, token="xoxb-test")
 
 
 def section(text: str, block_id: str | None = None) -> dict[str, Any]:

@@ -61,9 +61,12 @@ def answer_parts(update: RunUpdate, context: TurnContext, note: str | None = Non
     return parts
 
 
+FEEDBACK_ROW = 1  # 👍 / 👎 under the first row of buttons (a row holds five)
+
+
 def controls(update: RunUpdate, context: TurnContext) -> tuple[ButtonSpec, ...]:
     """Regenerate (a prominent Retry on a failed turn: the same click), the version switcher
-    "◀ 2/3 ▶", Show thinking."""
+    "◀ 2/3 ▶", Show thinking; under an answer 👍 / 👎."""
     message_id = update.message_id
     again = ids.encode(ids.Action.REGENERATE, message_id)
     if update.status == MessageStatus.FAILED:
@@ -75,6 +78,9 @@ def controls(update: RunUpdate, context: TurnContext) -> tuple[ButtonSpec, ...]:
     if len(update.state.thinking) or update.state.tools:
         thinking = ids.encode(ids.Action.THINKING, message_id)
         buttons.append(ButtonSpec("Show thinking", thinking, emoji="💭"))
+    if update.status == MessageStatus.SUCCESS:
+        buttons += [ButtonSpec("", ids.encode(ids.Action.FEEDBACK, message_id, value), emoji=emoji,
+                               row=FEEDBACK_ROW) for value, emoji in (("good", "👍"), ("bad", "👎"))]
     return tuple(buttons)
 
 

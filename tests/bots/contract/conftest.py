@@ -65,6 +65,9 @@ async def chat(platform: tuple[str, Any], runs: RunPool) -> AsyncIterator[Chat]:
     name, fakes = platform
     if name == "slack":
         slack, clock = fakes
+        # The edit-based live message: it has the Stop button the table drives (a streamed
+        # message has none yet; streaming has its own tests in tests/bots/slack/test_streaming.py).
+        slack.streaming = False
         async with running(slack, runs, clock) as harness:
             yield SlackChat(harness)
     else:

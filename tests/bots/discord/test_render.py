@@ -69,7 +69,9 @@ def test_a_long_answer_splits_within_limits_with_controls_on_the_last_part() -> 
     assert [bool(p.buttons) for p in parts] == [False, False, True]
     labels = [(b.label, b.custom_id, b.disabled) for b in parts[-1].buttons]
     assert labels == [("Regenerate", "hermes:regen:11", False), ("◀", "hermes:ver:5", False),
-                      ("2/3", "hermes:noop:pos", True), ("▶", "hermes:ver:7", False)]
+                      ("2/3", "hermes:noop:pos", True), ("▶", "hermes:ver:7", False),
+                      ("", "hermes:rate:11:good", False), ("", "hermes:rate:11:bad", False)]
+    assert [b.emoji for b in parts[-1].buttons[-2:]] == ["👍", "👎"]
     assert sum(len(p.embed) for p in parts[-1:]) <= 6000
 
 
@@ -105,8 +107,10 @@ def test_a_switcher_at_the_first_version_disables_the_left_arrow() -> None:
     done = update(MessageStatus.SUCCESS, final_text="hi", thinking=ThinkingText().append("x"))
     (part,) = turn_parts(done, TurnContext(Versions(1, 2, next_id=12)))
     assert [(b.label, b.disabled) for b in part.buttons] == [
-        ("Regenerate", False), ("◀", True), ("1/2", True), ("▶", False), ("Show thinking", False)]
-    assert len({b.custom_id for b in part.buttons}) == 5, "custom ids are unique in a message"
+        ("Regenerate", False), ("◀", True), ("1/2", True), ("▶", False), ("Show thinking", False),
+        ("", False), ("", False)]  # 👍 / 👎, on a row of their own
+    assert [b.row for b in part.buttons[-2:]] == [1, 1]
+    assert len({b.custom_id for b in part.buttons}) == 7, "custom ids are unique in a message"
 
 
 def pause(status: PauseStatus = PauseStatus.UNANSWERED, choices: tuple[str, ...] = ("red", "blue"),

@@ -149,11 +149,15 @@ def _if(items: list[Message], count: int) -> list[Message] | None:
 
 
 def texts(message: Message) -> str:
-    """Every text a message shows (its blocks' sections and contexts), one per line."""
-    lines: list[str] = []
+    """Every text a message shows (what it streamed, its tasks, its blocks' sections,
+    markdown and contexts), one per line."""
+    lines: list[str] = [message.text] if message.chunks and message.text else []
+    lines += [f"{task['title']}\n{task.get('details', '')}" for task in message.tasks.values()]
     for block in message.blocks or []:
         if "text" in block and isinstance(block["text"], dict):
             lines.append(block["text"].get("text", ""))
+        if block.get("type") == "markdown":
+            lines.append(block["text"])
         for element in block.get("elements", []):
             if element.get("type") == "mrkdwn":
                 lines.append(element.get("text", ""))

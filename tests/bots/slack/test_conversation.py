@@ -17,7 +17,7 @@ async def test_two_turns_in_one_thread(h: Harness, llm: ScriptedLLM) -> None:
     [first] = await h.answered(CHANNEL_ID, thread)
     assert first.thread_ts == thread
     shown = texts(first)
-    assert "*Paris*, see <https://maps.example/paris|the map>." in shown
+    assert "**Paris**, see [the map](https://maps.example/paris)." in shown  # Markdown, rendered by Slack
     assert "0 tool calls" in shown
     assert has_button(first, "hermes.answer.thinking") and not has_button(first, "hermes.run.stop")
 

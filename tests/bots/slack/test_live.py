@@ -20,6 +20,9 @@ TODOS = {"todos": [{"id": "1", "content": "read the brief", "status": "completed
 
 
 async def test_todos_and_tools_show_while_the_run_works(h: Harness, llm: ScriptedLLM) -> None:
+    """The edit-based live message (a workspace without the stream methods; streamed turns:
+    test_streaming.py)."""
+    h.slack.streaming = False
     gate = asyncio.Event()
     llm.script(tool_reply(ToolCall("todo", TODOS)), text_reply("All planned.", gate=gate))
     thread = (await h.event("app_mention", text="plan it"))["ts"]

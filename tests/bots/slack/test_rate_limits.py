@@ -16,7 +16,8 @@ import pytest
 from core.bridge_client import BridgeClient
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import SteppedClock
-from tests.bots.slack.harness import DEADLINE, Harness, running, texts
+from bots.slack import ids
+from tests.bots.slack.harness import DEADLINE, Harness, has_button, running, texts
 from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.slack import FakeSlack
@@ -37,6 +38,7 @@ class Timed:
 async def timed(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[Timed]:
     clock = SteppedClock()
     async with BridgeClient(fake_bridge.url, policy=FAST) as client, FakeSlack(clock=clock) as slack:
+        slack.streaming = False  # the edit-based live message; streams: test_streaming.py
         pool = RunPool(client, catalogue_for(None, skills_dir), max_active_runs=10)
         await pool.open()
         try:
@@ -92,6 +94,10 @@ def newest_token(call: Any) -> int:
     return max((int(n) for n in re.findall(r"token (\d+)", str(call.args.get("blocks")))), default=-1)
 
 
+def answered_in(h: Harness, thread: str, text: str) -> bool:
+    return any(text in texts(m) and has_button(m, ids.REGENERATE) for m in h.bot_messages(CHANNEL_ID, thread))
+
+
 def final_shown(slack: FakeSlack, ts: str, text: str) -> bool:
     return text in texts(slack.message(CHANNEL_ID, ts))
 
@@ -123,7 +129,11 @@ async def test_ten_concurrent_runs_share_the_workspace_budget(timed: Timed) -> N
     await advance_until(timed.clock, lambda: all(timed.h.bot_messages(CHANNEL_ID, t) for t in threads))
     await play(timed, 300, seqs, [r.run_id for r in runs])
     lives = [timed.h.bot_messages(CHANNEL_ID, t)[0].ts for t in threads]
-    await advance_until(timed.clock, lambda: all(final_shown(timed.slack, ts, "Done together.") for ts in lives))
+    # Each answer in its live message, or (when the update budget was short) in a new one,
+    # and then every live message tidied: showing the answer, or gone.
+    await advance_until(timed.clock, lambda: all(answered_in(timed.h, t, "Done together.") for t in threads))
+    await advance_until(timed.clock, lambda: all(
+        (m := timed.slack.message(CHANNEL_ID, ts)).deleted or "Done together." in texts(m) for ts in lives))
 
     updates = timed.slack.calls_to("chat.update")
     per_message = sorted(len(edits_of(timed.slack, ts)) for ts in lives)
@@ -163,12 +173,12 @@ async def test_a_finished_answer_goes_ahead_of_the_other_runs_progress_edits(tim
     threads = [(await timed.h.event("app_mention", text=f"job {n}"))["ts"] for n in range(10)]
     runs = await poll(lambda: len(a := timed.h.pool.active()) == 10 and a)
     await advance_until(timed.clock, lambda: all(timed.h.bot_messages(CHANNEL_ID, t) for t in threads))
-    lives = [timed.h.bot_messages(CHANNEL_ID, t)[0].ts for t in threads]
     await play(timed, 40, seqs, [r.run_id for r in runs])
     quick = await poll(lambda: next((v for r in runs if (v := timed.h.pool.view(r.run_id)).finished), None))
     ended_at = timed.clock.now
+    # In its live message, or (its budget short) posted beside it: either way, at once.
     shown = await advance_until(timed.clock, lambda: next(
-        (ts for ts in lives if final_shown(timed.slack, ts, "Quick answer.")), None))
+        (t for t in threads if answered_in(timed.h, t, "Quick answer.")), None))
     waited = timed.clock.now - ended_at
     print(f"\nthe finished answer showed {waited:.1f} s (clock) after its run ended")
     assert shown and quick.status.name == "SUCCESS"
@@ -177,3 +187,33 @@ async def test_a_finished_answer_goes_ahead_of_the_other_runs_progress_edits(tim
     for run in runs:
         if run.run_id != quick.run_id:
             await timed.h.pool.stop(run.run_id)
+
+
+async def test_beyond_ten_live_messages_a_turn_shows_its_progress_as_the_threads_status(
+        timed: Timed) -> None:
+    """Ten runs hold the workspace's ten edited live messages; an eleventh turn (queued here)
+    posts its message once and shows what it does as the thread's loading status; stopped,
+    every turn ends in its final state, nothing left showing Stop."""
+    script, _ = paced_script(300, "Never reached.")
+    timed.bridge.default_script = lambda run_id: list(script)
+    threads = [(await timed.h.event("app_mention", text=f"job {n}"))["ts"] for n in range(11)]
+    await advance_until(timed.clock, lambda: all(timed.h.bot_messages(CHANNEL_ID, t) for t in threads))
+    # Whichever turn came eleventh to the workspace's budget (not always the last mention).
+    [(beyond, eleventh)] = [(t, m) for t in threads for m in timed.h.bot_messages(CHANNEL_ID, t)
+                            if "Working on it" in texts(m)]
+    assert has_button(eleventh, ids.STOP)
+
+    def status_of(thread: str) -> list[Any]:
+        return [c for c in timed.slack.calls_to("assistant.threads.setStatus")
+                if c.args.get("thread_ts") == thread and c.ok]
+    [status, *_] = await advance_until(timed.clock, lambda: status_of(beyond))
+    # What that turn does: it waits in line (the eleventh run), or thinks (one of the ten).
+    assert status.args["loading_messages"] in (["Waiting in line…"], ["Thinking…"])
+    assert not edits_of(timed.slack, eleventh.ts)  # no progress edits of that message
+
+    for run in timed.h.pool.active():
+        await timed.h.pool.stop(run.run_id)
+    await advance_until(timed.clock, lambda: all(answered_in(timed.h, t, "Stopped") for t in threads))
+    await advance_until(timed.clock, lambda: not any(
+        has_button(m, ids.STOP) for t in threads for m in timed.h.bot_messages(CHANNEL_ID, t)))
+    assert timed.slack.ratelimited == 0

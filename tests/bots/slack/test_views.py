@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bots.slack import ids
-from bots.slack.answer_view import MAX_MESSAGES, answer_groups, render_answer
-from bots.slack.blocks import MAX_BLOCKS, MAX_SECTION, MAX_TEXT, Payload
+from bots.slack.answer_view import MAX_MESSAGES, answer_parts, render_answer
+from bots.slack.blocks import MAX_BLOCKS, MAX_MARKDOWN, MAX_SECTION, MAX_TEXT, Payload
 from bots.slack.clarify_view import custom_answer_modal, render_clarify
 from bots.slack.command_words import Command, mention_command, parse_command
 from bots.slack.live_view import render_live
@@ -39,8 +39,9 @@ def all_text(payload: Payload) -> str:
 
 def within_limits(payload: Payload) -> bool:
     sections = [b["text"]["text"] for b in payload.blocks if b["type"] == "section"]
+    markdown = sum(len(b["text"]) for b in payload.blocks if b["type"] == "markdown")
     return (len(payload.text) <= MAX_TEXT and len(payload.blocks) <= MAX_BLOCKS
-            and all(len(s) <= MAX_SECTION for s in sections))
+            and all(len(s) <= MAX_SECTION for s in sections) and markdown <= MAX_MARKDOWN)
 
 
 def test_the_live_message_shows_status_tool_todos_tools_and_thinking() -> None:
@@ -67,11 +68,25 @@ def test_the_answer_has_a_footer_buttons_and_a_switcher() -> None:
                   last_at=T0 + timedelta(seconds=42))
     layout = render_answer(done, versions_of(3, [1, 3, 7]))
     blocks = layout.main.blocks
-    assert blocks[0]["text"]["text"] == "*Hi* <https://x.y|there>"
+    assert blocks[0] == {"type": "markdown", "text": "**Hi** [there](https://x.y)"}
+    assert layout.main.text == "*Hi* <https://x.y|there>"  # the mrkdwn fallback
     assert blocks[1]["elements"][0]["text"] == "42s · 1 tool call · model fast"
     labels = [(e["text"]["text"], e["value"]) for e in blocks[2]["elements"]]
     assert labels == [("Regenerate", "3"), ("◀", "3:1"), ("2/3", "3"), ("▶", "3:7"), ("Show thinking", "3")]
+    [feedback] = blocks[3]["elements"]
+    assert blocks[3]["type"] == "context_actions" and feedback["action_id"] == ids.FEEDBACK
+    assert (feedback["positive_button"]["value"], feedback["negative_button"]["value"]) == ("good:3", "bad:3")
+    assert ids.parse_feedback("bad:3") == ("bad", 3)
+    with pytest.raises(InvalidInput):
+        ids.parse_feedback("meh:3")
     assert layout.followups == [] and layout.attachment is None
+
+
+def test_a_table_goes_out_as_markdown_and_nested_fences_survive() -> None:
+    table = "| tool | calls |\n|------|-------|\n| search | 2 |"
+    nested = "````markdown\n```python\nprint(1)\n```\n````"
+    layout = render_answer(update(MessageStatus.SUCCESS, final_text=f"{table}\n\n{nested}"))
+    assert layout.main.blocks[0] == {"type": "markdown", "text": f"{table}\n\n{nested}"}
 
 
 def test_a_failed_turn_says_why_and_offers_a_retry() -> None:
@@ -84,7 +99,7 @@ def test_a_failed_turn_says_why_and_offers_a_retry() -> None:
 
 
 def test_long_answers_split_within_limits_and_very_long_ones_become_a_file() -> None:
-    code = "```python\n" + "\n".join(f"line_{i} = {i}" for i in range(2000)) + "\n```"
+    code = "```python\n" + "\n".join(f"line_{i} = {i}" for i in range(3000)) + "\n```"
     long = update(MessageStatus.SUCCESS, final_text=f"Intro.\n\n{code}\n\nOutro.")
     layout = render_answer(long)
     assert layout.attachment is not None and layout.followups == []
@@ -92,8 +107,8 @@ def test_long_answers_split_within_limits_and_very_long_ones_become_a_file() -> 
     layout = render_answer(medium)
     assert 1 <= len(layout.followups) < MAX_MESSAGES and layout.attachment is None
     assert all(within_limits(p) for p in [layout.main, *layout.followups])
-    for group in answer_groups(code[:20000] + "\n```"):
-        assert all(part.count("```") % 2 == 0 for part in group)
+    for part in answer_parts(code[:30000] + "\n```"):
+        assert len(part) <= MAX_MARKDOWN and part.count("```") % 2 == 0
 
 
 def test_clarify_buttons_then_who_answered() -> None:

@@ -8,7 +8,10 @@
 
 It keeps channels and messages in memory, records every call (`slack.calls`), enforces
 Slack's documented limits (`SlackLimits`, on an injectable clock) and takes injected faults
-(`fail`, `ratelimit`, `hang` / `release`, `outage`). `slack.socket` is the Socket Mode end.
+(`fail`, `ratelimit`, `hang` / `release`, `outage`; `refuse` a method for good,
+`streaming = False` for a workspace without chat.startStream, `expire_stream`). Streamed
+messages (chat.startStream) keep their chunks, tasks and plan title on the `Message`.
+`slack.socket` is the Socket Mode end.
 """
 
 from .faults import Fault

@@ -37,6 +37,7 @@ def update(state: SlackState, args: Args) -> Body:
     if "blocks" in args:
         message.blocks = args["blocks"] or None
     message.edited_ts = state.workspace.next_ts()
+    message.chunks, message.tasks, message.plan_title = [], {}, None  # the edit replaces a stream
     return {"ok": True, "channel": message.channel, "ts": message.ts, "text": message.text,
             "message": message.to_api()}
 

@@ -1,4 +1,4 @@
-"""auth.test, conversations.*, users.info, assistant.threads.setStatus, apps.connections.open."""
+"""auth.test, conversations.*, users.info, assistant.threads.*, apps.connections.open."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ import secrets
 from .model import ts_key
 from .state import SlackState
 from .wire import ApiError, Args, Body, require
+
+MAX_LOADING_MESSAGES = 10
+MAX_PROMPTS = 4
 
 
 def auth_test(state: SlackState, args: Args) -> Body:
@@ -49,11 +52,40 @@ def users_info(state: SlackState, args: Args) -> Body:
 
 
 def set_thread_status(state: SlackState, args: Args) -> Body:
+    """An empty status clears it; `loading_messages` (at most 10) are kept beside it."""
     require(args, "channel_id", "thread_ts")
     state.workspace.channel(args["channel_id"])
-    state.workspace.thread_status[(args["channel_id"], str(args["thread_ts"]))] = str(
-        args.get("status") or ""
-    )
+    key = (str(args["channel_id"]), str(args["thread_ts"]))
+    loading = args.get("loading_messages") or []
+    if not isinstance(loading, list) or len(loading) > MAX_LOADING_MESSAGES:
+        raise ApiError("invalid_arguments", detail="loading_messages: at most 10")
+    status = str(args.get("status") or "")
+    if status:
+        state.workspace.thread_status[key] = status
+        state.workspace.loading_messages[key] = [str(m) for m in loading]
+    else:
+        state.workspace.thread_status.pop(key, None)
+        state.workspace.loading_messages.pop(key, None)
+    return {"ok": True}
+
+
+def set_suggested_prompts(state: SlackState, args: Args) -> Body:
+    require(args, "channel_id", "prompts")
+    state.workspace.channel(args["channel_id"])
+    prompts = args["prompts"]
+    if not isinstance(prompts, list) or not 0 < len(prompts) <= MAX_PROMPTS or not all(
+            isinstance(p, dict) and p.get("title") and p.get("message") for p in prompts):
+        raise ApiError("invalid_arguments", detail="prompts: 1-4 of {title, message}")
+    key = (str(args["channel_id"]), str(args.get("thread_ts") or ""))
+    state.workspace.suggested_prompts[key] = {"title": args.get("title"), "prompts": prompts}
+    return {"ok": True}
+
+
+def set_thread_title(state: SlackState, args: Args) -> Body:
+    require(args, "channel_id", "thread_ts", "title")
+    state.workspace.channel(args["channel_id"])
+    state.workspace.thread_titles[(str(args["channel_id"]), str(args["thread_ts"]))] = str(
+        args["title"])
     return {"ok": True}
 
 
@@ -70,5 +102,7 @@ HANDLERS = {
     "conversations.replies": conversations_replies,
     "users.info": users_info,
     "assistant.threads.setStatus": set_thread_status,
+    "assistant.threads.setSuggestedPrompts": set_suggested_prompts,
+    "assistant.threads.setTitle": set_thread_title,
     "apps.connections.open": connections_open,
 }

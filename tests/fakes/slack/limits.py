@@ -32,13 +32,17 @@ TIER_4 = Budget(per_minute=100, burst=20)
 
 
 def default_method_budgets() -> dict[str, Budget]:
-    """Tiers from Slack's method reference (per workspace, per method)."""
+    """Tiers from Slack's method reference (per workspace, per method). setStatus is a
+    "special" tier Slack does not put a figure on: the fake holds it to Tier 3."""
+    tier_2 = ("chat.startStream", "chat.stopStream")
     tier_3 = ("chat.update", "chat.delete", "reactions.add", "conversations.replies",
-              "conversations.info", "assistant.threads.setStatus")
+              "conversations.info", "assistant.threads.setStatus", "assistant.threads.setTitle")
     tier_4 = ("chat.postEphemeral", "chat.getPermalink", "views.open", "views.update",
               "views.push", "users.info", "files.getUploadURLExternal",
-              "files.completeUploadExternal")
-    return {**{m: TIER_3 for m in tier_3}, **{m: TIER_4 for m in tier_4}}
+              "files.completeUploadExternal", "chat.appendStream",
+              "assistant.threads.setSuggestedPrompts")
+    return {**{m: TIER_2 for m in tier_2}, **{m: TIER_3 for m in tier_3},
+            **{m: TIER_4 for m in tier_4}}
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class SlackLimits:
     max_blocks: int = 50  # blocks in a message -> invalid_blocks
     max_view_blocks: int = 100  # blocks in a modal -> invalid_blocks
     max_section_text: int = 3000  # chars of a section's text -> invalid_blocks
+    max_markdown: int = 12_000  # chars of all markdown blocks of a message -> invalid_blocks
     trigger_ttl: float = 3.0  # seconds a trigger_id can be exchanged, once
     per_message_update: Budget | None = Budget(per_minute=60, burst=1)  # chat.update 1/s
     per_channel_post: Budget | None = Budget(per_minute=60, burst=5)  # chat.postMessage

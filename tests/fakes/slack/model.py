@@ -45,6 +45,14 @@ class Message:
     edited_ts: str | None = None
     deleted: bool = False
     metadata: dict[str, Any] | None = None
+    # A streamed message (chat.startStream): open while `streaming`; its chunks as received,
+    # the newest state of each task by id, the plan's title.
+    streaming: bool = False
+    task_display_mode: str | None = None
+    recipient: str | None = None
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    plan_title: str | None = None
 
     def to_api(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text}
@@ -69,6 +77,9 @@ class Workspace:
     messages: dict[tuple[str, str], Message] = field(default_factory=dict)
     ephemerals: list[dict[str, Any]] = field(default_factory=list)
     thread_status: dict[tuple[str, str], str] = field(default_factory=dict)
+    loading_messages: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    suggested_prompts: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    thread_titles: dict[tuple[str, str], str] = field(default_factory=dict)
     reactions: dict[tuple[str, str], dict[str, list[str]]] = field(default_factory=dict)
     ts_base: int = 1_700_000_000
     _serial: int = 0
@@ -120,8 +131,13 @@ class Workspace:
         return message
 
     def post_as_bot(self, channel: str, **fields: Any) -> Message:
-        return self.add_message(channel, user=self.identity.bot_user_id,
-                                bot_id=self.identity.bot_id, **fields)
+        """A bot message; a reply in a thread clears the thread's status, as in Slack."""
+        message = self.add_message(channel, user=self.identity.bot_user_id,
+                                   bot_id=self.identity.bot_id, **fields)
+        if message.thread_ts:
+            self.thread_status.pop((channel, message.thread_ts), None)
+            self.loading_messages.pop((channel, message.thread_ts), None)
+        return message
 
     def find(self, channel: Any, ts: Any) -> Message:
         message = self.messages.get((str(channel), str(ts)))

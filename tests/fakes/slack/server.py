@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import api_chat, api_files, api_misc, api_views
+from . import api_chat, api_files, api_misc, api_stream, api_views
 from .calls import Call
 from .faults import Fault, FaultBox, Outage
 from .limits import Clock, RateLimiter, SlackLimits, system_clock
@@ -20,7 +20,9 @@ from .wire import ApiError, Args, Body, RateLimited, read_args, take_token
 Handler = Callable[[SlackState, Args], Body]
 METHODS: dict[str, Handler] = {
     **api_chat.HANDLERS, **api_views.HANDLERS, **api_misc.HANDLERS, **api_files.HANDLERS,
+    **api_stream.HANDLERS,
 }
+STREAM_METHODS = frozenset(api_stream.HANDLERS)
 _APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
 
 
@@ -36,6 +38,7 @@ class FakeSlack:
         self.bot_token, self.app_token = bot_token, app_token
         self.calls: list[Call] = []
         self.faults = FaultBox()
+        self.refusals: dict[str, str] = {}  # method -> the error it always answers
         self.socket = SocketModeServer(self.state)
         self._limiter = RateLimiter(self.state.limits, clock)
         self._changed = asyncio.Condition()
@@ -122,6 +125,32 @@ class FakeSlack:
         """A user's message the app may read back (conversations.replies)."""
         return self.workspace.add_message(channel, text=text, user=user, **fields)
 
+    def refuse(self, method: str, error: str = "not_allowed") -> None:
+        """From now on `method` answers `{"ok": false, "error": error}` (a workspace or token
+        without the feature); `allow(method)` undoes it."""
+        self.refusals[method] = error
+
+    def allow(self, method: str) -> None:
+        self.refusals.pop(method, None)
+
+    @property
+    def streaming(self) -> bool:
+        """Whether the stream methods exist; False makes them `unknown_method` (an older
+        workspace)."""
+        return not STREAM_METHODS & self.refusals.keys()
+
+    @streaming.setter
+    def streaming(self, on: bool) -> None:
+        for method in STREAM_METHODS:
+            if on:
+                self.allow(method)
+            else:
+                self.refuse(method, "unknown_method")
+
+    def expire_stream(self, channel: str, ts: str) -> None:
+        """Slack closes an open stream (it timed out): appends and stops are refused."""
+        api_stream.expire(self.state, channel, ts)
+
     def fail(self, method: str, status: int = 500, times: int = 1) -> None:
         """The next `times` calls of `method` ("*" = any) answer HTTP `status`."""
         self.faults.add(method, Fault("status", status=status), times)
@@ -191,8 +220,11 @@ class FakeSlack:
 
     def _dispatch(self, call: Call) -> Body:
         handler = METHODS.get(call.method)
-        if handler is None:
+        if handler is None or self.refusals.get(call.method) == "unknown_method":
             raise ApiError("unknown_method")
+        if call.method in self.refusals:
+            self._authenticate(call)
+            raise ApiError(self.refusals[call.method])
         self._authenticate(call)
         retry_after = self._limiter.admit(call.method, call.args)
         if retry_after is not None:

@@ -11,6 +11,7 @@ _HEADER_TEXT = 150
 _FIELD_TEXT = 2000
 _MAX_FIELDS = 10
 _VIEW_TITLE = 24
+_MAX_CONTEXT_ACTIONS = 5
 
 
 def check_message(args: dict[str, Any], limits: SlackLimits) -> None:
@@ -34,6 +35,9 @@ def check_blocks(blocks: Any, max_blocks: int, limits: SlackLimits) -> None:
         _invalid("block_id must be unique", "")
     for index, block in enumerate(blocks):
         _check_block(block, f"/{index}", limits)
+    markdown = sum(len(str(b.get("text", ""))) for b in blocks if b.get("type") == "markdown")
+    if markdown > limits.max_markdown:
+        _invalid(f"markdown blocks must hold at most {limits.max_markdown} characters", "")
 
 
 def check_view(view: Any, limits: SlackLimits) -> None:
@@ -61,8 +65,27 @@ def _check_block(block: dict[str, Any], pointer: str, limits: SlackLimits) -> No
             _invalid("must provide text or fields", pointer)
         if len(fields) > _MAX_FIELDS or any(len(f.get("text", "")) > _FIELD_TEXT for f in fields):
             _invalid("too many fields or a field too long", f"{pointer}/fields")
+    if kind == "markdown" and not (isinstance(block.get("text"), str) and block["text"]):
+        _invalid("must provide text", f"{pointer}/text")
+    if kind == "context_actions":
+        _check_context_actions(block, pointer)
     if kind == "header" and len((block.get("text") or {}).get("text", "")) > _HEADER_TEXT:
         _invalid(f"must be less than {_HEADER_TEXT + 1} characters", f"{pointer}/text/text")
+
+
+def _check_context_actions(block: dict[str, Any], pointer: str) -> None:
+    elements = block.get("elements")
+    if not isinstance(elements, list) or not 0 < len(elements) <= _MAX_CONTEXT_ACTIONS:
+        _invalid(f"must hold 1-{_MAX_CONTEXT_ACTIONS} elements", f"{pointer}/elements")
+    for index, element in enumerate(elements):
+        at = f"{pointer}/elements/{index}"
+        if element.get("type") not in ("feedback_buttons", "icon_button"):
+            _invalid("must be feedback_buttons or icon_button", at)
+        if element.get("type") == "feedback_buttons" and not all(
+                isinstance(element.get(k), dict) and element[k].get("value")
+                and (element[k].get("text") or {}).get("text")
+                for k in ("positive_button", "negative_button")):
+            _invalid("feedback_buttons needs positive_button and negative_button", at)
 
 
 def _invalid(reason: str, pointer: str) -> None:
