@@ -95,8 +95,9 @@ class GatewaySupervisor:
 
     def _drop(self, event: str, data: Any, error: Exception) -> None:
         fields = sorted(data) if isinstance(data, dict) else type(data).__name__
-        log.warning("discord: dropped a %s dispatch discord.py could not parse (%s; fields %s)",
-                    event, describe(error), fields, exc_info=error)
+        # A payload we cannot use: counted (health, /metrics), said at debug, no traceback.
+        log.debug("discord: dropped a %s dispatch discord.py could not parse (%s; fields %s)",
+                  event, describe(error), fields)
         self._link.dropped_event()
 
 

@@ -2,7 +2,7 @@
 discord.py): partial MESSAGE_UPDATEs, messages of only stickers, embeds or a poll,
 interactions from channels the bot cannot see, and a hypothesis test that mutates real-shaped
 dispatches. None may end in an error logged with a traceback; discord.py's own parsers are
-guarded by the supervisor (a dispatch it cannot parse is dropped with a warning)."""
+guarded by the supervisor (a dispatch it cannot parse is dropped, said at debug)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,10 @@ STICKER = {"id": "1", "name": "wave", "format_type": 1}
 
 
 def errors(caplog: pytest.LogCaptureFixture, since: int = 0) -> list[str]:
-    """Records of something that broke: ERROR or worse (the supervisor's drops are warnings)."""
-    return [f"{r.name}: {r.getMessage()}" for r in caplog.records[since:] if r.levelno >= logging.ERROR]
+    """Records of something that broke: ERROR or worse, or any line with a traceback (the
+    supervisor's drops are said at debug, without one)."""
+    return [f"{r.name}: {r.getMessage()}" for r in caplog.records[since:]
+            if r.levelno >= logging.ERROR or r.exc_info]
 
 
 async def settled(fake: FakeDiscord, bot: DiscordBot, seq: int | None) -> None:
