@@ -52,5 +52,7 @@ def start_jobs(pool: RunPool, clarify_fallback: timedelta = timedelta(hours=24))
     scheduler.add_job(enforce_clarify_fallback, "interval", minutes=5, args=[pool, clarify_fallback],
                       id="clarify-fallback", next_run_time=now)
     scheduler.add_job(pool.prune, "interval", minutes=1, id="prune", next_run_time=now)
+    scheduler.add_job(pool.quota.sweep, "interval", minutes=10, id="sweep-quota",
+                      next_run_time=now)
     scheduler.start()
     return scheduler
