@@ -63,10 +63,12 @@ async def running_parts(settings: Settings,
             fallback = timedelta(hours=settings.clarify_fallback_hours)
             upkeep = Upkeep(lock, lambda: start_jobs(pool, fallback),
                             every=settings.run_lease_seconds / 2)
-            tasks = [asyncio.create_task(upkeep.run(), name="upkeep")]
+            tasks: list[asyncio.Task[None]] = []
             try:
                 log.info("runtime: recovered %d runs in flight; %s", await recover(pool),
                          UPKEEP_HERE if leader else "another replica runs the upkeep jobs")
+                # after recovery: the jobs run at once, and they stop runs this replica drives
+                tasks.append(asyncio.create_task(upkeep.run(), name="upkeep"))
                 tasks.append(asyncio.create_task(keep_taking_over(pool), name="takeover"))
                 yield Parts(settings, catalogue, bridge, pool, endpoint.child)
             finally:
