@@ -228,3 +228,15 @@ class RunLease(Model):
     class Meta:
         table = "run_lease"
         indexes = (Index(fields=("owner",), name="idx_run_lease_owner"),)
+
+
+class RunQuotaBucket(Model):
+    """RUNS_PER_USER_PER_MINUTE: one chat user's token bucket, shared by every replica."""
+
+    id = fields.BigIntField(primary_key=True)
+    user_key = fields.CharField(max_length=128, unique=True)
+    tokens = fields.FloatField()
+    updated = fields.FloatField()  # seconds since the epoch (the quota's clock) of the last take
+
+    class Meta:
+        table = "run_quota"

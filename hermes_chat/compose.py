@@ -20,12 +20,10 @@ from core.runtime.metrics import RunMetrics
 from core.runtime.pool import RunPool
 from core.runtime.notify import listening
 from core.runtime.recovery import keep_taking_over, recover
-from core.runtime.singleton import SchedulerLock
+from core.runtime.singleton import UPKEEP_HERE, SchedulerLock, Upkeep
 from hermes_chat.bridge_process import BridgeSupervisor, bridge_child
 
 log = logging.getLogger("hermes_chat.serve")
-LEADER_RETRY_SECONDS = 30.0
-UPKEEP_HERE = "this replica runs the upkeep jobs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +43,7 @@ async def running_parts(settings: Settings,
     """Database, Bridge (child or external), run pool with recovery and takeover of dead
     replicas' runs, the log listener (PostgreSQL), and the upkeep jobs (on one replica)."""
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
-    lock = SchedulerLock(settings.database_url)
+    lock = SchedulerLock(settings.database_url, settings.run_lease_seconds)
     leader = await lock.try_acquire()  # on SQLite a second process stops here, saying why
     await _migrate(settings.database_url)
     await db.open_database(settings.database_url)
@@ -62,11 +60,15 @@ async def running_parts(settings: Settings,
                            quota=RunQuota(settings.runs_per_user_per_minute),
                            run_buffer_bytes=settings.run_buffer_bytes)
             await pool.open()
-            upkeep = _run_jobs_when_leader(pool, lock, settings)
-            tasks = [asyncio.create_task(upkeep, name="upkeep")]
+            fallback = timedelta(hours=settings.clarify_fallback_hours)
+            upkeep = Upkeep(lock, lambda: start_jobs(pool, fallback),
+                            every=settings.run_lease_seconds / 2)
+            tasks: list[asyncio.Task[None]] = []
             try:
                 log.info("runtime: recovered %d runs in flight; %s", await recover(pool),
                          UPKEEP_HERE if leader else "another replica runs the upkeep jobs")
+                # after recovery: the jobs run at once, and they stop runs this replica drives
+                tasks.append(asyncio.create_task(upkeep.run(), name="upkeep"))
                 tasks.append(asyncio.create_task(keep_taking_over(pool), name="takeover"))
                 yield Parts(settings, catalogue, bridge, pool, endpoint.child)
             finally:
@@ -84,19 +86,3 @@ async def _migrate(database_url: str) -> None:
     names = f": {', '.join(applied)}" if applied else ""
     log.info("database: %s, %d new migrations applied%s", db.describe(database_url),
              len(applied), names)
-
-
-async def _run_jobs_when_leader(pool: RunPool, lock: SchedulerLock, settings: Settings) -> None:
-    """Run the upkeep jobs while this replica holds the lock; keep trying until it does
-    (start-up says who runs them; taking them over later is said here)."""
-    waited = False
-    while not await lock.try_acquire():
-        waited = True
-        await asyncio.sleep(LEADER_RETRY_SECONDS)
-    scheduler = start_jobs(pool, timedelta(hours=settings.clarify_fallback_hours))
-    if waited:
-        log.info("runtime: %s from now on", UPKEEP_HERE)
-    try:
-        await asyncio.Event().wait()
-    finally:
-        scheduler.shutdown(wait=False)

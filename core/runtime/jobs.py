@@ -40,11 +40,19 @@ async def enforce_clarify_fallback(pool: RunPool, fallback: timedelta) -> int:
 
 
 def start_jobs(pool: RunPool, clarify_fallback: timedelta = timedelta(hours=24)) -> AsyncIOScheduler:
-    """Schedule the upkeep jobs on the running loop; the caller shuts the scheduler down."""
+    """Schedule the upkeep jobs on the running loop; the caller shuts the scheduler down.
+
+    Each job runs once at the start, then at its interval: a replica that takes the jobs over
+    from a dead leader runs them at once, so leaders that change more often than an interval
+    do not starve a job."""
     scheduler = AsyncIOScheduler(timezone="UTC")
-    scheduler.add_job(expire_old_pauses, "interval", hours=1, id="expire-pauses")
+    now = utc_now()
+    scheduler.add_job(expire_old_pauses, "interval", hours=1, id="expire-pauses",
+                      next_run_time=now)
     scheduler.add_job(enforce_clarify_fallback, "interval", minutes=5, args=[pool, clarify_fallback],
-                      id="clarify-fallback")
-    scheduler.add_job(pool.prune, "interval", minutes=1, id="prune")
+                      id="clarify-fallback", next_run_time=now)
+    scheduler.add_job(pool.prune, "interval", minutes=1, id="prune", next_run_time=now)
+    scheduler.add_job(pool.quota.sweep, "interval", minutes=10, id="sweep-quota",
+                      next_run_time=now)
     scheduler.start()
     return scheduler

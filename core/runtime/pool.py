@@ -108,7 +108,7 @@ class RunPool:
         previous = self._in_flight(session.id)
         if previous is not None and not queue:
             raise Busy(f"session {session_id} is still working on run {previous.run_id}")
-        self.quota.take(fields.get("author"))
+        await self.quota.take(fields.get("author"))
         return await self._launch(
             session_id, RunOptions(max_iterations, after=self._done_future(previous)),
             text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
@@ -119,7 +119,7 @@ class RunPool:
         """A new version of an assistant message, generated live."""
         message = await tree.get_message(message_id, session_id)
         self._refuse_if_busy(message.session_id)
-        self.quota.take(fields.get("author"))
+        await self.quota.take(fields.get("author"))
         return await self._launch(message.session_id, RunOptions(), regenerate_of=message_id, **fields)
 
     async def edit(self, message_id: int, text: str, session_id: int | None = None,
@@ -129,7 +129,7 @@ class RunPool:
         message = await tree.get_message(message_id, session_id)
         self._refuse_if_busy(message.session_id)
         await self._session_defaults(message.session_id, fields)  # refuse before writing
-        self.quota.take(fields.get("author"))
+        await self.quota.take(fields.get("author"))
         return await self._launch(message.session_id, RunOptions(), text=text, edit_of=message.id,
                                   **fields)
 

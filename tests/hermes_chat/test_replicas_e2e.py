@@ -4,6 +4,8 @@ Two `hermes-chat serve` processes on one PostgreSQL database, one external real 
 process, its agent calling the scripted LLM), the fake Slack. Three conversations start on
 replica A; A is killed with SIGKILL; replica B, already running, takes over all three once
 A's 2-second leases expire, finishes the two streaming runs, and takes the clarify click.
+And kill -9 of the replica running the upkeep jobs: the other one runs them within a lease
+(issue 16 §4).
 """
 
 from __future__ import annotations
@@ -16,13 +18,25 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
 import pytest
 
 from bots.slack import ids
-from core.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, RunLease, Role
+from core import sessions
+from core.models import (
+    ChatMessage,
+    ChatMessageLog,
+    ClarifyPause,
+    MessageStatus,
+    PauseStatus,
+    RunLease,
+    Role,
+    utc_now,
+)
+from core.runtime import records
 from tests.bots.slack.harness import SECRET, button, has_button, texts
 from tests.bridge.harness import RunningBridge
 from tests.conftest import BACKEND
@@ -283,3 +297,47 @@ async def _is(message_id: int, status: MessageStatus) -> bool:
 
 async def _async(value: object) -> object:
     return value
+
+
+HANDOVER_LEASE = 4  # seconds; each replica tries the scheduler lock every half lease
+
+
+async def test_kill_9_of_the_scheduler_leader_hands_the_jobs_to_the_other_replica_in_a_lease(
+    db: str, bridge: RunningBridge, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    (tmp_path / "skills").mkdir()
+    settings = {
+        "DATABASE_URL": db, "HERMES_BRIDGE_URL": bridge.url,
+        "MODELS_FILE": str(_models_file(tmp_path, llm)), "SKILLS_DIR": str(tmp_path / "skills"),
+        "RUN_LEASE_SECONDS": str(HANDOVER_LEASE),
+    }
+    async with replica("A", tmp_path, settings) as a:
+        await _until(lambda: _async("this replica runs the upkeep jobs" in a.output()),
+                     "A leads", a)
+        async with replica("B", tmp_path, settings) as b:
+            assert "another replica runs the upkeep jobs" in b.output()
+            # A question older than the retention, stored after A's jobs ran at its start:
+            # A would expire it in an hour; whoever runs the jobs next expires it at once.
+            pause = await _ancient_pause()
+            a.process.kill()  # SIGKILL: no clean-up of any kind
+            await a.process.wait()
+            killed = time.monotonic()
+            await _until(lambda: _is_expired(pause), "B ran the upkeep jobs", a, b,
+                         deadline=HANDOVER_LEASE)
+            handover = time.monotonic() - killed
+            print(f"B ran the upkeep jobs {handover:.2f} s after the leader's kill -9")
+            assert "this replica runs the upkeep jobs from now on" in b.output()
+    assert handover < HANDOVER_LEASE
+
+
+async def _ancient_pause() -> int:
+    session = (await sessions.create_session()).id
+    turn = await records.insert_turn(session, "run-ancient", MessageStatus.SUCCESS, text="?")
+    pause = await ClarifyPause.create(run_id="run-ancient", message_id=turn.assistant.id,
+                                      clarify_id="ancient", question="?",
+                                      created_at=utc_now() - timedelta(days=31))
+    return pause.id
+
+
+async def _is_expired(pause_id: int) -> bool:
+    return await ClarifyPause.filter(id=pause_id, status=PauseStatus.EXPIRED).exists()

@@ -1,10 +1,12 @@
 """Requirement (issue #8 §5): "per-user rate limit on starting runs (configurable) with a clear
 message". RUNS_PER_USER_PER_MINUTE, enforced by the run pool for every start, edit and
 Regenerate that names a chat user; a refused start writes nothing and tells the user in the
-thread (a click: privately) when to try again. The clock is injected."""
+thread (a click: privately) when to try again. Counted in the database, so replicas share one
+quota (issue 16 §2). The clock is injected."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 
 from core.bridge_client import BridgeClient
 from core.config import Settings
-from core.models import ChatMessage, Role
+from core.models import ChatMessage, Role, RunQuotaBucket
 from core.errors import RateLimited
 from core.run_quota import RunQuota
 from core.runtime.pool import RunPool
@@ -55,27 +57,59 @@ async def slack(fake_slack: FakeSlack, limited: RunPool, fast_clock: FastClock
         yield harness
 
 
-def test_the_setting_has_a_default_and_zero_turns_it_off() -> None:
+async def test_the_setting_has_a_default_and_zero_turns_it_off(db: str) -> None:
     assert Settings().runs_per_user_per_minute == 10
     assert Settings.from_env({"RUNS_PER_USER_PER_MINUTE": "0"}).runs_per_user_per_minute == 0
     off = RunQuota(0)
     for _ in range(1000):
-        off.take("U1")
+        await off.take("U1")
+    assert await RunQuotaBucket.all().count() == 0
 
 
-def test_the_bucket_refills_evenly_and_says_when() -> None:
+async def test_the_bucket_refills_evenly_and_says_when(db: str) -> None:
     clock = ManualClock()
     quota = RunQuota(3, clock=clock)
     for _ in range(3):
-        quota.take("U1")
+        await quota.take("U1")
     with pytest.raises(RateLimited) as refused:
-        quota.take("U1")
+        await quota.take("U1")
     assert refused.value.retry_after == 20 and "Try again in 20 s" in refused.value.message
     assert refused.value.code == "rate_limited"
-    quota.take("U2")  # per user
-    quota.take(None)  # no user (the admin API): not counted
+    await quota.take("U2")  # per user
+    await quota.take(None)  # no user (the admin API): not counted
     clock.advance(20)
-    quota.take("U1")
+    await quota.take("U1")
+
+
+async def test_two_replicas_count_one_quota_in_the_database(db: str) -> None:
+    """Two replicas' quotas (nothing shared but the database) and concurrent starts of one
+    user on both: exactly the allowed number goes through."""
+    clock = ManualClock()
+    replicas = (RunQuota(PER_MINUTE, clock=clock), RunQuota(PER_MINUTE, clock=clock))
+    outcomes = await asyncio.gather(*(replicas[n % 2].take("U1") for n in range(8)),
+                                    return_exceptions=True)
+    assert sum(outcome is None for outcome in outcomes) == PER_MINUTE, outcomes
+    assert all(isinstance(o, RateLimited) for o in outcomes if o is not None), outcomes
+    clock.advance(30)  # one token back, whichever replica asks
+    await replicas[1].take("U1")
+    with pytest.raises(RateLimited, match="Try again in 30 s"):
+        await replicas[0].take("U1")
+
+
+async def test_full_buckets_are_swept_and_odd_user_ids_are_kept_apart(db: str) -> None:
+    clock = ManualClock()
+    quota = RunQuota(PER_MINUTE, clock=clock)
+    long_a, long_b = "U" * 5000 + "a", "U" * 5000 + "b"  # untrusted: megabytes, NUL, surrogates
+    for user in (long_a, long_b, "U\x00\ud800"):
+        await quota.take(user)
+        await quota.take(user)
+    with pytest.raises(RateLimited):
+        await quota.take(long_a)
+    clock.advance(59)
+    assert await quota.sweep() == 0  # not full yet: kept
+    clock.advance(2)
+    assert await quota.sweep() == 3
+    await quota.take(long_a)
 
 
 async def test_slack_a_user_over_the_limit_is_told_in_the_thread_and_nothing_is_written(
