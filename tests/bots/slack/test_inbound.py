@@ -15,6 +15,7 @@ from bots.slack.inbound import (
     Click,
     Ignored,
     MessageEdit,
+    HomeOpened,
     MessageEvent,
     SlashCommand,
     ViewSubmission,
@@ -278,7 +279,7 @@ def test_payloads_the_product_does_not_use_are_ignored(payload: Any) -> None:
     assert isinstance(parse(payload), Ignored)
 
 
-@pytest.mark.parametrize("event_type", ["reaction_added", "app_home_opened", "member_joined_channel",
+@pytest.mark.parametrize("event_type", ["reaction_added", "team_join", "member_joined_channel",
                                         None, 7])
 def test_other_events_are_ignored(event_type: Any) -> None:
     assert isinstance(parse(make_slack_event({"type": event_type, "user": USER_ID})), Ignored)
@@ -347,3 +348,11 @@ def test_text_is_made_storable() -> None:
     event = make_slack_event("thread_message", text="a\x00b\ud83d", thread_ts="1.1")
     parsed = parse(event)
     assert isinstance(parsed, MessageEvent) and parsed.text == "a\ufffdb\ufffd"
+
+
+def test_the_messages_tab_opened_is_typed() -> None:
+    body = make_slack_event({"type": "app_home_opened", "user": USER_ID, "channel": "D1",
+                             "tab": "messages"})
+    assert parse(body) == HomeOpened("T0FAKE", "D1", "messages")
+    assert parse(make_slack_event({"type": "app_home_opened", "tab": None})) == HomeOpened(
+        "T0FAKE", "", "")

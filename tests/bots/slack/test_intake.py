@@ -88,8 +88,8 @@ IGNORED_EVENTS = {
                                                 "reaction": "+1", "event_ts": new_ts(),
                                                 "item": {"type": "message", "channel": CHANNEL_ID,
                                                          "ts": "1650000000.1"}}),
-    "app_home_opened": lambda: make_slack_event({"type": "app_home_opened", "user": USER_ID,
-                                                 "channel": DM_CHANNEL_ID, "tab": "home"}),
+    "member_joined_channel": lambda: make_slack_event({"type": "member_joined_channel",
+                                                       "user": USER_ID, "channel": DM_CHANNEL_ID}),
     "event is a string": lambda: {**make_slack_event("app_mention"), "event": "?"},
     "user is a number": lambda: make_slack_event("app_mention", user=7),  # type: ignore[arg-type]
 }
