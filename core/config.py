@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from urllib.parse import unquote, urlsplit
 
+from core.conversation.policy import Policy
 from core.outage import Patience
 from core.errors import InvalidInput
 from core.platform_links import DOWN_SECONDS
@@ -42,6 +43,10 @@ class Settings:
     max_active_runs: int = 5
     run_lease_seconds: int = 30
     runs_per_user_per_minute: int = 10
+    conversation_actions: str = "asker"
+    chat_admins: tuple[str, ...] = ()
+    allowed_users: tuple[str, ...] = ()
+    discord_allowed_roles: tuple[str, ...] = ()
     models_file: str = "models.toml"
     skills_dir: str = "skills/"
     openai_base_url: str | None = None
@@ -72,6 +77,12 @@ class Settings:
     def bridge_url(self) -> str:
         """Where the runtime finds the Bridge: the configured one or the one we start."""
         return self.hermes_bridge_url or f"http://{self.bridge_host}:{self.bridge_port}"
+
+    @property
+    def policy(self) -> Policy:
+        """Who may act on a turn and who may talk to the bot (core.conversation.policy)."""
+        return Policy.of(self.conversation_actions, self.chat_admins, self.allowed_users,
+                         self.discord_allowed_roles)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -112,6 +123,9 @@ def _convert(name: str, kind: object, raw: str) -> object:
         return raw.lower() in ("1", "true", "yes")
     if kind == "tuple[str, ...]":
         return tuple(part.strip() for part in raw.split(",") if part.strip())
+    if name == "conversation_actions":
+        Policy.of(raw)  # InvalidInput naming the key and both values
+        return raw.strip().lower()
     if name == "log_format" and raw not in ("text", "json"):
         raise InvalidInput(f"LOG_FORMAT must be 'text' or 'json', got {raw!r}")
     return raw

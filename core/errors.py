@@ -72,3 +72,14 @@ class RateLimited(HermesChatError):
     def __init__(self, message: str, retry_after: float) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class NotYours(HermesChatError):
+    """A click on a turn someone else started, under CONVERSATION_ACTIONS=asker; `asker` is
+    who may (with the chat admins), None when nobody on a platform started it."""
+
+    code = "not_yours"
+
+    def __init__(self, asker: str | None) -> None:
+        super().__init__("only the person who asked (or a chat admin) may do that here")
+        self.asker = asker

@@ -30,6 +30,17 @@ NO_CONVERSATION = ("There is no conversation here yet: mention me to start one (
 NOT_HERE = "I don't answer in this channel."
 QUESTION_EXPIRED = "This question has expired: the run that asked it is over."
 EMPTY_ANSWER = "Please write an answer."
+NOT_ALLOWED = ("🔒 You are not on the list of people who may talk to me here, so I did not "
+               "answer. Ask an admin of this bot to add you.")
+
+
+def not_yours(asker: str | None, mention: str | None = None) -> str:
+    """Why a click on someone else's turn changed nothing (said only to who clicked);
+    `mention` is the asker as the platform mentions them ("<@U1>")."""
+    who = mention or (f"<@{asker}>" if asker else None)
+    if who is None:
+        return "🔒 Only a chat admin may do that in this conversation, so nothing was changed."
+    return f"🔒 Only {who}, who asked, or a chat admin may do that, so nothing was changed."
 
 
 def refusal_text(error: BaseException) -> str:
