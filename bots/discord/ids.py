@@ -1,4 +1,4 @@
-"""Custom ids of the bot's buttons, selects and modal: `hermes:<action>[:<arg>...]`.
+"""Custom ids of the bot's buttons, selects and modal: `hermes:<action>[:<arg>...]` (pure).
 
 A custom id carries the database keys a click needs (message, pause, run or session ids), so
 every component works after a restart from the database alone. Discord allows 100 characters.
@@ -29,18 +29,17 @@ class Action(StrEnum):
     FEEDBACK = "rate"  # assistant message id, good|bad: 👍 / 👎
 
 
-BUTTONS = (Action.REGENERATE, Action.VERSION, Action.THINKING, Action.PAGE, Action.STOP,
-           Action.CHOICE, Action.CUSTOM, Action.SUMMARY, Action.NOOP, Action.FEEDBACK)
-SELECTS = (Action.MODEL, Action.SKILL)
+_NAMES = frozenset(a.value for a in Action)
 
 
-def template(actions: tuple[Action, ...]) -> str:
-    """The regular expression discord.py matches custom ids of these actions against."""
-    names = "|".join(a.value for a in actions)
-    return rf"hermes:(?P<action>{names})(?P<args>(?::[0-9A-Za-z_-]+)*)"
+def pattern(action: Action, **groups: str) -> str:
+    """The template of one action's custom ids: each argument a named group of the given
+    regular expression, in order (`pattern(Action.CHOICE, pause=r"[0-9]+", index=r"[0-9]+")`)."""
+    args = "".join(f":(?P<{name}>{regex})" for name, regex in groups.items())
+    return f"hermes:{action.value}{args}"
 
 
-_ANY = re.compile(template(tuple(Action)))
+_ANY = re.compile(r"hermes:(?P<action>[a-z]+)(?P<args>(?::[0-9A-Za-z_-]+)*)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +68,7 @@ def encode(action: Action, *args: object) -> str:
 def decode(custom_id: str) -> ActionId | None:
     """The action of one of our custom ids, or None for anything else."""
     match = _ANY.fullmatch(custom_id)
-    if match is None:
+    if match is None or match["action"] not in _NAMES:
         return None
     args = tuple(a for a in match["args"].split(":") if a)
     return ActionId(Action(match["action"]), args)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from bots.discord import DiscordBot
 from bots.discord.supervisor import RECONNECT_BACKOFF
-from bots.discord.writer import WRITE_TIMEOUT
+from bots.discord.delivery import WRITE_TIMEOUT
 from core.backoff import Backoff
 from core.config import Settings
 from core.platform_links import PlatformLink
@@ -25,9 +25,10 @@ EDIT = "PATCH /channels/{channel_id}/messages/{message_id}"
 CALLBACK = "POST /interactions/{webhook_id}/{webhook_token}/callback"
 
 
-def settings_for(fake: FakeDiscord, channels: tuple[str, ...] = ()) -> Settings:
+def settings_for(fake: FakeDiscord, channels: tuple[str, ...] = (), **settings: Any) -> Settings:
+    """Settings that point the bot at the fake; `settings` adds others (`chat_admins=...`)."""
     return Settings(discord_token=fake.token, discord_api_url=fake.api_base,
-                    discord_gateway_url=fake.gateway_url, discord_channels=channels)
+                    discord_gateway_url=fake.gateway_url, discord_channels=channels, **settings)
 
 
 def fast_limiter(speed: float = SPEED) -> RateLimiter:
@@ -39,9 +40,9 @@ def fast_limiter(speed: float = SPEED) -> RateLimiter:
 async def running_bot(fake: FakeDiscord, pool: RunPool, *, limiter: RateLimiter | None = None,
                       channels: tuple[str, ...] = (), write_timeout: float = WRITE_TIMEOUT,
                       link: PlatformLink | None = None, reconnect: Backoff = RECONNECT_BACKOFF,
-                      ) -> AsyncIterator[DiscordBot]:
+                      settings: Mapping[str, Any] | None = None) -> AsyncIterator[DiscordBot]:
     """A started bot, ready on the fake's gateway; stopped on exit."""
-    bot = DiscordBot(settings_for(fake, channels), pool, pool.catalogue, pool.bridge,
+    bot = DiscordBot(settings_for(fake, channels, **dict(settings or {})), pool, pool.catalogue, pool.bridge,
                      limiter or fast_limiter(),
                      client_options={"guild_ready_timeout": 0.05}, write_timeout=write_timeout,
                      link=link, reconnect=reconnect)

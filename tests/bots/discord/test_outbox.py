@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 import discord
 import pytest
 
-from bots.discord.budget import ChannelBudget, Permit, RetryLater
-from bots.discord.outbox import Outbox
+from bots.discord.delivery import ChannelBudget, Permit, RetryLater
+from bots.discord.delivery import Outbox
 from core.ratelimit import RateLimiter
 from tests.bots.discord.clock import SteppedClock
 

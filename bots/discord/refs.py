@@ -29,7 +29,7 @@ class TurnTarget:
     branched: bool = False  # the user edited their message: this turn is a new branch
 
 
-class Targets:
+class DiscordRefs:
     def __init__(self) -> None:
         self._channels: Recent[int, int | None] = Recent()
         self._turns: Recent[int, TurnTarget] = Recent()
