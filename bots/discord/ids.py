@@ -7,7 +7,6 @@ every component works after a restart from the database alone. Discord allows 10
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import StrEnum
 
 MAX_LENGTH = 100
@@ -29,9 +28,6 @@ class Action(StrEnum):
     FEEDBACK = "rate"  # assistant message id, good|bad: 👍 / 👎
 
 
-_NAMES = frozenset(a.value for a in Action)
-
-
 def pattern(action: Action, **groups: str) -> str:
     """The template of one action's custom ids: each argument a named group of the given
     regular expression, in order (`pattern(Action.CHOICE, pause=r"[0-9]+", index=r"[0-9]+")`)."""
@@ -39,22 +35,7 @@ def pattern(action: Action, **groups: str) -> str:
     return f"hermes:{action.value}{args}"
 
 
-_ANY = re.compile(r"hermes:(?P<action>[a-z]+)(?P<args>(?::[0-9A-Za-z_-]+)*)")
-
-
-@dataclass(frozen=True, slots=True)
-class ActionId:
-    """A decoded custom id."""
-
-    action: Action
-    args: tuple[str, ...] = ()
-
-    def number(self, index: int = 0) -> int:
-        """Argument `index` as an integer id (ValueError/IndexError if it is not one)."""
-        return int(self.args[index])
-
-    def encode(self) -> str:
-        return encode(self.action, *self.args)
+_ANY = re.compile(r"hermes:[a-z]+(?::[0-9A-Za-z_-]+)*")
 
 
 def encode(action: Action, *args: object) -> str:
@@ -63,12 +44,3 @@ def encode(action: Action, *args: object) -> str:
     if len(custom_id) > MAX_LENGTH or not _ANY.fullmatch(custom_id):
         raise ValueError(f"not a valid custom id: {custom_id!r}")
     return custom_id
-
-
-def decode(custom_id: str) -> ActionId | None:
-    """The action of one of our custom ids, or None for anything else."""
-    match = _ANY.fullmatch(custom_id)
-    if match is None or match["action"] not in _NAMES:
-        return None
-    args = tuple(a for a in match["args"].split(":") if a)
-    return ActionId(Action(match["action"]), args)

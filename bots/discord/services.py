@@ -48,5 +48,5 @@ def services_of(interaction: discord.Interaction) -> DiscordServices:
     """The services of the client an interaction came to."""
     services = getattr(interaction.client, "services", None)
     if not isinstance(services, DiscordServices):
-        raise RuntimeError("the Discord client has no services: DiscordBot attaches them")
+        raise TypeError("the Discord client has no services: DiscordBot attaches them")
     return services
