@@ -240,3 +240,16 @@ class RunQuotaBucket(Model):
 
     class Meta:
         table = "run_quota"
+
+
+class TalkRefusal(Model):
+    """A person told they may not talk to the bot here: told once per conversation, by any replica."""
+
+    id = fields.BigIntField(primary_key=True)
+    conversation = fields.CharField(max_length=255)  # platform:workspace:channel:thread
+    user = fields.CharField(max_length=64)
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "talk_refusal"
+        unique_together = (("conversation", "user"),)

@@ -5,8 +5,8 @@ Who may talk is core's rule (`core.conversation.policy.Policy.may_talk`: `ALLOWE
 (no thread, no session, no turn) and they are told privately, once per conversation. Discord
 has no ephemeral message outside an interaction, so "privately" is a DM to them (discord.py's
 `User.create_dm`); when their DMs are closed, a reply in the place that mentions them. Who was
-told is a bounded memory of (place, user): a restart or another replica may tell them once
-more, which costs one message and loses nothing.
+told is kept in the database (`policy.first_refusal`), so neither a restart nor another
+replica tells them twice.
 
 The command tree checks a slash command before discord.py routes it: `interaction_check`
 (its hook that runs first) lets on only data `inbound.command_data` can read (discord.py reads
@@ -28,8 +28,7 @@ from bots.discord.boundary import log_failure, tell
 from bots.discord.inbound import command_data
 from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import notice_part, refusal_text
-from core.conversation.dedupe import Seen
-from core.conversation.policy import Policy
+from core.conversation.policy import Policy, first_refusal
 from core.conversation.refusals import NOT_ALLOWED
 from core.sessions import ThreadKey
 
@@ -49,7 +48,6 @@ class DiscordIntake:
     def __init__(self, policy: Policy, notices: Notices) -> None:
         self.policy = policy
         self._notices = notices
-        self._told = Seen()
 
     def may_talk(self, user: discord.abc.User) -> bool:
         return self.policy.may_talk(str(user.id), role_ids(user))
@@ -62,7 +60,7 @@ class DiscordIntake:
             return True
         log.info("discord: message %s of %s refused: not allowed to talk to the bot",
                  message.id, author.id)
-        if self._told.first((key, author.id)):
+        if await first_refusal(key, str(author.id)):
             await self._tell(message, target)
         return False
 

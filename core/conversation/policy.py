@@ -16,9 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from tortoise.exceptions import IntegrityError
 
 from core.errors import InvalidInput, NotYours
-from core.models import ChatMessage, ClarifyPause, Role
+from core.models import ChatMessage, ClarifyPause, Role, TalkRefusal
+
+if TYPE_CHECKING:
+    from core.sessions import ThreadKey
 
 
 class ActionMode(StrEnum):
@@ -98,3 +104,14 @@ async def asker_of_pause(pause_id: int) -> str | None:
     """Who started the turn that asked a clarify question."""
     ids = await ClarifyPause.filter(id=pause_id).values_list("message_id", flat=True)
     return await asker_of_message(ids[0]) if ids else None
+
+
+async def first_refusal(key: ThreadKey, user: str) -> bool:
+    """Whether `user` is refused for the first time in the conversation `key` (recorded now):
+    a person who may not talk is told once per conversation, whichever replica hears them."""
+    conversation = ":".join((key.platform, key.workspace, key.channel, key.thread))
+    try:
+        await TalkRefusal.create(conversation=conversation, user=user)
+    except IntegrityError:
+        return False
+    return True
