@@ -109,7 +109,7 @@ async def asker_of_pause(pause_id: int) -> str | None:
 async def first_refusal(key: ThreadKey, user: str) -> bool:
     """Whether `user` is refused for the first time in the conversation `key` (recorded now):
     a person who may not talk is told once per conversation, whichever replica hears them."""
-    conversation = ":".join((key.platform, key.workspace, key.channel, key.thread))
+    conversation = f"{key.platform}:{key.workspace}:{key.channel}:{key.thread}"
     try:
         await TalkRefusal.create(conversation=conversation, user=user)
     except IntegrityError:
