@@ -25,13 +25,12 @@ from typing import Any, ClassVar
 import discord
 
 from bots.discord import ids
-from bots.discord.boundary import interaction_boundary, log_failure, tell
+from bots.discord.boundary import interaction_boundary, tell
 from bots.discord.delivery import view_of
 from bots.discord.inbound import component_data, modal_submission
 from bots.discord.render.clarify import refusal
 from bots.discord.render.pages import summary_part, thinking_page, thinking_pages
 from bots.discord.render.parts import Part, clip
-from bots.discord.render.refusals import refusal_text
 from bots.discord.services import DiscordServices, services_of
 from core import feedback, tree
 from core.conversation import bindings, policy, turns, views
@@ -74,13 +73,12 @@ class ActionItem(discord.ui.DynamicItem[discord.ui.Item[Any]], template=NEVER):
         return None
 
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
-        try:
+        """Refused (privately, in the boundary) unless the click is on this conversation and,
+        on a turn, by somebody who may act on it."""
+        async with interaction_boundary(interaction, f"interaction {self.custom_id}"):
             await self._check(interaction, services_of(interaction))
-        except Exception as error:
-            log_failure(error, f"interaction {self.custom_id}")
-            await tell(interaction, refusal_text(error))
-            return False
-        return True
+            return True
+        return False
 
     async def _check(self, interaction: discord.Interaction, services: DiscordServices) -> None:
         session_id = await self.session_of()
@@ -233,8 +231,8 @@ def answer_modal(pause_id: int, question: str) -> discord.ui.Modal:
     the user closes leaves nothing behind."""
     modal = discord.ui.Modal(title="Answer Hermes", custom_id=ids.encode(ids.Action.ANSWER, pause_id),
                              timeout=None)
-    text = discord.ui.TextInput(custom_id=ANSWER_FIELD, style=discord.TextStyle.paragraph,
-                                max_length=ANSWER_CHARS)
+    text: discord.ui.TextInput[discord.ui.Modal] = discord.ui.TextInput(
+        custom_id=ANSWER_FIELD, style=discord.TextStyle.paragraph, max_length=ANSWER_CHARS)
     modal.add_item(discord.ui.Label(text="Your answer", description=clip(question, 100), component=text))
     modal.stop()  # finished: send_modal will not store it
     return modal
@@ -309,7 +307,8 @@ async def on_unrouted_interaction(interaction: discord.Interaction,
     custom_id = component_data(interaction.data).custom_id
     if not custom_id.startswith("hermes:") or interaction.type not in ROUTED:
         return
-    for cls in (*items, AnswerSubmitted):
+    candidates: tuple[type[ActionItem], ...] = (*items, AnswerSubmitted)
+    for cls in candidates:
         match = cls.__discord_ui_compiled_template__.fullmatch(custom_id)
         if match is not None:
             if not _shown(interaction, custom_id):  # discord.py calls the items it shows

@@ -42,7 +42,7 @@ ITEMS = (*BUTTONS, *SELECTS)
 
 
 class DiscordBot:
-    """Chat with the agent in Discord channels, threads and DMs (DESIGN §6).
+    """Chat with the agent in Discord channels, threads and DMs.
 
     `limiter` budgets every channel's writes (default: a RateLimiter on `clock`);
     `write_timeout` (seconds) ends a message write that hangs, counted as Discord down;

@@ -59,8 +59,8 @@ async def session_of(interaction: discord.Interaction, services: DiscordServices
     """The conversation of this thread or DM (a DM always has one)."""
     place = await place_of(interaction, services)
     if place.is_dm:
-        session, _ = await session_for_thread(place.key())
-        return session
+        dm, _ = await session_for_thread(place.key())
+        return dm
     session = await current(place)
     if session is None:
         raise NotFound(NO_CONVERSATION)
