@@ -42,7 +42,8 @@ async def running_bot(fake: FakeDiscord, pool: RunPool, *, limiter: RateLimiter 
                       link: PlatformLink | None = None, reconnect: Backoff = RECONNECT_BACKOFF,
                       settings: Mapping[str, Any] | None = None) -> AsyncIterator[DiscordBot]:
     """A started bot, ready on the fake's gateway; stopped on exit."""
-    bot = DiscordBot(settings_for(fake, channels, **dict(settings or {})), pool, pool.catalogue, pool.bridge,
+    chosen = settings_for(fake, channels, **dict(settings or {}))
+    bot = DiscordBot(chosen, pool, pool.catalogue, pool.bridge,
                      limiter or fast_limiter(),
                      client_options={"guild_ready_timeout": 0.05}, write_timeout=write_timeout,
                      link=link, reconnect=reconnect)

@@ -8,17 +8,11 @@ import asyncio
 
 from core.models import ChatMessage, MessageStatus, Role
 from core.runtime.pool import RunPool
-from tests.bots.discord.harness import (
-    answered,
-    bot_messages,
-    mention,
-    running_bot,
-    showing,
-)
-from tests.fakes.discordfake import FakeDiscord
-from tests.fakes.llm_server import ScriptedLLM, text_reply
+from tests.bots.discord.harness import answered, bot_messages, mention, running_bot, showing
 from tests.faults.bridge_child import BridgeChild
 from tests.faults.conftest import bridge_child, child_pool  # noqa: F401
+from tests.fakes.discordfake import FakeDiscord
+from tests.fakes.llm_server import ScriptedLLM, text_reply
 
 WAIT = 40.0  # a Bridge restart takes a few seconds on a busy machine
 

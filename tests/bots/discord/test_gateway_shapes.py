@@ -20,13 +20,7 @@ from bots.discord.intake import STALE
 from core.conversation.refusals import NO_WORDS
 from core.models import ChatMessage
 from core.runtime.pool import RunPool
-from tests.bots.discord.harness import (
-    bot_messages,
-    mention,
-    reply_of,
-    running_bot,
-    text_of,
-)
+from tests.bots.discord.harness import bot_messages, mention, reply_of, running_bot, text_of
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord
 from tests.payload_mutations import ANY_VALUE, mutate

@@ -6,14 +6,7 @@ from __future__ import annotations
 import re
 
 from core.runtime.pool import RunPool
-from tests.bots.discord.harness import (
-    answered,
-    bot_messages,
-    button,
-    buttons,
-    mention,
-    running_bot,
-)
+from tests.bots.discord.harness import answered, bot_messages, button, buttons, mention, running_bot
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge, ev
 from tests.fakes.llm_server import ScriptedLLM, text_reply
