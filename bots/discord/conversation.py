@@ -19,6 +19,7 @@ import logging
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Final
 
 import discord
 
@@ -111,7 +112,7 @@ def thread_name(text: str) -> str:
 NEEDED_TO_OPEN = ("view_channel", "create_public_threads", "send_messages_in_threads",
                   "embed_links", "read_message_history")
 THREAD_ALREADY_CREATED = 160004
-ARCHIVE_AFTER_MINUTES = 1440
+ARCHIVE_AFTER_MINUTES: Final = 1440
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 import discord
@@ -204,12 +205,12 @@ class Writer:
 
     async def post(self, permit: Permit, part: Part, reply_to: int | None = None) -> int:
         channel = self._client.get_partial_messageable(permit.channel_id)
-        reference = None
+        body = _body(part)
         if reply_to is not None:
-            reference = discord.MessageReference(
+            body["reference"] = discord.MessageReference(
                 message_id=reply_to, channel_id=permit.channel_id, fail_if_not_exists=False)
         async with self._writing(permit):
-            message = await channel.send(**_body(part), reference=reference)  # type: ignore[arg-type]
+            message = await channel.send(**body)
         self._shown.put(message.id, part.signature())
         return message.id
 
@@ -278,8 +279,9 @@ def _describe(error: Exception) -> str:
     return type(error).__name__
 
 
-def _body(part: Part) -> dict[str, object]:
-    body: dict[str, object] = {"embeds": [part.embed]}
+def _body(part: Part) -> dict[str, Any]:
+    """The keyword arguments of discord.py's send (`embeds`, and `view` and `file` if any)."""
+    body: dict[str, Any] = {"embeds": [part.embed]}
     view = view_of(part)
     if view is not None:
         body["view"] = view
