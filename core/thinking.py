@@ -15,6 +15,8 @@ The slot is reset, so lower priorities may write again, when
 
 from __future__ import annotations
 
+from typing import Any
+
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -193,7 +195,7 @@ def _stamp(state: ThinkingState, event: Event) -> ThinkingState:
     return replace(state, **_stamp_fields(state, event))
 
 
-def _stamp_fields(state: ThinkingState, event: Event) -> dict[str, object]:
+def _stamp_fields(state: ThinkingState, event: Event) -> dict[str, Any]:
     # Any event but ambient ones (spinner text, tool progress, which may tick while the agent
     # is blocked on the question) shows the run moved past a pending clarify.
     moved_on = not isinstance(event, (ThinkingStatus, ToolProgress))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 from core import sessions, tree
 from core.conversation import turns
@@ -44,7 +45,7 @@ async def start(pool: RunPool, session_id: int, order: RunOrder) -> RunUpdate:
     """Start a run in the session; a queued run comes back with its place in the queue."""
     await sessions.get_session(session_id)
     check_choices(pool.catalogue, order.model_id, order.skill_folder)
-    chosen = {k: v for k, v in (("model_id", order.model_id), ("skill_folder", order.skill_folder))
+    chosen: dict[str, Any] = {k: v for k, v in (("model_id", order.model_id), ("skill_folder", order.skill_folder))
               if v is not None}
     user_message_id = await _user_message(session_id, order)
     update = await pool.start(session_id, order.text, user_message_id=user_message_id,

@@ -72,8 +72,9 @@ class Leases:
 
     async def held_by_others(self) -> set[str]:
         """The runs other replicas hold live leases of (one query, for a takeover scan)."""
-        return set(await RunLease.filter(expires_at__gte=self._clock()).exclude(
-            owner=self.owner).values_list("run_id", flat=True))
+        rows = await RunLease.filter(expires_at__gte=self._clock()).exclude(
+            owner=self.owner).values_list("run_id", flat=True)
+        return {str(run_id) for run_id in rows}
 
     async def held_elsewhere(self, run_id: str) -> bool:
         """Whether another replica holds a live lease of this run."""
