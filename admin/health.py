@@ -24,7 +24,7 @@ from litestar.response import Response
 
 from admin.services import AdminServices, provide_services
 from core import db
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.errors import HermesChatError
 from core.platform_links import LinkState, PlatformLinks
 

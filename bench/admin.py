@@ -25,7 +25,7 @@ import uvicorn
 from admin.app import create_app
 from admin.services import AdminServices
 from core import db
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.runtime.pool import RunPool

@@ -31,8 +31,8 @@ from pathlib import Path
 import asyncpg
 
 from core import db, sessions
-from core.bridge_client import BridgeClient
-from core.bridge_types import RunRequest
+from core.bridge.client import BridgeClient
+from core.bridge.types import RunRequest
 from core.catalogue import Catalogue
 from core.events import event_to_log
 from core.models import ChatMessageLog, MessageStatus

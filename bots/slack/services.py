@@ -6,7 +6,7 @@ import asyncio
 import weakref
 from dataclasses import dataclass, field
 
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.conversation.dedupe import Seen
 from core.runtime.pool import RunPool

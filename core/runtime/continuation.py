@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from core.bridge_types import ClarifyResume, Resume, RunRequest
+from core.bridge.types import ClarifyResume, Resume, RunRequest
 from core.errors import HermesChatError
 from core.events import Event
 from core.models import ClarifyPause, PauseStatus

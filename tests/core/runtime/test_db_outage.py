@@ -22,7 +22,7 @@ from tortoise.exceptions import IntegrityError, TransactionManagementError
 from admin.app import create_app
 from admin.services import AdminServices
 from core import sessions
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.config import Settings
 from core.errors import DatabaseUnavailable
 from core.events import TextDelta
