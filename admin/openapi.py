@@ -37,7 +37,7 @@ def openapi_config(version: str) -> OpenAPIConfig:
     return OpenAPIConfig(
         title="hermes-chat admin API",
         version=version,
-        description="Browse, export and reset the conversations of hermes-chat (DESIGN §7).",
+        description="Browse, export and reset the conversations of hermes-chat.",
         path="/schema",
         components=Components(
             security_schemes={SCHEME: SecurityScheme(type="http", scheme="bearer")}

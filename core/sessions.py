@@ -49,7 +49,7 @@ class SessionPage:
 
 
 def new_hermes_session() -> str:
-    """A fresh Bridge session id (`chat-<uuid>`, seed 000 §6.1)."""
+    """A fresh Bridge session id (`chat-<uuid>`)."""
     return f"chat-{uuid.uuid4()}"
 
 

@@ -1,4 +1,4 @@
-"""The five thinking areas of seed 003 §1 as one immutable state and one pure reducer.
+"""The five thinking areas (docs/thinking.md) as one immutable state and one pure reducer.
 
 ① streaming thinking (append) ② current status (one overwritten slot, by priority)
 ③ current tool + tool history ④ todos (last full list) ⑤ pending clarify.
@@ -15,13 +15,12 @@ The slot is reset, so lower priorities may write again, when
 
 from __future__ import annotations
 
-from typing import Any
-
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import IntEnum
+from typing import Any
 
 import msgspec
 

@@ -1,4 +1,4 @@
-"""The message tree (seed 000 §4.1.4, §6.4): append, active branch, regenerate, edit, versions, activate.
+"""The message tree: append, active branch, regenerate, edit, versions, activate.
 
 Invariant: among the non-SYSTEM children of one parent (the roots of a session count as the
 children of no parent) exactly one is active. A SYSTEM summary hangs under the message it

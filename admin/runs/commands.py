@@ -1,6 +1,6 @@
 """What the run routes ask of the run pool, with the checks the HTTP edge owes its callers.
 
-`parentMessageId` (seed 000 §4.2.2) says where the run's user message goes:
+`parentMessageId` says where the run's user message goes:
 - a USER message (the new version PATCH /api/chat/messages/{id} made): the run answers it as it
   is, so `message` must repeat its text;
 - the leaf of the active branch: the usual case, the same as leaving it out;

@@ -1,4 +1,4 @@
-"""Request and answer bodies of the session routes (camelCase JSON, seed 000 §4.2.1)."""
+"""Request and answer bodies of the session routes (camelCase JSON)."""
 
 from __future__ import annotations
 

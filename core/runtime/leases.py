@@ -1,4 +1,4 @@
-"""Run ownership across replicas (DESIGN §8): a replica drives a run only while it holds the
+"""Run ownership across replicas: a replica drives a run only while it holds the
 run's lease; it renews its leases, and one whose leases expired is presumed dead, so another
 replica may claim its runs and resume them from the last stored seq."""
 

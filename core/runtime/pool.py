@@ -1,4 +1,4 @@
-"""RunPool: the one way to start, stop, answer and watch runs (DESIGN §5).
+"""RunPool: the one way to start, stop, answer and watch runs.
 
 One run per session at a time (a second start is refused as busy, or queued behind the
 first when asked); a global cap with a FIFO queue beyond it; many sessions in parallel.

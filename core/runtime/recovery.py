@@ -1,4 +1,4 @@
-"""Recovery: re-attach every run left in flight (DESIGN §5, §8, §10).
+"""Recovery: re-attach every run left in flight.
 
 At start-up, and then on every replica every half lease: a run whose owner stopped renewing its
 lease (it died) is taken over by whichever replica claims the expired lease first. A run the

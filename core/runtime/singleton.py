@@ -1,4 +1,4 @@
-"""Exactly one replica runs the upkeep jobs (DESIGN §8, §14).
+"""Exactly one replica runs the upkeep jobs.
 
 On PostgreSQL: a session advisory lock held on a connection of its own. When its holder dies the
 connection closes, the lock frees, and another replica's next try (every half lease) takes it
