@@ -152,9 +152,36 @@ class SlackSender:
         await self._within(budgets.append_stream(team), call)  # type: ignore[arg-type]
 
     async def stop_stream(self, team: str, channel: str, ts: str, chunks: list[Block],
-                          blocks: list[Block], urgent: bool = True) -> None:
+                          blocks: list[Block], urgent: bool = True,
+                          session_status: str | None = None) -> None:
+        """chat.stopStream; `session_status` moves the thread's agent session with it."""
         await self._within(budgets.stop_stream(team), lambda: self.client.chat_stopStream(
-            channel=channel, ts=ts, chunks=chunks, blocks=blocks or None), urgent=urgent)
+            channel=channel, ts=ts, chunks=chunks, blocks=blocks or None,
+            session_status=session_status), urgent=urgent)
+
+    async def session_status(self, team: str, channel: str, thread_ts: str, status: str,
+                             title: str | None, initiator: str | None, now: bool) -> bool:
+        """agents.sessions.setStatus (creating the session); with `now`, only if its budget
+        has room now. Whether it was sent."""
+        def call() -> Any:
+            return self.client.agents_sessions_setStatus(
+                channel_id=channel, thread_ts=thread_ts, status=status, title=title,
+                initiator_user_id=initiator)
+        method = "agents.sessions.setStatus"
+        if now:
+            return await self.attempt(budgets.agent_session(team, method), call) is not None
+        await self._within(budgets.agent_session(team, method), call)
+        return True
+
+    async def rename_session(self, team: str, channel: str, thread_ts: str, title: str) -> None:
+        await self._within(budgets.agent_session(team, "agents.sessions.rename"),
+                           lambda: self.client.agents_sessions_rename(
+                               channel_id=channel, thread_ts=thread_ts, title=title))
+
+    async def set_title(self, team: str, channel: str, thread_ts: str, title: str) -> None:
+        await self._within(budgets.agent_session(team, "assistant.threads.setTitle"),
+                           lambda: self.client.assistant_threads_setTitle(
+                               channel_id=channel, thread_ts=thread_ts, title=title))
 
     async def set_status(self, team: str, channel: str, thread_ts: str, status: str,
                          loading: list[str]) -> bool:
