@@ -46,6 +46,11 @@ class AgentSession:
             self._services, slot, AGENT_SESSIONS, self._services.sender.session_status(
                 slot.team, slot.channel, slot.thread_ts, PROCESSING, title, initiator, now=True))
 
+    @property
+    def shows_stop(self) -> bool:
+        """Whether Slack shows its native Stop for the run now (the session is processing)."""
+        return self._pending
+
     def ends_with_stream(self) -> str | None:
         """The `session_status` the turn's chat.stopStream carries (None: no session to
         move). Once that stop went through, `stream_ended` says so."""

@@ -41,6 +41,7 @@ from .live_view import render_live, render_placeholder
 from .refs import Slot
 from .replies import unheard
 from .services import Services
+from .stop_companion import StopCompanion
 
 log = logging.getLogger(__name__)
 ANSWER_WAIT = 1.0  # seconds an answer may wait for its message's budget, else it is posted
@@ -77,15 +78,20 @@ class LiveMessage:
         await status.show(self._latest)
         author = await turns.author(self._latest.user_message_id)
         session = AgentSession(self._services, self._latest.session_id)
+        companion = StopCompanion(self._services)
         try:
             self.slot = slot = await self._opened(slot, author)
             if not self._latest.finished:
                 await session.processing(slot, author)
+                if self._stream is not None and not session.shows_stop:
+                    await companion.show(slot, self._latest.run_id)  # a Stop beside the stream
             await self._follow(slot, status)
             await self._finish(slot, session)
         finally:
             if self._counted:
                 self._services.open_live.leave(slot.team)
+            if companion.shown:
+                self._tidy(companion.remove)
         await session.ended(slot)
 
     async def reply(self, text: str) -> None:

@@ -181,3 +181,34 @@ async def test_a_stream_a_restart_left_open_is_stopped_then_edited(
     updates = [c for c in fake_slack.calls if c.method == "chat.update" and c.ok]
     assert stops and updates and fake_slack.calls.index(stops[0]) < fake_slack.calls.index(updates[0])
     assert all(not m.streaming for m in fake_slack.thread(CHANNEL_ID, thread))
+
+
+async def test_without_the_native_stop_a_streamed_turn_has_a_stop_beside_it(
+        h: Harness, llm: ScriptedLLM) -> None:
+    h.slack.agent = False  # no agent session: Slack shows no Stop of its own
+    gate = asyncio.Event()
+    llm.script(text_reply("never shown", gate=gate))
+    thread = (await h.event("app_mention", text="a long job"))["ts"]
+    companion = await until(lambda: next((m for m in h.bot_messages(CHANNEL_ID, thread)
+                                          if has_button(m, ids.STOP)), None))
+    [live] = [m for m in h.bot_messages(CHANNEL_ID, thread) if m.chunks]
+    assert live.streaming and companion.ts != live.ts
+    await h.click(companion, ids.STOP)
+    answer = await stored(lambda: ChatMessage.filter(role=Role.ASSISTANT,
+                                                     status=MessageStatus.STOPPED).first())
+    gate.set()
+    await until(lambda: h.slack.message(CHANNEL_ID, companion.ts).deleted)  # tidied away
+    await h.bot.idle()
+    shown = h.slack.message(CHANNEL_ID, live.ts)
+    assert answer.error == "Stopped." and not shown.streaming and has_button(shown, ids.REGENERATE)
+    assert [m.ts for m in h.bot_messages(CHANNEL_ID, thread)] == [live.ts]
+
+
+async def test_with_the_native_stop_a_streamed_turn_has_no_companion(
+        h: Harness, llm: ScriptedLLM) -> None:
+    llm.script(text_reply("Quick."))
+    thread = (await h.event("app_mention", text="hi"))["ts"]
+    await h.answered(CHANNEL_ID, thread)
+    await h.bot.idle()
+    assert len(h.slack.calls_to("chat.postMessage")) == 0  # the stream is the only message
+    assert not h.slack.calls_to("chat.delete")
