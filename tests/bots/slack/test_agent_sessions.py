@@ -37,6 +37,15 @@ async def stored(query: Callable[[], Awaitable[Any]], deadline: float = 15.0) ->
     return found
 
 
+async def a_quick_turn(h: Harness, llm: ScriptedLLM) -> str:
+    """A mention answered at once, everything after it done; its thread."""
+    llm.script(text_reply("Quick."))
+    thread = (await h.event("app_mention", text="hi"))["ts"]
+    await h.answered(CHANNEL_ID, thread)
+    await h.bot.idle()
+    return thread
+
+
 def session_calls(slack: FakeSlack) -> list[str]:
     return [c.method for c in slack.calls if c.method.startswith("agents.")]
 
@@ -102,10 +111,7 @@ async def test_the_native_stop_stops_the_run_and_the_session(h: Harness, llm: Sc
 
 async def test_the_native_stop_with_no_run_in_flight_sets_the_session_active(
         h: Harness, llm: ScriptedLLM) -> None:
-    llm.script(text_reply("Quick."))
-    thread = (await h.event("app_mention", text="hi"))["ts"]
-    await h.answered(CHANNEL_ID, thread)
-    await h.bot.idle()
+    thread = await a_quick_turn(h, llm)
     h.slack.workspace.agent_sessions[(CHANNEL_ID, thread)]["status"] = "processing"  # a stale Stop
     event = h.slack.press_stop(CHANNEL_ID, thread)
     assert (await h.post_event(make_slack_event(event))).status_code == 200
@@ -206,9 +212,6 @@ async def test_without_the_native_stop_a_streamed_turn_has_a_stop_beside_it(
 
 async def test_with_the_native_stop_a_streamed_turn_has_no_companion(
         h: Harness, llm: ScriptedLLM) -> None:
-    llm.script(text_reply("Quick."))
-    thread = (await h.event("app_mention", text="hi"))["ts"]
-    await h.answered(CHANNEL_ID, thread)
-    await h.bot.idle()
+    await a_quick_turn(h, llm)
     assert len(h.slack.calls_to("chat.postMessage")) == 0  # the stream is the only message
     assert not h.slack.calls_to("chat.delete")
