@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from bots.slack import ids
+from bots.slack import ids, refs
+from bots.slack.refs import Slot
 from core.bridge_client import BridgeClient
 from core.models import ChatMessage, ChatSession, MessageStatus, Role
 from core.runtime.pool import RunPool
@@ -44,6 +45,11 @@ async def a_quick_turn(h: Harness, llm: ScriptedLLM) -> str:
     await h.answered(CHANNEL_ID, thread)
     await h.bot.idle()
     return thread
+
+
+async def streamed_slot(message_id: int) -> Slot | None:
+    slot = await refs.slot_of(message_id)
+    return slot if slot is not None and slot.streamed else None
 
 
 def session_calls(slack: FakeSlack) -> list[str]:
@@ -166,8 +172,8 @@ async def test_a_stream_a_restart_left_open_is_stopped_then_edited(
             thread = (await h.event("app_mention", text="go"))["ts"]
             live = await until(lambda: next((m for m in h.bot_messages(CHANNEL_ID, thread)
                                              if m.chunks), None))
-            await stored(lambda: ChatMessage.filter(role=Role.ASSISTANT,
-                                                    platform_refs__not_isnull=True).first())
+            answer = await stored(lambda: ChatMessage.filter(role=Role.ASSISTANT).first())
+            await stored(lambda: streamed_slot(answer.id))  # the stream's ts is stored
         await first.close()  # the process goes away mid-stream; the run waits on the Bridge
         assert fake_slack.message(CHANNEL_ID, live.ts).streaming
 
