@@ -46,10 +46,9 @@ class AgentSession:
             self._services, slot, AGENT_SESSIONS, self._services.sender.session_status(
                 slot.team, slot.channel, slot.thread_ts, PROCESSING, title, initiator, now=True))
 
-    @property
-    def shows_stop(self) -> bool:
-        """Whether Slack shows its native Stop for the run now (the session is processing)."""
-        return self._pending
+    def refused(self, team: str) -> bool:
+        """Whether the workspace refuses agent sessions: Slack shows no native Stop there."""
+        return not self._services.features.has(team, AGENT_SESSIONS)
 
     def ends_with_stream(self) -> str | None:
         """The `session_status` the turn's chat.stopStream carries (None: no session to
@@ -79,8 +78,8 @@ class AgentSession:
                                                                    thread, title))
 
     async def _title(self) -> str | None:
-        row = await ChatSession.filter(id=self._session_id).values_list("title", flat=True)
-        return clip(row[0], MAX_TITLE) if row and row[0] else None
+        session = await ChatSession.filter(id=self._session_id).only("id", "title").first()
+        return clip(session.title, MAX_TITLE) if session is not None and session.title else None
 
 
 async def settle(services: Services, slot: Slot) -> None:

@@ -83,7 +83,7 @@ class LiveMessage:
             self.slot = slot = await self._opened(slot, author)
             if not self._latest.finished:
                 await session.processing(slot, author)
-                if self._stream is not None and not session.shows_stop:
+                if self._stream is not None and session.refused(slot.team):
                     await companion.show(slot, self._latest.run_id)  # a Stop beside the stream
             await self._follow(slot, status)
             await self._finish(slot, session)

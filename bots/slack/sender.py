@@ -59,10 +59,22 @@ class SlackSender:
         self.outages = Outages()  # paced by the limiter's (injected) clock
 
     async def post(self, team: str, channel: str, thread_ts: str | None, payload: Payload) -> str:
-        response = await self._within(budgets.post(team, channel), lambda: self.client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, text=payload.text, blocks=payload.blocks,
-            unfurl_links=False, unfurl_media=False))
+        response = await self._within(budgets.post(team, channel),
+                                      self._post_call(channel, thread_ts, payload))
         return str(response["ts"])
+
+    async def post_now(self, team: str, channel: str, thread_ts: str | None,
+                       payload: Payload) -> str | None:
+        """chat.postMessage only if its budget has room now (else None: what is worth little
+        never waits)."""
+        response = await self.attempt(budgets.post(team, channel),
+                                      self._post_call(channel, thread_ts, payload))
+        return None if response is None else str(response["ts"])
+
+    def _post_call(self, channel: str, thread_ts: str | None, payload: Payload) -> Call:
+        return lambda: self.client.chat_postMessage(
+            channel=channel, thread_ts=thread_ts, text=payload.text, blocks=payload.blocks,
+            unfurl_links=False, unfurl_media=False)
 
     async def edit(self, team: str, channel: str, ts: str, render: Callable[[], Payload],
                    progress: bool = False) -> None:

@@ -2,8 +2,9 @@
 button while it streams (chat.startStream / appendStream take Markdown, task and plan
 chunks; blocks only come with chat.stopStream), and Slack's native Stop exists only while the
 thread's agent session is `processing` (an app declared as an agent, whose setStatus went
-out). Otherwise a small message under the stream carries our Stop button while the run is
-in flight; it is deleted once the turn has ended, at progress priority."""
+out). For an app Slack refuses agent sessions, a small message under the stream carries our
+Stop button while the run is in flight (posted only if its budget has room now: it never
+holds the turn up); it is deleted once the turn has ended, at progress priority."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ class StopCompanion:
 
     async def show(self, slot: Slot, run_id: str) -> None:
         payload = Payload(TEXT, [context(TEXT), stop_control(run_id)])
-        ts = await self._services.sender.post(slot.team, slot.channel, slot.thread_ts, payload)
-        self._slot = slot.moved(ts=ts)
+        ts = await self._services.sender.post_now(slot.team, slot.channel, slot.thread_ts, payload)
+        self._slot = None if ts is None else slot.moved(ts=ts)
 
     @property
     def shown(self) -> bool:
