@@ -52,6 +52,10 @@ async def streamed_slot(message_id: int) -> Slot | None:
     return slot if slot is not None and slot.streamed else None
 
 
+async def ended_on_the_bridge(client: BridgeClient, run_id: str | None) -> bool:
+    return (await client.run_state(run_id or "")).state in ("done", "error")
+
+
 def session_calls(slack: FakeSlack) -> list[str]:
     return [c.method for c in slack.calls if c.method.startswith("agents.")]
 
@@ -159,10 +163,14 @@ async def test_an_app_not_declared_as_an_agent_goes_without_logged_once(
     assert "One." in texts(first) and h.slack.agent_session(CHANNEL_ID, thread) is None
 
 
+@pytest.mark.parametrize("ended_meanwhile", [False, True], ids=["still-running", "ended-meanwhile"])
 async def test_a_stream_a_restart_left_open_is_stopped_then_edited(
     db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path,
-    fake_slack: FakeSlack, fast_clock: FastClock,
+    fake_slack: FakeSlack, fast_clock: FastClock, ended_meanwhile: bool,
 ) -> None:
+    """The process goes away mid-stream; after the restart the turn's stream is stopped
+    before its message is edited, and its agent session ends active, whether the run was
+    still running or ended while no process followed it."""
     gate = asyncio.Event()
     llm.script(text_reply("Answered after the restart.", gate=gate))
     async with BridgeClient(bridge.url, policy=FAST) as client:
@@ -176,6 +184,10 @@ async def test_a_stream_a_restart_left_open_is_stopped_then_edited(
             await stored(lambda: streamed_slot(answer.id))  # the stream's ts is stored
         await first.close()  # the process goes away mid-stream; the run waits on the Bridge
         assert fake_slack.message(CHANNEL_ID, live.ts).streaming
+        assert fake_slack.agent_session(CHANNEL_ID, thread)["status"] == "processing"
+        if ended_meanwhile:
+            gate.set()
+            await stored(lambda: ended_on_the_bridge(client, answer.run_id))
 
         second = RunPool(client, catalogue_for(llm, skills_dir))
         await second.open()
@@ -193,6 +205,7 @@ async def test_a_stream_a_restart_left_open_is_stopped_then_edited(
     updates = [c for c in fake_slack.calls if c.method == "chat.update" and c.ok]
     assert stops and updates and fake_slack.calls.index(stops[0]) < fake_slack.calls.index(updates[0])
     assert all(not m.streaming for m in fake_slack.thread(CHANNEL_ID, thread))
+    assert fake_slack.agent_session(CHANNEL_ID, thread)["status"] == "active"
 
 
 async def test_without_the_native_stop_a_streamed_turn_has_a_stop_beside_it(
