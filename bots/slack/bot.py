@@ -36,6 +36,7 @@ from .intake import InboundMiddleware, retired
 from .sender import SlackSender
 from .services import Services
 from .session_listeners import SessionListeners
+from .stop_listeners import StopListeners
 from .supervisor import PING_INTERVAL, SupervisedSocketModeHandler
 
 log = logging.getLogger(__name__)
@@ -130,4 +131,5 @@ def _register(app: AsyncApp, services: Services, settings: Settings) -> None:
     ContainerListeners(services, settings.slack_suggested_prompts).register(app)
     InsightListeners(services).register(app)
     SessionListeners(services).register(app)
+    StopListeners(services).register(app)
     app.action(re.compile(rf"^{re.escape(ids.OURS)}"))(retired)  # last: what no listener above took
