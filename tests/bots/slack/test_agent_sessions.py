@@ -17,7 +17,7 @@ import pytest
 
 from bots.slack import ids, refs
 from bots.slack.refs import Slot
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.models import ChatMessage, ChatSession, MessageStatus, Role
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
