@@ -1,0 +1,34 @@
+"""A user message that came with files reaches the model as content parts: the text part
+(the message, the files' text) and an `image_url` part per image, in the turn and in history."""
+
+from __future__ import annotations
+
+from tests.bridge.harness import RunningBridge, run_body, run_to_end
+from tests.fakes.llm_server import ScriptedLLM, text_reply
+
+PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+PARTS = [{"type": "text", "text": "What is in the picture?"},
+         {"type": "image_url", "image_url": {"url": PIXEL}}]
+
+
+def user_messages(request: dict) -> list[object]:
+    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+
+
+async def test_the_user_content_is_the_models_user_message(
+    bridge: RunningBridge, llm: ScriptedLLM
+) -> None:
+    llm.script(text_reply("A red pixel."))
+    body = run_body(llm, "What is in the picture?", user_content=PARTS, history=[])
+    events = await run_to_end(bridge, body)
+    assert events[-1].data == {"final_text": "A red pixel."}
+    assert user_messages(llm.requests[0]) == [PARTS]
+
+
+async def test_history_keeps_the_parts_of_an_earlier_message(
+    bridge: RunningBridge, llm: ScriptedLLM
+) -> None:
+    llm.script(text_reply("It is red."))
+    history = [{"role": "user", "content": PARTS}, {"role": "assistant", "content": "A pixel."}]
+    await run_to_end(bridge, run_body(llm, "Which colour?", history=history))
+    assert user_messages(llm.requests[0]) == [PARTS, "Which colour?"]
