@@ -115,6 +115,9 @@ class ChatMessage(Model):
     model_id = fields.CharField(max_length=128, null=True)
     skill_folder = fields.CharField(max_length=255, null=True)
     error = fields.TextField(null=True)
+    # Unused: the `attachment` table replaced it (a message may carry several files). Kept,
+    # since dropping a column makes tortoise rebuild the SQLite table without its indexes.
+    attachment_id = fields.BigIntField(null=True)
     platform_message_id = fields.CharField(max_length=64, null=True)
     platform_refs = fields.JSONField(null=True)
     author = fields.CharField(max_length=64, null=True)

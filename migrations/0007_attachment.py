@@ -28,5 +28,4 @@ class Migration(migrations.Migration):
             options={'table': 'attachment', 'app': 'hermes', 'indexes': [Index(fields=['message_id', 'position'], name='idx_attachment_message')], 'pk_attr': 'id', 'table_description': 'A file that came with a user message, kept in the database: every replica reads it, and it goes with its message.'},
             bases=['Model'],
         ),
-        ops.RemoveField(model_name='ChatMessage', name='attachment_id'),
     ]
