@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from tests.bridge.harness import RunningBridge, run_body, run_to_end
-from tests.fakes.llm_server import ScriptedLLM, text_reply
+from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 
 PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 PARTS = [{"type": "text", "text": "What is in the picture?"},
@@ -32,3 +32,17 @@ async def test_history_keeps_the_parts_of_an_earlier_message(
     history = [{"role": "user", "content": PARTS}, {"role": "assistant", "content": "A pixel."}]
     await run_to_end(bridge, run_body(llm, "Which colour?", history=history))
     assert user_messages(llm.requests[0]) == [PARTS, "Which colour?"]
+
+
+async def test_a_checkpoint_keeps_the_parts_and_a_continuation_sends_them(
+    bridge: RunningBridge, llm: ScriptedLLM
+) -> None:
+    todo = {"todos": [{"id": "1", "content": "look", "status": "in_progress"}]}
+    llm.script(tool_reply(ToolCall("todo", todo, call_id="call-todo")), text_reply("Seen."),
+               text_reply("Seen again."))
+    events = await run_to_end(bridge, run_body(llm, "What is it?", user_content=PARTS))
+    [point] = [e for e in events if e.name == "checkpoint"]
+    assert point.data["messages"][0] == {"role": "user", "content": PARTS}
+    resume = {"first_event_id": 10, "messages": point.data["messages"]}
+    await run_to_end(bridge, run_body(llm, "What is it?", user_content=PARTS, resume=resume))
+    assert user_messages(llm.requests[2]) == [PARTS]

@@ -5,13 +5,18 @@ edit, in later turns' history, and deleted with the session."""
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from typing import Any
 
 from core import attachment_store, sessions
+from core.bridge_client import BridgeClient
 from core.attachments import StoredFile
 from core.models import Attachment
 from core.runtime.pool import RunPool
-from tests.core.runtime.waiting import finished
+from core.runtime.recovery import recover
+from tests.core.runtime.conftest import FAST, catalogue_for
+from tests.core.runtime.waiting import finished, until
+from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.files import PNG
 
@@ -49,3 +54,33 @@ async def test_files_reach_the_model_and_stay_with_the_message(pool: RunPool, ll
 
     await sessions.delete_session(session.id)
     assert await Attachment.all().count() == 0
+
+
+async def test_a_turn_continued_on_a_new_bridge_sends_its_files_again(db: str, skills_dir: Path):
+    async with FakeBridge() as fake:
+        fake.default_script = lambda run_id: [
+            ev("text", text="half"), Stall(run_id), ev("done", final_text="x")]
+        first = await _pool(fake.url, skills_dir)
+        run = await first.start((await sessions.create_session()).id, "What now?",
+                                files=[NOTES, IMAGE])
+        await until(first, run.run_id, lambda u: u.state.last_seq == 1)
+        await first.close()
+        await first.bridge.aclose()  # type: ignore[attr-defined]
+        fake.runs.clear()  # the Bridge restarted and lost its runs
+        fake.default_script = lambda run_id: [ev("done", final_text="whole")]
+        again = await _pool(fake.url, skills_dir)
+        try:
+            assert await recover(again) == 1
+            await finished(again, run.run_id)
+        finally:
+            await again.close()
+            await again.bridge.aclose()  # type: ignore[attr-defined]
+    [start, resumed] = [r.body for r in fake.requests if r.path == "/run"]
+    assert start["user_content"] == resumed["user_content"] == EXPECTED
+    assert resumed["resume"]["messages"] == [{"role": "user", "content": EXPECTED}]
+
+
+async def _pool(url: str, skills: Path) -> RunPool:
+    pool = RunPool(BridgeClient(url, policy=FAST), catalogue_for(None, skills))
+    await pool.open()
+    return pool
