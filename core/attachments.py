@@ -64,6 +64,9 @@ class Limits:
     per_message: int = DEFAULT_PER_MESSAGE
 
 
+DEFAULT_LIMITS = Limits()
+
+
 @dataclass(frozen=True, slots=True)
 class FileOffer:
     """A file a platform says a message carries, not yet downloaded. `download(limit)` answers

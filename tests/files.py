@@ -17,8 +17,8 @@ def pdf(text: str) -> bytes:
     objects = [
         b"<</Type/Catalog/Pages 2 0 R>>",
         b"<</Type/Pages/Kids[3 0 R]/Count 1>>",
-        b"<</Type/Page/Parent 2 0 R/MediaBox[0 0 400 100]/Contents 4 0 R"
-        b"/Resources<</Font<</F1 5 0 R>>>>>>",
+        (b"<</Type/Page/Parent 2 0 R/MediaBox[0 0 400 100]/Contents 4 0 R"
+         b"/Resources<</Font<</F1 5 0 R>>>>>>"),
         b"<</Length %d>>stream\n" % len(stream) + stream + b"\nendstream",
         b"<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>",
     ]

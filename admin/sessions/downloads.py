@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from litestar import Response
 from litestar.openapi.spec import (
+    OpenAPIFormat,
     OpenAPIHeader,
     OpenAPIMediaType,
     OpenAPIResponse,
@@ -37,7 +38,8 @@ class AttachmentOperation(Operation):
         def header(description: str) -> OpenAPIHeader:
             return OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING), description=description)
 
-        binary = OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING, format="binary"))
+        binary = OpenAPIMediaType(schema=Schema(type=OpenAPIType.STRING,
+                                                format=OpenAPIFormat.BINARY))
         self.responses = {
             **(self.responses or {}),
             "200": OpenAPIResponse(

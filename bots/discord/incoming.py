@@ -23,7 +23,7 @@ from bots.discord.places import Place
 from bots.discord.render import refusals
 from bots.discord.render.parts import Part
 from bots.discord.sessions import Found, SessionFinder
-from core.attachments import FileOffer, Limits
+from core.attachments import DEFAULT_LIMITS, FileOffer, Limits
 from core.conversation import turns, written
 from core.conversation.dedupe import Seen
 from core.conversation.refusals import EMPTY_MENTION
@@ -44,7 +44,7 @@ class Incoming:
 
 class Conversations:
     def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
-                 notices: Notices, allow_list: tuple[str, ...], limits: Limits = Limits()) -> None:
+                 notices: Notices, allow_list: tuple[str, ...], limits: Limits = DEFAULT_LIMITS) -> None:
         self._client = client
         self._pool = pool
         self._sessions = sessions

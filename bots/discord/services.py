@@ -29,7 +29,7 @@ from bots.discord.turn_actions import TurnActions
 from bots.discord.turns import TurnPresenter
 from bots.discord.updater import LiveUpdater
 from bots.discord.writer import WRITE_TIMEOUT, Writer
-from core.attachments import Limits
+from core.attachments import DEFAULT_LIMITS, Limits
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.ratelimit import RateLimiter
@@ -48,7 +48,7 @@ class Services:
 
 def build_services(client: discord.Client, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
                    limiter: RateLimiter, allow_list: tuple[str, ...],
-                   write_timeout: float = WRITE_TIMEOUT, limits: Limits = Limits()) -> Services:
+                   write_timeout: float = WRITE_TIMEOUT, limits: Limits = DEFAULT_LIMITS) -> Services:
     outbox = Outbox(ChannelBudget(limiter))
     writer, targets = Writer(client, write_timeout), Targets()
     pauses = PausePresenter(targets, writer, outbox)

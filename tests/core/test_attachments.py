@@ -8,8 +8,17 @@ import base64
 import pytest
 
 from core.attachments import (
-    INLINE_CHARS, FileOffer, Limits, Skipped, StoredFile, classify, content, fenced, safe_name,
-    skipped_notice, take,
+    INLINE_CHARS,
+    FileOffer,
+    Limits,
+    Skipped,
+    StoredFile,
+    classify,
+    content,
+    fenced,
+    safe_name,
+    skipped_notice,
+    take,
 )
 from tests.files import GIF, JPEG, PNG, WEBP, pdf
 

@@ -10,7 +10,13 @@ from typing import Any
 
 from core.models import Attachment, ChatMessage, Role
 from core.runtime.pool import RunPool
-from tests.bots.discord.harness import answered, bot_messages, mention, running_bot, text_of
+from tests.bots.discord.harness import (
+    answered,
+    bot_messages,
+    mention,
+    running_bot,
+    text_of,
+)
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.files import PNG

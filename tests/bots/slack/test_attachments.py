@@ -15,7 +15,10 @@ from tests.bots.slack.harness import Harness, running, texts, until
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import (
-    CHANNEL_ID, app_mention_event, make_slack_event, thread_message_event,
+    CHANNEL_ID,
+    app_mention_event,
+    make_slack_event,
+    thread_message_event,
 )
 from tests.files import PNG
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from core import attachment_store, sessions
-from core.bridge_client import BridgeClient
 from core.attachments import StoredFile
+from core.bridge_client import BridgeClient
 from core.models import Attachment
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
