@@ -16,7 +16,9 @@ from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import (
     CHANNEL_ID,
+    DM_CHANNEL_ID,
     app_mention_event,
+    dm_message_event,
     make_slack_event,
     thread_message_event,
 )
@@ -48,6 +50,30 @@ async def test_an_image_and_a_text_file_reach_the_model(h: Harness, llm: Scripte
     downloads = h.slack.calls_to("files-pri")
     assert len(downloads) == 2 and {c.token for c in downloads} == {"xoxb-test"}
     assert await Attachment.all().count() == 2
+
+
+async def test_regenerate_answers_the_message_with_its_files(h: Harness, llm: ScriptedLLM) -> None:
+    llm.script(text_reply("A pixel."), text_reply("Still a pixel."))
+    event = app_mention_event("What is it?")
+    image = h.slack.share_file("shot.png", PNG, "image/png")
+    assert (await h.post_event(shared(event, image))).status_code == 200
+    [answer] = await h.answered(CHANNEL_ID, event["ts"])
+    await h.click(answer, "hermes.answer.regenerate")
+    await until(lambda: "Still a pixel." in texts(h.slack.message(CHANNEL_ID, answer.ts))
+                or [m for m in h.bot_messages(CHANNEL_ID, event["ts"]) if "Still a pixel." in texts(m)])
+    assert user_message(llm.requests[1]) == user_message(llm.requests[0])
+    assert user_message(llm.requests[1])[1]["type"] == "image_url"
+    assert len(h.slack.calls_to("files-pri")) == 1  # read once, kept with the message
+
+
+async def test_a_file_alone_in_a_dm_is_a_turn_not_a_command(h: Harness, llm: ScriptedLLM) -> None:
+    llm.script(text_reply("A pixel, privately."))
+    image = h.slack.share_file("shot.png", PNG, "image/png")
+    event = dm_message_event("")
+    assert (await h.post_event(shared(event, image))).status_code == 200
+    reply = await until(lambda: [m for m in h.slack.history(DM_CHANNEL_ID)
+                                 if m.bot_id and "A pixel, privately." in texts(m)])
+    assert reply and user_message(llm.requests[0])[0] == {"type": "text", "text": "📎 shot.png"}
 
 
 async def test_a_file_without_words_is_a_turn(h: Harness, llm: ScriptedLLM) -> None:
