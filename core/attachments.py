@@ -136,7 +136,10 @@ async def take(offers: Sequence[FileOffer], limits: Limits) -> Intake:
             skipped.append(Skipped(name, f"only {limits.per_message} files of a message are read"))
             continue
         outcome = await _take_one(offer, name, limits)
-        (files if isinstance(outcome, StoredFile) else skipped).append(outcome)  # type: ignore[arg-type]
+        if isinstance(outcome, StoredFile):
+            files.append(outcome)
+        else:
+            skipped.append(outcome)
     return Intake(tuple(files), tuple(skipped))
 
 

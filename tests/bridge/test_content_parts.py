@@ -46,3 +46,15 @@ async def test_a_checkpoint_keeps_the_parts_and_a_continuation_sends_them(
     resume = {"first_event_id": 10, "messages": point.data["messages"]}
     await run_to_end(bridge, run_body(llm, "What is it?", user_content=PARTS, resume=resume))
     assert user_messages(llm.requests[2]) == [PARTS]
+
+
+async def test_an_image_larger_than_litestars_default_body_limit_gets_through(
+    bridge: RunningBridge, llm: ScriptedLLM
+) -> None:
+    """12 MB of image: over Litestar's 10 MB default, well under ATTACHMENT_MAX_BYTES."""
+    big = "data:image/png;base64," + "A" * (12 * 1024 * 1024)
+    parts = [{"type": "text", "text": "Big one"}, {"type": "image_url", "image_url": {"url": big}}]
+    llm.script(text_reply("Large."))
+    events = await run_to_end(bridge, run_body(llm, "Big one", user_content=parts, history=[]))
+    assert events[-1].data == {"final_text": "Large."}
+    assert user_messages(llm.requests[0])[0][1]["image_url"]["url"] == big
