@@ -133,7 +133,7 @@ async def take(offers: Sequence[FileOffer], limits: Limits) -> Intake:
     for index, offer in enumerate(offers):
         name = safe_name(offer.name)
         if index >= limits.per_message:
-            skipped.append(Skipped(name, f"only {limits.per_message} files of a message are read"))
+            skipped.append(Skipped(name, _beyond(limits.per_message)))
             continue
         outcome = await _take_one(offer, name, limits)
         if isinstance(outcome, StoredFile):
@@ -154,6 +154,12 @@ async def _take_one(offer: FileOffer, name: str, limits: Limits) -> StoredFile |
     if len(data) > limits.max_bytes:
         return Skipped(name, _too_big(limits.max_bytes))
     return classify(name, offer.declared_type, data)
+
+
+def _beyond(per_message: int) -> str:
+    if per_message <= 0:
+        return "files are not read here"
+    return f"only {per_message} files of a message are read"
 
 
 def _too_big(max_bytes: int) -> str:

@@ -123,3 +123,8 @@ async def test_caps_per_file_and_per_message() -> None:
     assert skipped_notice(intake.skipped).splitlines()[:2] == [  # type: ignore[union-attr]
         "I did not read these files:", "• big.txt: it is larger than 10 bytes"]
     assert skipped_notice(()) is None
+
+
+async def test_no_file_is_read_when_none_may_be() -> None:
+    intake = await take([offer("a.txt", b"one")], Limits(per_message=0))
+    assert intake.files == () and intake.skipped == (Skipped("a.txt", "files are not read here"),)
