@@ -121,3 +121,18 @@ async def test_the_token_goes_only_to_slack(h: Harness, llm: ScriptedLLM) -> Non
                                   if "did not read" in texts(m)])
     assert "shot.png: it could not be downloaded" in texts(notice[0])
     assert user_message(llm.requests[0]) == "Look" and not h.slack.calls_to("files-pri")
+
+
+async def test_without_files_read_the_file_is_named_not_misread(h: Harness, llm: ScriptedLLM) -> None:
+    """Slack answers url_private with its sign-in page (HTML, 200) to a token without the
+    scope: that page is not taken for the file."""
+    llm.script(text_reply("Only words."))
+    h.slack.files_read = False
+    image = h.slack.share_file("shot.png", PNG, "image/png")
+    event = app_mention_event("Look")
+    assert (await h.post_event(shared(event, image))).status_code == 200
+    await h.answered(CHANNEL_ID, event["ts"])
+    notice = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, event["ts"])
+                                  if "did not read" in texts(m)])
+    assert "shot.png: it could not be downloaded" in texts(notice[0])
+    assert user_message(llm.requests[0]) == "Look" and len(h.slack.calls_to("files-pri")) == 1

@@ -39,6 +39,7 @@ class FakeSlack:
         self.calls: list[Call] = []
         self.faults = FaultBox()
         self.refusals: dict[str, str] = {}  # method -> the error it always answers
+        self.files_read = True  # False: the bot token lacks files:read (url_private signs in)
         self.socket = SocketModeServer(self.state)
         self._limiter = RateLimiter(self.state.limits, clock)
         self._changed = asyncio.Condition()
@@ -286,6 +287,7 @@ class FakeSlack:
         stored = self.state.files.get(file_id)
         token = call.token or ""
         valid = token == self.bot_token if self.bot_token else token.startswith("xoxb-")
+        valid = valid and self.files_read
         if stored is None or stored.content is None:
             call.status = 404
             return web.Response(status=404, text="not found")
