@@ -31,6 +31,13 @@ def shared(event: dict[str, Any], *files: dict[str, Any]) -> dict[str, Any]:
     return make_slack_event({**event, **subtype, "files": list(files)})
 
 
+async def notice_in(h: Harness, thread: str) -> str:
+    """The text of the thread's message naming the files not read."""
+    notices = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread)
+                                   if "did not read" in texts(m)])
+    return texts(notices[0])
+
+
 def user_message(request: dict[str, Any]) -> Any:
     return [m["content"] for m in request["messages"] if m["role"] == "user"][-1]
 
@@ -99,9 +106,7 @@ async def test_files_not_read_are_named_and_the_words_still_go(
         event = app_mention_event("Summarise please")
         assert (await h.post_event(shared(event, big, liar, tool))).status_code == 200
         await h.answered(CHANNEL_ID, event["ts"])
-        notice = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, event["ts"])
-                                      if "did not read" in texts(m)])
-    shown = texts(notice[0])
+        shown = await notice_in(h, event["ts"])
     assert "huge.log: it is larger than 64 bytes" in shown
     assert "small.log: it is larger than 64 bytes" in shown  # the bytes, not the size it claimed
     assert "tool.exe: this type of file is not supported" in shown
@@ -117,9 +122,7 @@ async def test_the_token_goes_only_to_slack(h: Harness, llm: ScriptedLLM) -> Non
     event = app_mention_event("Look")
     assert (await h.post_event(shared(event, image))).status_code == 200
     await h.answered(CHANNEL_ID, event["ts"])
-    notice = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, event["ts"])
-                                  if "did not read" in texts(m)])
-    assert "shot.png: it could not be downloaded" in texts(notice[0])
+    assert "shot.png: it could not be downloaded" in await notice_in(h, event["ts"])
     assert user_message(llm.requests[0]) == "Look" and not h.slack.calls_to("files-pri")
 
 
@@ -132,7 +135,5 @@ async def test_without_files_read_the_file_is_named_not_misread(h: Harness, llm:
     event = app_mention_event("Look")
     assert (await h.post_event(shared(event, image))).status_code == 200
     await h.answered(CHANNEL_ID, event["ts"])
-    notice = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, event["ts"])
-                                  if "did not read" in texts(m)])
-    assert "shot.png: it could not be downloaded" in texts(notice[0])
+    assert "shot.png: it could not be downloaded" in await notice_in(h, event["ts"])
     assert user_message(llm.requests[0]) == "Look" and len(h.slack.calls_to("files-pri")) == 1
