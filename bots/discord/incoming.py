@@ -44,7 +44,8 @@ class Incoming:
 
 class Conversations:
     def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
-                 notices: Notices, allow_list: tuple[str, ...], limits: Limits = DEFAULT_LIMITS) -> None:
+                 notices: Notices, allow_list: tuple[str, ...],
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         self._client = client
         self._pool = pool
         self._sessions = sessions

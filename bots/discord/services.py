@@ -48,7 +48,8 @@ class Services:
 
 def build_services(client: discord.Client, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
                    limiter: RateLimiter, allow_list: tuple[str, ...],
-                   write_timeout: float = WRITE_TIMEOUT, limits: Limits = DEFAULT_LIMITS) -> Services:
+                   write_timeout: float = WRITE_TIMEOUT,
+                   limits: Limits = DEFAULT_LIMITS) -> Services:
     outbox = Outbox(ChannelBudget(limiter))
     writer, targets = Writer(client, write_timeout), Targets()
     pauses = PausePresenter(targets, writer, outbox)

@@ -30,14 +30,15 @@ class SlackFiles:
                 for f in files]
 
     async def _download(self, file: SlackFile, limit: int) -> bytes:
-        if file.url is None or not self._trusted(file.url):
-            raise ValueError(f"no Slack URL to download from ({file.url!r})")
+        url = file.url
+        if url is None or not self._trusted(url):
+            raise ValueError(f"no Slack URL to download from ({url!r})")
         headers = {"Authorization": f"Bearer {self._client.token}"}
         session = self._client.session
         if session is None:  # not started (a test calling a listener directly)
             async with aiohttp.ClientSession() as own:
-                return await _read(own, file, headers, limit)
-        return await _read(session, file, headers, limit)
+                return await _read(own, url, file.mimetype, headers, limit)
+        return await _read(session, url, file.mimetype, headers, limit)
 
     def _trusted(self, url: str) -> bool:
         parts = urlsplit(url)
@@ -47,12 +48,11 @@ class SlackFiles:
         return parts.scheme == "https" and (host == "slack.com" or host.endswith(".slack.com"))
 
 
-async def _read(session: aiohttp.ClientSession, file: SlackFile, headers: dict[str, str],
-                limit: int) -> bytes:
-    assert file.url is not None
-    async with session.get(file.url, headers=headers) as response:
+async def _read(session: aiohttp.ClientSession, url: str, declared: str | None,
+                headers: dict[str, str], limit: int) -> bytes:
+    async with session.get(url, headers=headers) as response:
         response.raise_for_status()
-        if response.content_type == "text/html" and file.mimetype != "text/html":
+        if response.content_type == "text/html" and declared != "text/html":
             # Slack's sign-in page, not the file: the token lacks the files:read scope
             raise PermissionError("Slack answered its sign-in page: is files:read granted?")
         data = bytearray()
