@@ -29,6 +29,7 @@ from .commands import Commands
 from .conversation import Conversations
 from .event_listeners import EventListeners
 from .feedback_listeners import FeedbackListeners
+from .files import SlackFiles
 from .follower import RunFollower
 from .http import events_route
 from .insight_listeners import InsightListeners
@@ -123,7 +124,9 @@ class SlackBot:
 def _register(app: AsyncApp, services: Services, settings: Settings) -> None:
     app.use(InboundMiddleware())  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
-    EventListeners(services, Conversations(services), commands).register(app)
+    files = SlackFiles(services.sender.client)
+    conversations = Conversations(services, files, settings.attachment_limits)
+    EventListeners(services, conversations, commands).register(app)
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)
     AnswerListeners(services).register(app)
