@@ -28,7 +28,7 @@ from bots.discord.intake import DiscordCommandTree
 from bots.discord.services import DiscordServices
 from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor, close_reason
 from core.backoff import Backoff
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.errors import InvalidInput
@@ -64,7 +64,7 @@ class DiscordBot:
         self.supervisor = GatewaySupervisor(self.client, self.client.link, reconnect)
         self.services = DiscordServices.build(
             self.client, pool, catalogue, bridge, limiter or RateLimiter(clock),
-            settings.discord_channels, settings.policy, write_timeout)
+            settings.discord_channels, settings.policy, write_timeout, settings.attachment_limits)
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None

@@ -15,6 +15,7 @@ turn counts (link previews also arrive as edits).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Collection
@@ -32,9 +33,10 @@ from bots.discord.render import refusals
 from bots.discord.render.parts import Part
 from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
-from core.conversation import bindings, turns
+from core.attachments import DEFAULT_LIMITS, FileOffer, Limits
+from core.conversation import bindings, turns, written
 from core.conversation.dedupe import Seen
-from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION, NO_WORDS
+from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION
 from core.errors import Busy
 from core.models import ChatMessage, ChatSession, Platform
 from core.runtime.pool import RunPool
@@ -209,13 +211,15 @@ class DiscordConversation:
     """The gateway's messages and edits of people, as turns of their sessions."""
 
     def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
-                 intake: DiscordIntake, notices: Notices, allow_list: tuple[str, ...]) -> None:
+                 intake: DiscordIntake, notices: Notices, allow_list: tuple[str, ...],
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         self._client = client
         self._pool = pool
         self._sessions = sessions
         self._intake = intake
         self._notices = notices
         self._allow_list = allow_list
+        self._limits = limits  # ATTACHMENT_MAX_BYTES, ATTACHMENTS_PER_MESSAGE
         self._seen = Seen()
         self._edits_seen = Seen()
 
@@ -256,14 +260,18 @@ class DiscordConversation:
 
     async def _turn(self, found: Found, incoming: Incoming) -> None:
         message = incoming.message
-        if not incoming.text:
-            text = NO_WORDS if incoming.post.has_media else EMPTY_MENTION
-            self._reply(incoming, refusals.notice_part(text))
+        if not incoming.text and not incoming.post.has_media:
+            self._reply(incoming, refusals.notice_part(EMPTY_MENTION))
+            return
+        said = await written.read(incoming.text, file_offers(message), self._limits)
+        if said.notices:  # the files skipped, or that nothing in it could be read
+            self._reply(incoming, refusals.notice_part("\n\n".join(said.notices)))
+        if not said.text:
             return
         try:  # a message handled before (another process, before a restart) starts nothing
-            await turns.write(self._pool, found.session.id, incoming.text,
+            await turns.write(self._pool, found.session.id, said.text,
                               author=str(incoming.post.author_id),
-                              platform_message_id=str(message.id))
+                              platform_message_id=str(message.id), files=said.files)
         except Busy as error:
             log_failure(error, f"message {message.id}")
             running = await turns.run_in_flight(found.session.id)
@@ -324,3 +332,14 @@ class DiscordConversation:
             return None
         node = await turns.user_node(session.id, str(message.id))
         return EditedTurn(place, node) if node else None
+
+
+def file_offers(message: discord.Message) -> list[FileOffer]:
+    """The message's attachments, each read from Discord's CDN through discord.py (its size,
+    as Discord states it, is checked before any byte is read)."""
+    return [FileOffer(a.filename, a.content_type, a.size, functools.partial(_read, a))
+            for a in message.attachments]
+
+
+async def _read(attachment: discord.Attachment, limit: int) -> bytes:
+    return (await attachment.read())[:limit]

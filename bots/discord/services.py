@@ -12,7 +12,8 @@ from bots.discord.delivery import WRITE_TIMEOUT, ChannelBudget, Outbox, Writer
 from bots.discord.intake import DiscordIntake
 from bots.discord.refs import DiscordRefs
 from bots.discord.render.presenters import LiveUpdater, Notices
-from core.bridge_port import Bridge
+from core.attachments import DEFAULT_LIMITS, Limits
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.conversation.policy import Policy
 from core.ratelimit import RateLimiter
@@ -35,11 +36,11 @@ class DiscordServices:
     @classmethod
     def build(cls, client: discord.Client, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
               limiter: RateLimiter, allow_list: tuple[str, ...], policy: Policy,
-              write_timeout: float = WRITE_TIMEOUT) -> DiscordServices:
+              write_timeout: float = WRITE_TIMEOUT, limits: Limits = DEFAULT_LIMITS) -> DiscordServices:
         outbox, writer, refs = Outbox(ChannelBudget(limiter)), Writer(client, write_timeout), DiscordRefs()
         notices, sessions = Notices(writer, outbox), SessionFinder(client, refs)
         intake = DiscordIntake(policy, notices)
-        conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list)
+        conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list, limits)
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
                    LiveUpdater(pool, refs, writer, outbox), outbox)
 

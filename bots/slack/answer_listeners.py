@@ -6,7 +6,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from core.conversation import turns, views
 from core.conversation.refusals import FINISHED, SWITCH_BUSY
-from core.errors import Busy, Conflict, NotFound
+from core.errors import Busy, NotFound
 
 from . import ids, refs
 from .answers import show_answer
@@ -16,6 +16,7 @@ from .inbound import Click
 from .refs import Slot
 from .replies import to_clicker
 from .services import Services
+from .stopping import stop_run
 
 
 class AnswerListeners:
@@ -34,14 +35,8 @@ class AnswerListeners:
     async def _stop(self, clicked: Click) -> None:
         run_id = ids.parse_run(clicked.value)
         await run_here(clicked, run_id)
-        try:
-            update = await turns.stop(self._services.pool, run_id)
-        except (Conflict, NotFound):
+        if not await stop_run(self._services, run_id):
             await to_clicker(self._services, clicked)(FINISHED)
-            return
-        slot = await refs.slot_of(update.message_id)
-        if self._services.pool.view(run_id) is None and slot is not None and slot.ts is not None:
-            await show_answer(self._services, update, slot)  # no run of ours will show its end
 
     async def _regenerate(self, clicked: Click) -> None:
         (message_id,) = ids.unpack(clicked.value, 1)

@@ -13,7 +13,7 @@ from litestar.handlers import HTTPRouteHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.platform_links import PlatformLink
@@ -29,6 +29,7 @@ from .commands import Commands
 from .conversation import Conversations
 from .event_listeners import EventListeners
 from .feedback_listeners import FeedbackListeners
+from .files import SlackFiles
 from .follower import RunFollower
 from .http import events_route
 from .insight_listeners import InsightListeners
@@ -36,6 +37,7 @@ from .intake import InboundMiddleware, retired
 from .sender import SlackSender
 from .services import Services
 from .session_listeners import SessionListeners
+from .stop_listeners import StopListeners
 from .supervisor import PING_INTERVAL, SupervisedSocketModeHandler
 
 log = logging.getLogger(__name__)
@@ -122,7 +124,9 @@ class SlackBot:
 def _register(app: AsyncApp, services: Services, settings: Settings) -> None:
     app.use(InboundMiddleware())  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
-    EventListeners(services, Conversations(services), commands).register(app)
+    files = SlackFiles(services.sender.client)
+    conversations = Conversations(services, files, settings.attachment_limits)
+    EventListeners(services, conversations, commands).register(app)
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)
     AnswerListeners(services).register(app)
@@ -130,4 +134,5 @@ def _register(app: AsyncApp, services: Services, settings: Settings) -> None:
     ContainerListeners(services, settings.slack_suggested_prompts).register(app)
     InsightListeners(services).register(app)
     SessionListeners(services).register(app)
+    StopListeners(services).register(app)
     app.action(re.compile(rf"^{re.escape(ids.OURS)}"))(retired)  # last: what no listener above took

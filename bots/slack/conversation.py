@@ -8,14 +8,16 @@ ignored, on any replica.
 
 from __future__ import annotations
 
-from core.conversation import bindings, turns
-from core.conversation.refusals import BUSY, EDIT_BUSY, NO_WORDS
+from core.attachments import Limits
+from core.conversation import bindings, turns, written
+from core.conversation.refusals import BUSY, EDIT_BUSY
 from core.errors import Busy
 from core.models import ChatSession
 from core.sessions import session_for_thread
 
 from . import ids
 from .blocks import Payload, actions, button, section
+from .files import SlackFiles
 from .inbound import Incoming
 from .places import Place
 from .refs import Slot
@@ -23,21 +25,28 @@ from .services import Services
 
 
 class Conversations:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, files: SlackFiles, limits: Limits) -> None:
         self._services = services
+        self._files = files
+        self._limits = limits
 
     async def message(self, incoming: Incoming, create: bool) -> None:
-        """Start the run that answers `incoming` (creating the session when asked)."""
+        """Start the run that answers `incoming` (creating the session when asked); its
+        files skipped (or that nothing in it could be read) are said in the thread first."""
         session = await self._session(incoming.place, create)
         if session is None or await turns.user_node(session.id, incoming.ts):
             return
-        if not incoming.text:  # a file shared without a word: the agent reads only text
-            await self._say(incoming.place, Payload(NO_WORDS, [section(NO_WORDS)]))
+        message = await written.read(incoming.text, self._files.offers(incoming.files),
+                                     self._limits)
+        for notice in message.notices:
+            await self._say(incoming.place, Payload(notice, [section(notice)]))
+        if not message.text:
             return
         slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread)
         try:
-            await turns.write(self._services.pool, session.id, incoming.text, author=incoming.user,
-                              platform_message_id=incoming.ts, platform_refs=slot.to_refs())
+            await turns.write(self._services.pool, session.id, message.text, author=incoming.user,
+                              platform_message_id=incoming.ts, platform_refs=slot.to_refs(),
+                              files=message.files)
         except Busy:
             if not await turns.user_node(session.id, incoming.ts):  # not a duplicate
                 await self.refuse_busy(session.id, incoming.place)

@@ -53,8 +53,9 @@ class EventListeners:
         return None
 
     def _handle(self, message: Incoming, create: bool, commands: bool) -> None:
-        """A mention or DM may be a command ("@hermes status"); the rest goes to the agent."""
-        command = _command_in(message.text) if commands else None
+        """A mention or DM may be a command ("@hermes status"); the rest goes to the agent
+        (files shared without a word too: they are the message)."""
+        command = _command_in(message.text) if commands and not message.files else None
         if command is not None:
             work = self._command(command, message.place, message.user)
         else:

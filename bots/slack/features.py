@@ -13,6 +13,8 @@ log = logging.getLogger(__name__)
 STREAMING = "streaming"  # chat.startStream / appendStream / stopStream
 STATUS = "status"  # assistant.threads.setStatus
 SUGGESTED_PROMPTS = "suggested prompts"  # assistant.threads.setSuggestedPrompts
+AGENT_SESSIONS = "agent sessions"  # agents.sessions.setStatus / rename (apps declared as agents)
+THREAD_TITLES = "thread titles"  # assistant.threads.setTitle
 # Errors that mean "not here, not for this app": asking again would get the same answer.
 REFUSALS = frozenset({
     "unknown_method", "not_allowed", "not_allowed_token_type", "not_authorized", "missing_scope",

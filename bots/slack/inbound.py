@@ -36,6 +36,17 @@ class Ignored:
 
 
 @dataclass(frozen=True, slots=True)
+class SlackFile:
+    """A file shared with a message: where the bot downloads it (`url_private`, with its
+    token), and what Slack says it is (checked against its bytes before use)."""
+
+    name: str
+    mimetype: str | None
+    size: int | None
+    url: str | None  # None: nothing to download (an external file, a tombstone)
+
+
+@dataclass(frozen=True, slots=True)
 class MessageEvent:
     """An `app_mention`, or a `message` a user posted (plain, file share, thread broadcast)."""
 
@@ -47,6 +58,7 @@ class MessageEvent:
     ts: str
     thread_ts: str | None
     text: str  # as Slack wrote it (mrkdwn, mentions as <@U…>)
+    files: tuple[SlackFile, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +125,19 @@ class HomeOpened:
     tab: str
 
 
-Inbound = MessageEvent | MessageEdit | Click | ViewSubmission | SlashCommand | HomeOpened | Ignored
+@dataclass(frozen=True, slots=True)
+class SessionStopped:
+    """`agent_session_stopped`: a person pressed the native Stop of the thread's agent session
+    (Slack stopped the app's open streams there, `streaming_message_ts`)."""
+
+    team: str
+    channel: str
+    thread_ts: str
+    user: str
+
+
+Inbound = (MessageEvent | MessageEdit | Click | ViewSubmission | SlashCommand | HomeOpened
+           | SessionStopped | Ignored)
 
 
 def parse(body: object) -> Inbound:
@@ -141,6 +165,8 @@ def event(body: Json) -> Inbound:
         return message_event(team, inner)
     if kind == "app_home_opened":
         return HomeOpened(team, text(inner.get("channel")) or "", text(inner.get("tab")) or "")
+    if kind == "agent_session_stopped":
+        return session_stopped(team, inner)
     what = f"message subtype {subtype}" if kind == "message" else f"event {kind}"
     return Ignored(f"a {what}")
 
@@ -151,7 +177,24 @@ def message_event(team: str, event: Json) -> MessageEvent | Ignored:
         return Ignored("a message without its channel, user or ts, or a bot's")
     kind: Literal["app_mention", "message"] = "app_mention" if event.get("type") == "app_mention" else "message"
     return MessageEvent(kind, team, channel, text(event.get("channel_type")), user, ts,
-                        text(event.get("thread_ts")), text(event.get("text")) or "")
+                        text(event.get("thread_ts")), text(event.get("text")) or "",
+                        tuple(slack_file(obj(f)) for f in items(event.get("files"))))
+
+
+def slack_file(file: Json) -> SlackFile:
+    size = file.get("size")
+    return SlackFile(
+        name=first_text(file.get("name"), file.get("title")) or "file",
+        mimetype=text(file.get("mimetype")),
+        size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+        url=first_text(file.get("url_private_download"), file.get("url_private")))
+
+
+def session_stopped(team: str, event: Json) -> SessionStopped | Ignored:
+    channel, thread_ts = text(event.get("channel")), text(event.get("thread_ts"))
+    if not (channel and thread_ts):
+        return Ignored("an agent_session_stopped without its channel or thread_ts")
+    return SessionStopped(team, channel, thread_ts, text(event.get("user")) or "")
 
 
 def message_edit(team: str, event: Json) -> MessageEdit | Ignored:
@@ -238,6 +281,7 @@ class Incoming:
     user: str
     ts: str
     text: str
+    files: tuple[SlackFile, ...] = ()
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -246,7 +290,8 @@ class Incoming:
 
 def incoming(event: MessageEvent, bot_user_id: str | None) -> Incoming:
     place = place_of(event.team, event.channel, event.ts, event.thread_ts, event.channel_type)
-    return Incoming(place, event.user, event.ts, from_slack(event.text, bot_user_id))
+    return Incoming(place, event.user, event.ts, from_slack(event.text, bot_user_id),
+                    event.files)
 
 
 def edited(edit: MessageEdit, bot_user_id: str | None) -> Incoming | None:

@@ -5,8 +5,9 @@ stream methods and Tier 2 budget now). Otherwise it posts the live message (chat
 a per-channel budget) and edits it as the run goes while the workspace has few such messages
 open (budgets.OpenMessages); beyond them the message stays as posted and the thread's
 loading status shows the progress. A regenerated turn, or one recovered after a restart,
-edits the message it already has. Every turn sets the loading status first, which Slack
-clears with the first reply.
+edits the message it already has (a stream a restart left open is stopped first). Every turn
+sets the loading status first, which Slack clears with the first reply, and holds the
+thread's agent session `processing` while it runs (agent_sessions.py: the native Stop).
 
 Coalescing: the run's updates only replace `_latest`; one loop sends a progress call when
 the budgets allow, rendering whatever is newest at that moment, so a burst of events costs
@@ -29,6 +30,7 @@ from core.models import Platform
 from core.runtime.updates import RunUpdate
 
 from . import budgets, refs
+from .agent_sessions import AgentSession
 from .answer_view import render_answer
 from .answers import post_answer, show_answer, show_rest
 from .blocks import Payload, section
@@ -39,6 +41,7 @@ from .live_view import render_live, render_placeholder
 from .refs import Slot
 from .replies import unheard
 from .services import Services
+from .stop_companion import StopCompanion
 
 log = logging.getLogger(__name__)
 ANSWER_WAIT = 1.0  # seconds an answer may wait for its message's budget, else it is posted
@@ -73,13 +76,23 @@ class LiveMessage:
         self._versions = await views.versions(self._latest.message_id)  # fixed while it runs
         status = LoadingStatus(self._services, slot)
         await status.show(self._latest)
+        author = await turns.author(self._latest.user_message_id)
+        session = AgentSession(self._services, self._latest.session_id)
+        companion = StopCompanion(self._services)
         try:
-            self.slot = slot = await self._opened(slot)
+            self.slot = slot = await self._opened(slot, author)
+            if not self._latest.finished:
+                await session.processing(slot, author)
+                if self._stream is not None and session.refused(slot.team):
+                    await companion.show(slot, self._latest.run_id)  # a Stop beside the stream
             await self._follow(slot, status)
-            await self._finish(slot)
+            await self._finish(slot, session)
         finally:
             if self._counted:
                 self._services.open_live.leave(slot.team)
+            if companion.shown:
+                self._tidy(companion.remove)
+        await session.ended(slot)
 
     async def reply(self, text: str) -> None:
         if self.slot is not None:
@@ -97,15 +110,17 @@ class LiveMessage:
                 return
             await self._progress(slot, status)
 
-    async def _opened(self, slot: Slot) -> Slot:
+    async def _opened(self, slot: Slot, recipient: str | None) -> Slot:
         """The turn's message: a stream, else a live message, edited as the run goes while
         the workspace has few of those open; beyond them it stays as posted (the loading
-        status shows the progress) until the answer."""
+        status shows the progress) until the answer. A stream a restart left open is
+        stopped first (recovered, the turn edits its message)."""
         if slot.ts is not None:
+            if slot.streamed:
+                await StreamedMessage.close_stale(self._services, slot)
             self._counted = self._services.open_live.enter(slot.team)
             self._edited = True  # a regenerate or a recovery: its message is edited
-            return slot.moved(final=False)
-        recipient = await turns.author(self._latest.user_message_id)
+            return slot.moved(final=False, streamed=False)
         self._stream = await StreamedMessage.open(self._services, slot, self._latest, recipient)
         if self._stream is not None:
             slot = self._stream.slot
@@ -148,10 +163,10 @@ class LiveMessage:
         if not call.cancelled():
             call.result()  # what the call raised, raised here
 
-    async def _finish(self, slot: Slot) -> None:
+    async def _finish(self, slot: Slot, session: AgentSession) -> None:
         latest, versions = self._latest, self._versions
         if self._stream is not None:
-            await self._finish_stream(self._stream, slot)
+            await self._finish_stream(self._stream, slot.moved(streamed=False), session)
         elif self._services.sender.ready(budgets.updates(slot.team), within=ANSWER_WAIT):
             await show_answer(self._services, latest, slot, upload=True, versions=versions,
                               shown=self._sent)
@@ -159,14 +174,16 @@ class LiveMessage:
             await post_answer(self._services, latest, slot.moved(followups=()), versions)
             self._tidy(lambda: self._delete_stale(slot))
 
-    async def _finish_stream(self, stream: StreamedMessage, slot: Slot) -> None:
+    async def _finish_stream(self, stream: StreamedMessage, slot: Slot,
+                             session: AgentSession) -> None:
         latest, versions = self._latest, self._versions
         if not stream.can_stop_now():
             await post_answer(self._services, latest, slot.moved(followups=()), versions)
             self._tidy(lambda: stream.tidy(latest))
             return
         try:
-            await stream.finish(latest, versions)
+            await stream.finish(latest, versions, session_status=session.ends_with_stream())
+            session.stream_ended()
         except StreamBroken as broken:
             log.warning("stream of run %s could not stop (%s): editing its message instead",
                         latest.run_id, broken)

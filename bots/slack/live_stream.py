@@ -2,8 +2,8 @@
 tools and todos as task and plan chunks while it runs, then the answer as Markdown and, at
 the bottom, the footer, our buttons and 👍 / 👎.
 
-`open` gives None whenever the stream is not the way to go (no thread, a workspace that
-refuses the methods, no Tier 2 budget now): the turn then takes the edit-based live message.
+`open` gives None whenever the stream is not the way to go (a workspace that refuses the
+methods, no Tier 2 budget now): the turn then takes the edit-based live message.
 A stream that breaks later raises `StreamBroken`; its message is then edited like a live
 message, so the user never sees a broken one.
 """
@@ -14,6 +14,7 @@ import logging
 
 from slack_sdk.errors import SlackApiError
 
+from core.conversation import turns
 from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
 
@@ -49,15 +50,19 @@ class StreamedMessage:
     @classmethod
     async def open(cls, services: Services, slot: Slot, update: RunUpdate,
                    recipient: str | None) -> StreamedMessage | None:
-        """The stream, started; None when the turn should take the fallback."""
+        """The stream, started; None when the turn should take the fallback. A stream lives
+        in a thread: at a DM's top level it opens the thread of the user's message."""
         in_dm = slot.channel.startswith("D")
-        if slot.thread_ts is None or not services.features.has(slot.team, STREAMING):
+        if not services.features.has(slot.team, STREAMING):
             return None
         if not in_dm and not recipient:
             return None  # outside a DM Slack wants the user the stream is for
+        thread = slot.thread_ts or (await turns.platform_id(update.user_message_id) if in_dm else None)
+        if thread is None:
+            return None
         diff = ChunkDiff()
         try:
-            ts = await services.sender.start_stream(slot.team, slot.channel, slot.thread_ts,
+            ts = await services.sender.start_stream(slot.team, slot.channel, thread,
                                                     None if in_dm else recipient,
                                                     diff.changed(update))
         except SlackApiError as error:
@@ -65,7 +70,19 @@ class StreamedMessage:
                 log.warning("chat.startStream failed (%s): an edited message instead",
                             error.response.get("error"))
             return None
-        return None if ts is None else cls(services, slot.moved(ts=ts), diff)
+        if ts is None:
+            return None
+        return cls(services, slot.moved(ts=ts, thread_ts=thread, streamed=True), diff)
+
+    @staticmethod
+    async def close_stale(services: Services, slot: Slot) -> None:
+        """Stop a stream a restart left open, so its message can be edited (one Slack
+        already ended, or that expired, is refused: nothing is left to do)."""
+        try:
+            await services.sender.stop_stream(slot.team, slot.channel, slot.ts or "", [], [])
+        except SlackApiError as error:
+            log.info("stale stream %s not stopped (%s): editing it", slot.ts,
+                     error.response.get("error"))
 
     async def progress(self, latest: RunUpdate) -> None:
         """One append of whatever changed, rendered when the budget lets it through."""
@@ -79,16 +96,18 @@ class StreamedMessage:
     def can_stop_now(self) -> bool:
         return self._services.sender.ready(budgets.stop_stream(self.slot.team))
 
-    async def finish(self, update: RunUpdate, versions: Versions, urgent: bool = True) -> None:
+    async def finish(self, update: RunUpdate, versions: Versions, urgent: bool = True,
+                     session_status: str | None = None) -> None:
         """Stop the stream with the answer's first part and its controls (the caller posts
-        the rest: answers.show_rest)."""
+        the rest: answers.show_rest); `session_status` moves the thread's agent session."""
         slot, chunks, blocks = self.slot, self._diff.changed(update), self.closing_blocks(update, versions)
         parts = answer_parts(update.state.final_text or "")
         if update.status == MessageStatus.SUCCESS and parts:
             chunks.append({"type": "markdown_text", "text": parts[0]})
         try:
             await self._services.sender.stop_stream(slot.team, slot.channel, slot.ts or "",
-                                                    chunks, blocks, urgent=urgent)
+                                                    chunks, blocks, urgent=urgent,
+                                                    session_status=session_status)
         except SlackApiError as error:
             raise StreamBroken(str(error.response.get("error"))) from error
 

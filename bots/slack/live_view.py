@@ -27,7 +27,7 @@ def render_live(update: RunUpdate, branched: bool = False) -> Payload:
         tail = presenting.thinking_tail(update.state, THINKING_TAIL)
         blocks.append(context(f"💭 {escape(tail)}"))
     if not update.finished:
-        blocks.append(actions(button("Stop", ids.STOP, ids.run_value(update.run_id), "danger")))
+        blocks.append(stop_control(update.run_id))
     return Payload(status, blocks)
 
 
@@ -35,7 +35,12 @@ def render_placeholder(update: RunUpdate) -> Payload:
     """The live message of a turn that is not edited as it goes (the workspace's budget is
     spoken for): the thread's loading status shows the progress, this message the answer."""
     return Payload(WORKING, [section(f"*{WORKING}*"), context(WORKING_NOTE),
-                             actions(button("Stop", ids.STOP, ids.run_value(update.run_id), "danger"))])
+                             stop_control(update.run_id)])
+
+
+def stop_control(run_id: str) -> Block:
+    """Our Stop button for a run in flight (it works from any replica)."""
+    return actions(button("Stop", ids.STOP, ids.run_value(run_id), "danger"))
 
 
 def loading_line(update: RunUpdate) -> str:

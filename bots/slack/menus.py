@@ -21,7 +21,7 @@ def choice_menu(kind: str, session_id: int, options: list[tuple[str, str]],
     choices = [option(name, option_value(session_id, value)) for value, name in options[:MAX_OPTIONS]]
     select = {"type": "static_select", "action_id": ACTION[kind], "options": choices,
               "placeholder": {"type": "plain_text", "text": f"Choose a {kind}"}}
-    chosen = next((c for c, (value, _) in zip(choices, options) if value == current), None)
+    chosen = next((c for c, (value, _) in zip(choices, options, strict=False) if value == current), None)
     if chosen is not None:
         select["initial_option"] = chosen
     return Payload(f"Choose a {kind}", [section(f"{now} Choose the {kind} of this conversation:"),

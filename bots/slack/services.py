@@ -6,7 +6,7 @@ import asyncio
 import weakref
 from dataclasses import dataclass, field
 
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.conversation.dedupe import Seen
 from core.runtime.pool import RunPool
@@ -15,6 +15,7 @@ from .boundary import Background
 from .budgets import OpenMessages
 from .features import WorkspaceFeatures
 from .sender import SlackSender
+from .titles import ShownTitles
 
 
 class SlotLocks:
@@ -43,3 +44,4 @@ class Services:
     locks: SlotLocks = field(default_factory=SlotLocks)
     features: WorkspaceFeatures = field(default_factory=WorkspaceFeatures)
     open_live: OpenMessages = field(default_factory=OpenMessages)
+    titles: ShownTitles = field(default_factory=ShownTitles)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.bridge_types import Memory
+from core.bridge.types import Memory
 from core.conversation.commands import Status
 from core.presenting import status_line
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 
 from bots.discord import DiscordBot
@@ -25,10 +25,9 @@ EDIT = "PATCH /channels/{channel_id}/messages/{message_id}"
 CALLBACK = "POST /interactions/{webhook_id}/{webhook_token}/callback"
 
 
-def settings_for(fake: FakeDiscord, channels: tuple[str, ...] = (), **settings: Any) -> Settings:
-    """Settings that point the bot at the fake; `settings` adds others (`chat_admins=...`)."""
+def settings_for(fake: FakeDiscord, channels: tuple[str, ...] = (), **extra: Any) -> Settings:
     return Settings(discord_token=fake.token, discord_api_url=fake.api_base,
-                    discord_gateway_url=fake.gateway_url, discord_channels=channels, **settings)
+                    discord_gateway_url=fake.gateway_url, discord_channels=channels, **extra)
 
 
 def fast_limiter(speed: float = SPEED) -> RateLimiter:
@@ -40,10 +39,9 @@ def fast_limiter(speed: float = SPEED) -> RateLimiter:
 async def running_bot(fake: FakeDiscord, pool: RunPool, *, limiter: RateLimiter | None = None,
                       channels: tuple[str, ...] = (), write_timeout: float = WRITE_TIMEOUT,
                       link: PlatformLink | None = None, reconnect: Backoff = RECONNECT_BACKOFF,
-                      settings: Mapping[str, Any] | None = None) -> AsyncIterator[DiscordBot]:
-    """A started bot, ready on the fake's gateway; stopped on exit."""
-    chosen = settings_for(fake, channels, **dict(settings or {}))
-    bot = DiscordBot(chosen, pool, pool.catalogue, pool.bridge,
+                      **settings: Any) -> AsyncIterator[DiscordBot]:
+    """A started bot, ready on the fake's gateway; stopped on exit (`settings`: more of them)."""
+    bot = DiscordBot(settings_for(fake, channels, **settings), pool, pool.catalogue, pool.bridge,
                      limiter or fast_limiter(),
                      client_options={"guild_ready_timeout": 0.05}, write_timeout=write_timeout,
                      link=link, reconnect=reconnect)

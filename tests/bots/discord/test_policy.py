@@ -45,7 +45,7 @@ async def test_asker_refuses_another_users_click_privately_and_lets_the_asker_an
     bob, carol = fake.add_user("bob"), fake.add_user("carol")
     alice = fake.user["id"]
     llm.script(text_reply("Joke one."), text_reply("Joke two."), text_reply("Joke three."))
-    async with running_bot(fake, pool, settings={"chat_admins": (carol["id"],)}):
+    async with running_bot(fake, pool, chat_admins=(carol["id"],)):
         asked = await fake.send_user_message(mention(fake, "tell me a joke"))
         thread = int(asked["id"])
         await fake.wait_until(lambda: answered(fake, thread, "Joke one."), WAIT, "answer 1")
@@ -95,7 +95,7 @@ async def test_asker_keeps_a_clarify_question_and_stop_for_the_asker(
 async def test_anyone_lets_every_user_act(fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM) -> None:
     bob = fake.add_user("bob")
     llm.script(text_reply("Joke one."), text_reply("Joke two."))
-    async with running_bot(fake, pool, settings={"conversation_actions": "anyone"}):
+    async with running_bot(fake, pool, conversation_actions="anyone"):
         asked = await fake.send_user_message(mention(fake, "tell me a joke"))
         thread = int(asked["id"])
         await fake.wait_until(lambda: answered(fake, thread, "Joke one."), WAIT, "answer 1")
@@ -109,7 +109,7 @@ async def test_allowed_users_refuses_others_once_per_conversation_and_nothing_ru
     fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
 ) -> None:
     bob = fake.add_user("bob")
-    async with running_bot(fake, pool, settings={"allowed_users": (fake.user["id"],)}):
+    async with running_bot(fake, pool, allowed_users=(fake.user["id"],)):
         await fake.send_user_message(mention(fake, "hello?"), author=bob)
         await fake.send_user_message(mention(fake, "anyone there?"), author=bob)
         dm = fake.dm_channel_id(bob)
@@ -138,7 +138,7 @@ async def test_discord_allowed_roles_admits_members_with_a_role_and_refuses_the_
     guild.roles.append(role)
     guild.members[carol["id"]]["roles"] = [role["id"]]
     llm.script(text_reply("Hi Carol."))
-    async with running_bot(fake, pool, settings={"discord_allowed_roles": (role["id"],)}):
+    async with running_bot(fake, pool, discord_allowed_roles=(role["id"],)):
         await fake.send_user_message(mention(fake, "hello?"), author=bob)
         await fake.wait_until(lambda: bot_messages(fake, fake.dm_channel_id(bob)), WAIT, "bob told")
         assert await ChatMessage.all().count() == 0, "nothing of bob's ran"
@@ -153,7 +153,7 @@ async def test_a_refused_person_whose_dms_are_closed_is_told_in_a_reply_that_men
     fake: FakeDiscord, pool: RunPool
 ) -> None:
     bob = fake.add_user("bob")
-    async with running_bot(fake, pool, settings={"allowed_users": (fake.user["id"],)}):
+    async with running_bot(fake, pool, allowed_users=(fake.user["id"],)):
         fake.fail_next("POST /users/@me/channels", status=403,
                        body={"code": 50007, "message": "Cannot send messages to this user"})
         asked = await fake.send_user_message(mention(fake, "hello?"), author=bob)

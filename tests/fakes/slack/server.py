@@ -8,21 +8,22 @@ from typing import Any
 
 from aiohttp import web
 
-from . import api_chat, api_files, api_misc, api_stream, api_views
+from . import api_agents, api_chat, api_files, api_misc, api_stream, api_views
 from .calls import Call
 from .faults import Fault, FaultBox, Outage
 from .limits import Clock, RateLimiter, SlackLimits, system_clock
 from .model import Identity, Message, Workspace
 from .socket_mode import SocketModeServer
-from .state import SlackState
+from .state import SlackState, StoredFile
 from .wire import ApiError, Args, Body, RateLimited, read_args, take_token
 
 Handler = Callable[[SlackState, Args], Body]
 METHODS: dict[str, Handler] = {
     **api_chat.HANDLERS, **api_views.HANDLERS, **api_misc.HANDLERS, **api_files.HANDLERS,
-    **api_stream.HANDLERS,
+    **api_stream.HANDLERS, **api_agents.HANDLERS,
 }
 STREAM_METHODS = frozenset(api_stream.HANDLERS)
+AGENT_METHODS = frozenset(api_agents.HANDLERS)
 _APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
 
 
@@ -39,6 +40,7 @@ class FakeSlack:
         self.calls: list[Call] = []
         self.faults = FaultBox()
         self.refusals: dict[str, str] = {}  # method -> the error it always answers
+        self.files_read = True  # False: the bot token lacks files:read (url_private signs in)
         self.socket = SocketModeServer(self.state)
         self._limiter = RateLimiter(self.state.limits, clock)
         self._changed = asyncio.Condition()
@@ -51,6 +53,7 @@ class FakeSlack:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/upload/v1/{upload_id}", self._upload)
+        app.router.add_get("/files-pri/{file_id}/{name}", self._download)
         app.router.add_get("/link/", self.socket.handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
@@ -95,6 +98,18 @@ class FakeSlack:
     def file_content(self, file_id: str) -> bytes | None:
         """The bytes uploaded for a file (None until its upload URL got them)."""
         return self.state.files[file_id].content
+
+    def share_file(self, name: str, content: bytes, mimetype: str = "application/octet-stream",
+                   size: int | None = None) -> dict[str, Any]:
+        """A file a user shares: its Slack file object (for an event's `files`), served at its
+        `url_private` to a request with the bot token, as Slack does (scope files:read)."""
+        stored = StoredFile(id=self.state.new_id("F"), filename=name, length=len(content),
+                            content=content, mimetype=mimetype)
+        self.state.files[stored.id] = stored
+        url = f"{self.state.base_url}files-pri/{stored.id}/{name}"
+        return {**stored.to_api(self.state.base_url), "mimetype": mimetype,
+                "size": len(content) if size is None else size, "url_private": url,
+                "url_private_download": f"{url}?download=1", "mode": "hosted"}
 
     def calls_to(self, method: str) -> list[Call]:
         return [call for call in self.calls if call.method == method]
@@ -141,11 +156,34 @@ class FakeSlack:
 
     @streaming.setter
     def streaming(self, on: bool) -> None:
-        for method in STREAM_METHODS:
+        self._offer(STREAM_METHODS, on, "unknown_method")
+
+    @property
+    def agent(self) -> bool:
+        """Whether the app is declared as an agent; False makes agents.sessions.* answer
+        `not_authorized` (an app without the agent container)."""
+        return not AGENT_METHODS & self.refusals.keys()
+
+    @agent.setter
+    def agent(self, on: bool) -> None:
+        self._offer(AGENT_METHODS, on, api_agents.NOT_AN_AGENT)
+
+    def _offer(self, methods: frozenset[str], on: bool, error: str) -> None:
+        """`methods` work (`on`), or each answers `error`."""
+        for method in methods:
             if on:
                 self.allow(method)
             else:
-                self.refuse(method, "unknown_method")
+                self.refuse(method, error)
+
+    def agent_session(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
+        """The thread's agent session (status, title, initiator, history), if it has one."""
+        return self.workspace.agent_sessions.get((channel, thread_ts))
+
+    def press_stop(self, channel: str, thread_ts: str, user: str = "U0USER") -> dict[str, Any]:
+        """A person presses the native Stop of the thread's agent session: its open streams
+        stop, and the `agent_session_stopped` event to deliver is returned."""
+        return api_agents.press_stop(self.state, channel, thread_ts, user)
 
     def expire_stream(self, channel: str, ts: str) -> None:
         """Slack closes an open stream (it timed out): appends and stops are refused."""
@@ -262,6 +300,25 @@ class FakeSlack:
         call.status = 200 if answer else 404
         await self._notify()
         return web.Response(status=call.status, text=answer or "not found")
+
+    async def _download(self, request: web.Request) -> web.Response:
+        """A file's `url_private`: its bytes for the bot token; Slack's login page (HTML, 200)
+        for a request without a valid one."""
+        file_id = request.match_info["file_id"]
+        call = Call("files-pri", {"file": file_id}, take_token(request, {}),
+                    self.state.clock())
+        await self._record(call)
+        stored = self.state.files.get(file_id)
+        token = call.token or ""
+        valid = token == self.bot_token if self.bot_token else token.startswith("xoxb-")
+        valid = valid and self.files_read
+        if stored is None or stored.content is None:
+            call.status = 404
+            return web.Response(status=404, text="not found")
+        call.status = 200
+        if not valid:
+            return web.Response(text="<html>Sign in to Slack</html>", content_type="text/html")
+        return web.Response(body=stored.content, content_type=stored.mimetype)
 
     async def _record(self, call: Call) -> None:
         self.calls.append(call)

@@ -4,7 +4,7 @@ from tortoise import fields
 from core.models import utc_now
 
 class Migration(migrations.Migration):
-    dependencies = [('hermes', '0006_run_quota')]
+    dependencies = [('hermes', '0007_attachment')]
 
     initial = False
 
