@@ -119,6 +119,9 @@ class ChatMessage(Model):
     platform_message_id = fields.CharField(max_length=64, null=True)
     platform_refs = fields.JSONField(null=True)
     author = fields.CharField(max_length=64, null=True)
+    # The run of the session this queued run waits for (a start with `queue=True`): the one
+    # in-flight assistant message per session the database allows is the one without it.
+    queued_behind = fields.CharField(max_length=64, null=True)
     created_at = fields.DatetimeField(default=utc_now)
     completed_at = fields.DatetimeField(null=True)
 

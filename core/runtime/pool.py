@@ -285,7 +285,7 @@ class RunPool:
         except Exception:  # nothing was written: leave no lease behind either
             await self.leases.release([run_id])
             raise
-        live = LiveRun(run_id, turn, status)
+        live = LiveRun(run_id, turn, MessageStatus(turn.assistant.status))  # QUEUED if behind
         self.adopt(live, options)
         self.publish(live)
         return live.update()
