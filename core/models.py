@@ -243,3 +243,15 @@ class RunQuotaBucket(Model):
 
     class Meta:
         table = "run_quota"
+
+
+class HandledEvent(Model):
+    """A platform event id some replica took (Slack's event_id): a redelivery is dropped. Kept for a TTL, then swept."""
+
+    id = fields.BigIntField(primary_key=True)
+    event_key = fields.CharField(max_length=160, unique=True)
+    at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "handled_event"
+        indexes = (Index(fields=("at",), name="idx_handled_event_at"),)

@@ -32,7 +32,7 @@ POSTGRES_ADMIN_URL = os.environ.get(
 )
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 TABLES = (
-    "run_quota", "run_lease", "clarify_pause", "chat_message_log", "chat_message",
+    "handled_event", "run_quota", "run_lease", "clarify_pause", "chat_message_log", "chat_message",
     "conversation_binding", "chat_session",
 )
 

@@ -120,7 +120,7 @@ class SlackBot:
 
 
 def _register(app: AsyncApp, services: Services, settings: Settings) -> None:
-    app.use(InboundMiddleware())  # every listener gets its payload typed, or nothing at all
+    app.use(InboundMiddleware(services.ledger))  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
     EventListeners(services, Conversations(services), commands).register(app)
     CommandListener(services, commands).register(app)
