@@ -122,6 +122,9 @@ class ChatMessage(Model):
     # The run of the session this queued run waits for (a start with `queue=True`): the one
     # in-flight assistant message per session the database allows is the one without it.
     queued_behind = fields.CharField(max_length=64, null=True)
+    # The Bridge (its URL in HERMES_BRIDGE_URL) that holds this answer's run: where Stop,
+    # answers and replays of it go, from any replica (core/bridge_fleet.py).
+    bridge = fields.CharField(max_length=255, null=True)
     created_at = fields.DatetimeField(default=utc_now)
     completed_at = fields.DatetimeField(null=True)
 
