@@ -8,11 +8,7 @@ from collections.abc import Iterator
 from litestar import Response, get
 from litestar.handlers import HTTPRouteHandler
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    SummaryMetricFamily,
-)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 from prometheus_client.registry import Collector
 
 from admin.health import BRIDGE_TIMEOUT
@@ -94,7 +90,7 @@ class BridgeFleetCollector(Collector):
         reports = await self.fleet.reports(BRIDGE_TIMEOUT)
         self.answering = {r.name: r.health is not None for r in reports}
 
-    def collect(self) -> Iterator[object]:
+    def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("hermes_bridge_answering", "1 while the Bridge answers /health",
                                labels=["bridge"])
         held = GaugeMetricFamily("hermes_bridge_runs", "runs in flight here held by the Bridge",

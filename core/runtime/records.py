@@ -14,20 +14,13 @@ from datetime import datetime
 from tortoise.exceptions import IntegrityError
 
 from core import sessions, tree
+from core.outage import transaction
 from core.errors import Busy, InvalidInput, NotFound
 from core.models import (
-    ENDED,
-    IN_FLIGHT,
-    ChatMessage,
-    ChatSession,
-    ClarifyPause,
-    MessageStatus,
-    PauseStatus,
-    Role,
-    RunCheckpoint,
-    utc_now,
+    ENDED, IN_FLIGHT, ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role,
+    RunCheckpoint, utc_now,
 )
-from core.outage import transaction
+
 
 
 @dataclass(frozen=True, slots=True)

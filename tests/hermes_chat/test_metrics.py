@@ -11,18 +11,8 @@ from core.bridge_client import BridgeClient
 from core.bridge_fleet import BridgeFleet
 from core.platform_links import PlatformLinks
 from core.runtime.pool import RunPool
-from hermes_chat.metrics import (
-    BridgeFleetCollector,
-    PlatformLinkCollector,
-    RuntimeCollector,
-)
-from tests.core.runtime.conftest import (  # noqa: F401
-    FAST,
-    catalogue_for,
-    fake_bridge,
-    fake_pool,
-    skills_dir,
-)
+from hermes_chat.metrics import BridgeFleetCollector, PlatformLinkCollector, RuntimeCollector
+from tests.core.runtime.conftest import FAST, catalogue_for, fake_bridge, fake_pool, skills_dir  # noqa: F401
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 

@@ -14,14 +14,7 @@ from core import sessions, tree
 from core.bridge_client import BridgeClient
 from core.conversation import turns, views
 from core.errors import Busy, Conflict, NotFound
-from core.models import (
-    IN_FLIGHT,
-    ChatMessage,
-    ChatMessageLog,
-    ChatSession,
-    MessageStatus,
-    Role,
-)
+from core.models import IN_FLIGHT, ChatMessage, ChatMessageLog, ChatSession, MessageStatus, Role
 from core.runtime import records
 from core.runtime.pool import RunPool
 from tests.core.runtime.conftest import FAST, catalogue_for
