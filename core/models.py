@@ -125,6 +125,12 @@ class ChatMessage(Model):
     platform_message_id = fields.CharField(max_length=64, null=True)
     platform_refs: Any = fields.JSONField(null=True)
     author = fields.CharField(max_length=64, null=True)
+    # The run of the session this queued run waits for (a start with `queue=True`): the one
+    # in-flight assistant message per session the database allows is the one without it.
+    queued_behind = fields.CharField(max_length=64, null=True)
+    # The Bridge (its URL in HERMES_BRIDGE_URL) that holds this answer's run: where Stop,
+    # answers and replays of it go, from any replica (core/bridge/fleet.py).
+    bridge = fields.CharField(max_length=255, null=True)
     created_at = fields.DatetimeField(default=utc_now)
     completed_at = fields.DatetimeField(null=True)
 
@@ -272,3 +278,15 @@ class RunQuotaBucket(Model):
 
     class Meta:
         table = "run_quota"
+
+
+class HandledEvent(Model):
+    """A platform event id some replica took (Slack's event_id): a redelivery is dropped. Kept for a TTL, then swept."""
+
+    id = fields.BigIntField(primary_key=True)
+    event_key = fields.CharField(max_length=160, unique=True)
+    at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "handled_event"
+        indexes = (Index(fields=("at",), name="idx_handled_event_at"),)

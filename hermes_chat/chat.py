@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import TextIO
 
 from core import db, presenting, sessions
-from core.bridge.client import BridgeClient
+from core.bridge.fleet import BridgeFleet
 from core.catalogue import load_catalogue
 from core.config import Settings
 from core.errors import HermesChatError
@@ -110,7 +110,7 @@ async def _follow(pool: RunPool, run_id: str, read: Reader, view: TerminalView, 
             view.finish(update)
 
 
-async def _ask(pool: RunPool, pause, read: Reader, out: TextIO) -> None:  # noqa: ANN001
+async def _ask(pool: RunPool, pause, read: Reader, out: TextIO) -> None:
     print(f"\n  ? {pause.question}", file=out)
     for number, choice in enumerate(pause.choices, start=1):
         print(f"    {number}. {choice}", file=out)
@@ -133,7 +133,7 @@ async def run_chat(settings: Settings, session_id: int | None) -> None:
     await db.migrate(settings.database_url)
     await db.open_database(settings.database_url)
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
-    async with BridgeClient(settings.bridge_url, token=settings.bridge_token) as bridge:
+    async with BridgeFleet.over_http(settings.bridge_urls, token=settings.bridge_token) as bridge:
         leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
         pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs, leases=leases,
                        patience=settings.database_patience)

@@ -110,7 +110,7 @@ class RunPool:
             raise Busy(f"session {session_id} is still working on run {previous.run_id}")
         await self.quota.take(fields.get("author"))
         return await self._launch(
-            session_id, RunOptions(max_iterations, after=self._done_future(previous)),
+            session_id, RunOptions(max_iterations, after=self.done_future(previous)),
             text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
         )
 
@@ -285,7 +285,7 @@ class RunPool:
         except Exception:  # nothing was written: leave no lease behind either
             await self.leases.release([run_id])
             raise
-        live = LiveRun(run_id, turn, status)
+        live = LiveRun(run_id, turn, MessageStatus(turn.assistant.status))  # QUEUED if behind
         self.adopt(live, options)
         self.publish(live)
         return live.update()
@@ -313,7 +313,9 @@ class RunPool:
         if (live := self._in_flight(session_id)) is not None:
             raise Busy(f"session {session_id} is still working on run {live.run_id}")
 
-    def _done_future(self, previous: LiveRun | None) -> asyncio.Future[None] | None:
+    def done_future(self, previous: LiveRun | None) -> asyncio.Future[None] | None:
+        """Set once the run's task ends here (None if it has none): what a run queued behind
+        it waits for."""
         if previous is None or previous.task is None:
             return None
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
