@@ -21,6 +21,8 @@ memory:
   nudge_interval: 0          # no background memory-review LLM calls between turns
 skills:
   creation_nudge_interval: 0 # no background skill-review LLM calls
+approvals:
+  mode: manual               # a flagged command waits for a person (no LLM approves it)
 auxiliary:
   title_generation:
     enabled: false           # chat sessions are titled by hermes-chat itself
@@ -37,4 +39,8 @@ def prepare_hermes_home(settings: BridgeSettings) -> Path:
     os.environ["HERMES_HOME"] = str(home)
     # Without this hermes-agent pip-installs optional dependencies at run time.
     os.environ["HERMES_DISABLE_LAZY_INSTALLS"] = "1"
+    # Without a CLI or a gateway, hermes-agent approves a command it flags as dangerous
+    # unasked; with this it asks the turn's registered approval path (bridge/approval_gate.py)
+    # and refuses the command when there is none. Never auto-approved.
+    os.environ["HERMES_EXEC_ASK"] = "1"
     return home
