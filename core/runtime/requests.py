@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.bridge.types import ModelRef, RunRequest
 from core.catalogue import Catalogue, skill_system_prompt
+from core.runtime.approvals import approved_patterns
 from core.runtime.history import conversation_before
 from core.runtime.live import LiveRun
 
@@ -23,6 +24,7 @@ async def build_request(
         model=_model(catalogue, assistant.model_id),
         max_iterations=max_iterations,
         history=tuple(entry for _, entry in history),
+        approved_patterns=await approved_patterns(live.turn.session.id),
     )
 
 
