@@ -20,7 +20,7 @@ from core.bridge.port import Bridge
 from core.conversation.policy import Policy, asker_of_pause
 from core.errors import InvalidInput, NotFound
 from core.events import ApprovalRequest
-from core.models import ApprovalRule, ChatMessage, ClarifyPause, PauseKind
+from core.models import ApprovalRule, ChatMessage, ClarifyPause, PauseKind, PauseStatus
 from core.runtime.clarify import ClarifyOutcome, answer_pause, view
 from core.runtime.updates import PauseView
 from core.safe_text import bounded
@@ -113,10 +113,10 @@ async def revoke(rule_id: int) -> None:
         raise NotFound(f"no remembered approval {rule_id}")
 
 
-async def pending_approvals() -> list[PauseView]:
-    """Every approval still waiting for a decision, oldest first."""
-    rows = ClarifyPause.filter(kind=PauseKind.APPROVAL, status="UNANSWERED").order_by("id")
-    return [view(pause) for pause in await rows]
+async def pending_approvals() -> list[tuple[str, PauseView]]:
+    """Every approval still waiting for a decision (with its run id), oldest first."""
+    rows = ClarifyPause.filter(kind=PauseKind.APPROVAL, status=PauseStatus.UNANSWERED)
+    return [(pause.run_id, view(pause)) for pause in await rows.order_by("id")]
 
 
 async def _session_of(pause: ClarifyPause) -> int:

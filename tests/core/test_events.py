@@ -10,7 +10,8 @@ import pytest
 
 from core.errors import InvalidInput, MalformedEvent
 from core.events import (
-    KINDS, TOOL_NAME_MAX, ApprovalRequest, Checkpoint, CheckpointApproval, CheckpointClarify, ClarifyRequest, ContextCompacted, Done, LogRecord,
+    KINDS, TOOL_NAME_MAX, ApprovalRequest, Checkpoint, CheckpointApproval, CheckpointClarify,
+    ClarifyRequest, ContextCompacted, Done, LogRecord,
     RunError, Status, Step, TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
     event_from_log, event_to_log, is_terminal, kind_of, parse_event,
 )
