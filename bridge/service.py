@@ -17,6 +17,7 @@ from bridge.errors import (
     ApprovalAnswered,
     ApprovalNotFound,
     ClarifyAnswered,
+    ClarifyNotFound,
     InvalidRequest,
     RunFinished,
     RunNotFound,
@@ -124,6 +125,8 @@ class BridgeService:
                 "pending_approval": log.pending_approval}
 
     def answer_clarify(self, clarify_id: str, answer: str) -> dict[str, Any]:
+        if clarify_id.startswith(f"{TICKET_PREFIX}-"):  # decided only by its own route
+            raise ClarifyNotFound(f"no clarify {clarify_id!r}")
         ticket = self.board.answer(clarify_id, answer)
         log = self.runs.find(ticket.run_id)
         if log is not None:

@@ -48,9 +48,10 @@ async def persist_pause(run_id: str, message_id: int, event: ClarifyRequest) -> 
 
 
 async def find_pause(clarify_id: str | None = None, pause_id: int | None = None) -> ClarifyPause:
-    """A pause by its clarify id or its row id; NotFound otherwise."""
+    """A clarify pause by its clarify id or its row id; NotFound otherwise (a tool approval is
+    decided through core/runtime/approvals.py, under its own policy)."""
     query = {"clarify_id": clarify_id} if clarify_id is not None else {"id": pause_id}
-    pause = await ClarifyPause.get_or_none(**query)
+    pause = await ClarifyPause.get_or_none(kind=PauseKind.CLARIFY, **query)
     if pause is None:
         raise NotFound(f"no clarify question {clarify_id or pause_id}")
     return pause

@@ -82,8 +82,7 @@ async def _answer(pool: RunPool, live: LiveRun, clarify_id: str) -> str | None:
             return pause.answer or ""
         if pause.status == PauseStatus.EXPIRED:
             raise HermesChatError(EXPIRED)
-        if live.pause is None or live.pause.clarify_id != clarify_id:
-            live.pause = view(pause)
+        if live.show(view(pause)):
             pool.publish(live)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(live.answered.wait(), PAUSE_POLL_SECONDS)

@@ -11,7 +11,6 @@ import functools
 import logging
 import time
 import uuid
-from dataclasses import replace
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar
 
@@ -19,7 +18,7 @@ from core import tree
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.errors import Busy, InvalidInput, NotFound
-from core.models import IN_FLIGHT, MessageStatus, PauseStatus
+from core.models import IN_FLIGHT, MessageStatus
 from core.outage import Patience, is_outage, outlast
 from core.run_quota import RunQuota
 from core.runtime import records
@@ -149,8 +148,7 @@ class RunPool:
         # The Bridge closed the run's question: say so now, not once its `error` event is read,
         # so a click right after Stop is told it expired instead of racing the run's end.
         await records.expire_questions(live.message_id)
-        if live.pause is not None and live.pause.status == PauseStatus.UNANSWERED:
-            live.pause = replace(live.pause, status=PauseStatus.EXPIRED)
+        if live.expire_pauses():
             self.publish(live)
         return live.update()
 
@@ -174,7 +172,7 @@ class RunPool:
     async def _answered(self, run_id: str, outcome: ClarifyOutcome) -> ClarifyOutcome:
         live = self._runs.get(run_id)
         if live is not None:
-            live.pause = outcome.pause
+            live.show(outcome.pause)
             live.answered.set()  # a run continued after a restart waits for this answer
             self.publish(live)
         elif outcome.continued:  # nobody here drives it: adopt it now (if no replica does)

@@ -160,7 +160,7 @@ async def _clarify(pool: RunPool, live: LiveRun, event: ClarifyRequest) -> None:
 
 async def _approval(pool: RunPool, live: LiveRun, event: ApprovalRequest) -> None:
     await pool.durably(pool.buffer.flush)
-    live.pause = await pool.durably(persist_approval, live.run_id, live.message_id, event)
+    live.approval = await pool.durably(persist_approval, live.run_id, live.message_id, event)
 
 
 async def _done(pool: RunPool, live: LiveRun, event: Done) -> None:

@@ -39,7 +39,8 @@ class RunUpdate:
     status: MessageStatus
     state: ThinkingState
     position: int | None = None  # place in the global queue while QUEUED
-    pause: PauseView | None = None
+    pause: PauseView | None = None  # the latest clarify question
+    approval: PauseView | None = None  # the latest tool approval (kind approval)
     error: str | None = None
     model_id: str | None = None
     skill_folder: str | None = None

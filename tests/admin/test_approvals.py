@@ -30,12 +30,16 @@ async def test_an_admin_lists_decides_and_revokes(
     llm.script(tool_reply(rm(victim)), text_reply("gone"))
     run = await runs.start((await sessions.create_session()).id, "clean up", author=ASKER)
     update = await asked(runs, run.run_id)
-    approval_id = update.pause.clarify_id
+    approval_id = update.approval.clarify_id
     async with admin_on(runs) as url, httpx.AsyncClient(base_url=url, headers=AUTH) as api:
         listed = (await api.get("/api/chat/approvals")).json()["items"]
         assert [(a["approvalId"], a["runId"], a["tool"], a["command"], a["status"])
                 for a in listed] == [(approval_id, run.run_id, "terminal", f"rm -rf {victim}",
                                       "UNANSWERED")]
+        state = (await api.get(f"/api/chat/runs/{run.run_id}/state")).json()
+        assert state["pendingClarify"] is None
+        assert state["thinking"]["pendingApproval"]["approvalId"] == approval_id
+        assert state["thinking"]["pendingApproval"]["command"] == f"rm -rf {victim}"
         bad = await api.post(f"/api/chat/approvals/{approval_id}/decision",
                              json={"decision": "maybe"})
         assert bad.status_code == 400 and bad.json()["code"] == "invalid_input"
@@ -55,7 +59,7 @@ async def test_an_admin_lists_decides_and_revokes(
         assert (await api.get("/api/chat/approvals")).json()["items"] == []
 
         [rule] = (await api.get("/api/chat/approval-rules")).json()["items"]
-        assert rule["sessionId"] is None and rule["patternKey"] == update.pause.reason
+        assert rule["sessionId"] is None and rule["patternKey"] == update.approval.reason
         revoked = await api.delete(f"/api/chat/approval-rules/{rule['ruleId']}")
         assert revoked.status_code == 204
         gone = await api.delete(f"/api/chat/approval-rules/{rule['ruleId']}")

@@ -178,6 +178,9 @@ async def test_bad_answers_get_stable_codes(
         unknown = await terminal_bridge.client.post(url, json={"approval_id": "apr-nope",
                                                                "decision": "once"})
         assert unknown.status_code == 404
+        as_clarify = await terminal_bridge.client.post(
+            f"/clarify/{request['approval_id']}/answer", json={"answer": "once"})
+        assert as_clarify.status_code == 404 and as_clarify.json()["code"] == "clarify_not_found"
         assert victim.exists()
         await terminal_bridge.client.post(f"/runs/{body['run_id']}/abort")
         assert names(await reader.until())[-1] == "error"

@@ -14,7 +14,7 @@ import pytest
 from bridge.settings import BridgeSettings
 from core import sessions
 from core.conversation.policy import Policy
-from core.errors import AdminOnly, NotYours
+from core.errors import AdminOnly, NotFound, NotYours
 from core.models import ApprovalRule, ClarifyPause, MessageStatus, PauseKind, PauseStatus
 from core.runtime import approvals
 from core.runtime.pool import RunPool
@@ -58,10 +58,10 @@ def rm(victim: Path) -> ToolCall:
 
 
 async def asked(pool: RunPool, run_id: str, after: str | None = None) -> RunUpdate:
-    return await until(pool, run_id, lambda u: u.pause is not None
-                       and u.pause.kind == PauseKind.APPROVAL
-                       and u.pause.status == PauseStatus.UNANSWERED
-                       and u.pause.clarify_id != after)
+    return await until(pool, run_id, lambda u: u.approval is not None
+                       and u.approval.kind == PauseKind.APPROVAL
+                       and u.approval.status == PauseStatus.UNANSWERED
+                       and u.approval.clarify_id != after)
 
 
 async def test_deny_by_the_asker_tells_the_agent_and_others_are_refused(
@@ -74,21 +74,24 @@ async def test_deny_by_the_asker_tells_the_agent_and_others_are_refused(
     pending = update.state.pending_approval
     assert pending is not None and pending.command == f"rm -rf {victim}"
     assert pending.tool == "terminal" and pending.choices == ("once", "session", "always", "deny")
-    assert update.pause.question == pending.command and victim.exists()
+    assert update.approval.question == pending.command and victim.exists()
+    assert update.pause is None  # never shown (nor answerable) as a clarify question
+    with pytest.raises(NotFound):
+        await runs.answer(update.approval.clarify_id, "once", ASKER)
     assert len(llm.requests) == 1  # nothing runs, nothing goes on, without a decision
 
     with pytest.raises(NotYours):
-        await runs.decide(update.pause.clarify_id, "once", OTHER, POLICY)
+        await runs.decide(update.approval.clarify_id, "once", OTHER, POLICY)
     with pytest.raises(AdminOnly):
-        await runs.decide(update.pause.clarify_id, "always", ASKER, POLICY)
-    outcome = await runs.decide(update.pause.clarify_id, "deny", ASKER, POLICY)
-    late = await runs.decide(update.pause.clarify_id, "once", ADMIN, POLICY)
+        await runs.decide(update.approval.clarify_id, "always", ASKER, POLICY)
+    outcome = await runs.decide(update.approval.clarify_id, "deny", ASKER, POLICY)
+    late = await runs.decide(update.approval.clarify_id, "once", ADMIN, POLICY)
     done = await finished(runs, run.run_id)
 
     assert outcome.accepted and not late.accepted
     assert done.status == MessageStatus.SUCCESS and victim.exists()
     assert "BLOCKED" in llm.requests[-1]["messages"][-1]["content"]
-    pause = await ClarifyPause.get(clarify_id=update.pause.clarify_id)
+    pause = await ClarifyPause.get(clarify_id=update.approval.clarify_id)
     assert (pause.status, pause.answer, pause.answered_by) == (PauseStatus.ANSWERED, "deny", ASKER)
 
 
@@ -99,11 +102,11 @@ async def test_allow_once_runs_once_and_the_next_request_asks_again(
     s = (await sessions.create_session()).id
     run = await runs.start(s, "clean up twice", author=ASKER)
     first = await asked(runs, run.run_id)
-    await runs.decide(first.pause.clarify_id, "once", ASKER, POLICY)
-    second = await asked(runs, run.run_id, after=first.pause.clarify_id)
+    await runs.decide(first.approval.clarify_id, "once", ASKER, POLICY)
+    second = await asked(runs, run.run_id, after=first.approval.clarify_id)
     assert not victim.exists()
     victim.mkdir()
-    await runs.decide(second.pause.clarify_id, "deny", ADMIN, POLICY)
+    await runs.decide(second.approval.clarify_id, "deny", ADMIN, POLICY)
     assert (await finished(runs, run.run_id)).status == MessageStatus.SUCCESS
     assert victim.exists()
     assert await ApprovalRule.all().count() == 0  # "once" is not remembered
@@ -116,7 +119,7 @@ async def test_allow_in_this_conversation_is_remembered_and_revocable(
     llm.script(tool_reply(rm(victim)), text_reply("gone"))
     run = await runs.start(s, "clean up", author=ASKER)
     update = await asked(runs, run.run_id)
-    await runs.decide(update.pause.clarify_id, "session", ASKER, POLICY)
+    await runs.decide(update.approval.clarify_id, "session", ASKER, POLICY)
     await finished(runs, run.run_id)
     [rule] = await approvals.list_rules()
     assert (rule.session_id, rule.decided_by) == (s, ASKER)
@@ -130,14 +133,14 @@ async def test_allow_in_this_conversation_is_remembered_and_revocable(
     victim.mkdir()
     llm.script(tool_reply(rm(victim)), text_reply("kept"))
     elsewhere = await runs.start(other, "clean up", author=ASKER)
-    await runs.decide((await asked(runs, elsewhere.run_id)).pause.clarify_id, "deny", ASKER,
+    await runs.decide((await asked(runs, elsewhere.run_id)).approval.clarify_id, "deny", ASKER,
                       POLICY)
     await finished(runs, elsewhere.run_id)
 
     await approvals.revoke(rule.rule_id)
     llm.script(tool_reply(rm(victim)), text_reply("kept"))
     revoked = await runs.start(s, "and again", author=ASKER)
-    await runs.decide((await asked(runs, revoked.run_id)).pause.clarify_id, "deny", ASKER,
+    await runs.decide((await asked(runs, revoked.run_id)).approval.clarify_id, "deny", ASKER,
                       POLICY)
     await finished(runs, revoked.run_id)
     assert victim.exists()
@@ -148,7 +151,7 @@ async def test_always_allow_by_an_admin_applies_everywhere(
 ) -> None:
     llm.script(tool_reply(rm(victim)), text_reply("gone"))
     run = await runs.start((await sessions.create_session()).id, "clean up", author=ASKER)
-    await runs.decide((await asked(runs, run.run_id)).pause.clarify_id, "always", ADMIN, POLICY)
+    await runs.decide((await asked(runs, run.run_id)).approval.clarify_id, "always", ADMIN, POLICY)
     await finished(runs, run.run_id)
     victim.mkdir()
     llm.script(tool_reply(rm(victim)), text_reply("gone"))
@@ -180,7 +183,7 @@ async def test_a_decision_after_the_bridge_restarted_is_applied_by_the_next_one(
             update = await asked(pool, run.run_id)
         assert victim.exists()  # that Bridge stopped: nothing ran
         async with running_bridge(terminal_settings, port=port):
-            outcome = await pool.decide(update.pause.clarify_id, "once", ASKER, POLICY)
+            outcome = await pool.decide(update.approval.clarify_id, "once", ASKER, POLICY)
             assert outcome.accepted
             done = await finished(pool, run.run_id)
     assert done.status == MessageStatus.SUCCESS and not victim.exists()
