@@ -4,6 +4,7 @@ Bridge, never runs unasked (real agent loop, `terminal` enabled, scripted LLM)."
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -194,3 +195,18 @@ def test_no_approval_path_fails_closed(terminal_bridge: RunningBridge, victim: P
     verdict = check_all_command_guards(f"rm -rf {victim}", "local")
     assert verdict["approved"] is False
     assert victim.exists()
+
+
+def test_the_bridge_prepares_hermes_agent_to_ask(
+    bridge_settings: BridgeSettings, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """HERMES_EXEC_ASK on (no approval path: refused), YOLO mode off, approvals.mode manual."""
+    from bridge.hermes_home import prepare_hermes_home
+
+    monkeypatch.setenv("HERMES_YOLO_MODE", "1")
+    monkeypatch.delenv("HERMES_EXEC_ASK", raising=False)
+    home = prepare_hermes_home(bridge_settings)
+    assert os.environ["HERMES_EXEC_ASK"] == "1" and "HERMES_YOLO_MODE" not in os.environ
+    assert "HERMES_YOLO_MODE is ignored" in caplog.text
+    assert "mode: manual" in (home / "config.yaml").read_text(encoding="utf-8")
