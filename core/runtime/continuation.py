@@ -21,11 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
-from core.bridge.types import ApprovalResume, ClarifyResume, Resume, RunRequest
+from core.bridge.types import ApprovalResume, ClarifyResume, Decision, Resume, RunRequest
 from core.errors import HermesChatError
 from core.events import Event
 from core.models import ClarifyPause, PauseStatus
@@ -50,7 +50,8 @@ async def continue_run(pool: RunPool, live: LiveRun,
     point = await pool.durably(load_checkpoint, live.message_id)
     request = await pool.durably(build_request, live, pool.catalogue, max_iterations)
     messages, clarify = await _where_to_go_on(pool, live, point, request)
-    approval = await _decision(pool, live, point) if point and point.approval_id else None
+    approval = await _decision(pool, live, point.approval_id) if point and point.approval_id \
+        else None
     seen = (pool.buffer.persisted_seq(live.message_id), live.state.last_seq,
             live.checkpoint_seq, point.seq if point else 0)
     resume = Resume(first_event_id=max(seen) + 1, messages=tuple(messages), clarify=clarify,
@@ -88,16 +89,14 @@ async def _answer(pool: RunPool, live: LiveRun, clarify_id: str) -> str | None:
             await asyncio.wait_for(live.answered.wait(), PAUSE_POLL_SECONDS)
 
 
-async def _decision(pool: RunPool, live: LiveRun,
-                    point: StoredCheckpoint) -> ApprovalResume | None:
+async def _decision(pool: RunPool, live: LiveRun, approval_id: str) -> ApprovalResume | None:
     """The decision on the approval the turn waited on, once there is one (None: it never
     reached the chat, so the resumed step asks again)."""
-    assert point.approval_id is not None
-    decision = await _answer(pool, live, point.approval_id)
+    decision = await _answer(pool, live, approval_id)
     if decision is None:
         return None
-    pause = await pool.durably(ClarifyPause.get, clarify_id=point.approval_id)
-    return ApprovalResume(pause.pattern_key or "", pause.question, decision)  # type: ignore[arg-type]
+    pause = await pool.durably(ClarifyPause.get, clarify_id=approval_id)
+    return ApprovalResume(pause.pattern_key or "", pause.question, cast(Decision, decision))
 
 
 def _turn_start(request: RunRequest) -> list[Message]:

@@ -17,12 +17,12 @@ from typing import Any, ParamSpec, TypeVar
 from core import tree
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
+from core.conversation.policy import Policy
 from core.errors import Busy, InvalidInput, NotFound
 from core.models import IN_FLIGHT, MessageStatus
 from core.outage import Patience, is_outage, outlast
 from core.run_quota import RunQuota
 from core.runtime import records
-from core.conversation.policy import Policy
 from core.runtime.approvals import decide, find_approval
 from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
 from core.runtime.leases import Leases
