@@ -8,6 +8,7 @@ from core import sessions
 from core.config import Settings
 from core.conversation import policy
 from core.conversation.policy import ActionMode, Policy
+from core.conversation.refusals import ADMIN_ONLY, refusal_text
 from core.errors import AdminOnly, InvalidInput, NotYours
 from core.models import ChatMessage, ClarifyPause
 from tests.core.tree_helpers import answer, user_turn
@@ -77,3 +78,8 @@ async def test_the_asker_of_a_turn_is_the_author_of_its_user_message(db: str) ->
     assert await policy.asker_of_pause(pause.id) == "U1"
     assert await policy.asker_of_message(10**9) is None
     assert await policy.asker_of_run("no-such-run") is None
+
+
+def test_an_admin_only_refusal_says_what_to_do_instead() -> None:
+    assert refusal_text(AdminOnly("only a chat admin may always allow a command")) == ADMIN_ONLY
+    assert "once or in this conversation" in ADMIN_ONLY
