@@ -187,6 +187,11 @@ class ChatMessageLog(Model):
         indexes = (Index(fields=("message_id", "kind"), name="idx_chat_log_kind"),)
 
 
+class PauseKind(StrEnum):
+    CLARIFY = "clarify"
+    APPROVAL = "approval"  # a tool call waiting for a decision: question holds its command
+
+
 class ClarifyPause(Model):
     """A clarify question waiting for (or having had) its answer (seed 003 §4.7)."""
 
@@ -205,6 +210,10 @@ class ClarifyPause(Model):
     platform_refs: Any = fields.JSONField(null=True)
     created_at = fields.DatetimeField(default=utc_now)
     answered_at = fields.DatetimeField(null=True)
+    kind = fields.CharEnumField(PauseKind, max_length=16, default=PauseKind.CLARIFY)
+    tool = fields.CharField(max_length=128, null=True)
+    reason = fields.TextField(null=True)
+    pattern_key = fields.CharField(max_length=500, null=True)
 
     class Meta:
         table = "clarify_pause"
@@ -212,6 +221,24 @@ class ClarifyPause(Model):
             Index(fields=("run_id",), name="idx_clarify_pause_run"),
             Index(fields=("status", "created_at"), name="idx_clarify_pause_status"),
         )
+
+
+class ApprovalRule(Model):
+    """A remembered approval: commands of hermes-agent's `pattern_key` run without asking, in one session (Allow in this conversation) or everywhere (Always allow, session null)."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    pattern_key = fields.CharField(max_length=500)
+    session: fields.ForeignKeyNullableRelation[ChatSession] = fields.ForeignKeyField(
+        "hermes.ChatSession", related_name="approval_rules", null=True,
+        on_delete=fields.CASCADE
+    )
+    session_id: int | None
+    decided_by = fields.CharField(max_length=64, null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "approval_rule"
+        unique_together = (("session", "pattern_key"),)
 
 
 class RunCheckpoint(Model):

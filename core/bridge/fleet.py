@@ -176,6 +176,16 @@ class BridgeFleet:
             self._unless_another_up(name, error)
             raise NotFound(f"the Bridge {name} holding question {clarify_id} is unreachable") from error
 
+    async def answer_approval(self, run_id: str, approval_id: str, decision: str) -> str:
+        """Decide on the Bridge holding the run; NotFound when that Bridge is down and another
+        is up (the decision is kept: the run continues elsewhere with it)."""
+        name = await self._holder(run_id)
+        try:
+            return await self.members[name].answer_approval(run_id, approval_id, decision)
+        except BridgeUnavailable as error:
+            self._unless_another_up(name, error)
+            raise NotFound(f"the Bridge {name} holding run {run_id} is unreachable") from error
+
     # --- calls about a session --------------------------------------------------------
 
     async def reset_session(self, session_id: str) -> bool:

@@ -125,7 +125,7 @@ async def _rebuild(message: ChatMessage) -> tuple[LiveRun, Event | None]:
     live = LiveRun(message.run_id, turn, MessageStatus(message.status), state)
     pause = await ClarifyPause.filter(run_id=message.run_id).order_by("-id").first()
     if pause is not None:
-        live.pause = view(pause)
+        live.show(view(pause))
         if pause.status != PauseStatus.UNANSWERED:
             live.state = answered(live.state, pause.clarify_id)
     return live, _stored_end(logged) if state.terminal else None
