@@ -122,7 +122,7 @@ class SlackBot:
 
 
 def _register(app: AsyncApp, services: Services, settings: Settings) -> None:
-    app.use(InboundMiddleware())  # every listener gets its payload typed, or nothing at all
+    app.use(InboundMiddleware(services.ledger))  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
     files = SlackFiles(services.sender.client)
     conversations = Conversations(services, files, settings.attachment_limits)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.conversation.dedupe import Seen
+from core.conversation.event_ledger import EventLedger
 from core.runtime.pool import RunPool
 
 from .boundary import Background
@@ -41,6 +42,7 @@ class Services:
     sender: SlackSender
     background: Background = field(default_factory=Background)
     seen: Seen = field(default_factory=Seen)
+    ledger: EventLedger = field(default_factory=EventLedger)  # event ids, across replicas
     locks: SlotLocks = field(default_factory=SlotLocks)
     features: WorkspaceFeatures = field(default_factory=WorkspaceFeatures)
     open_live: OpenMessages = field(default_factory=OpenMessages)

@@ -8,7 +8,8 @@ from core import sessions
 from core.config import Settings
 from core.conversation import policy
 from core.conversation.policy import ActionMode, Policy
-from core.errors import InvalidInput, NotYours
+from core.conversation.refusals import ADMIN_ONLY, refusal_text
+from core.errors import AdminOnly, InvalidInput, NotYours
 from core.models import ChatMessage, ClarifyPause, Platform
 from core.sessions import ThreadKey
 from tests.core.tree_helpers import answer, user_turn
@@ -28,6 +29,23 @@ def test_anyone_mode_admits_everybody() -> None:
     rule = Policy.of("anyone")
     assert rule.actions is ActionMode.ANYONE
     assert rule.may_act("U2", "U1") and rule.may_act("U2", None)
+
+
+@pytest.mark.parametrize("actions", ["asker", "anyone"])
+def test_a_tool_approval_is_the_askers_or_an_admins_whatever_the_mode(actions: str) -> None:
+    rules = Policy.of(actions, admins=["UADMIN"])
+    for decision in ("once", "session", "deny"):
+        rules.check_approve("UASKER", "UASKER", decision)
+        rules.check_approve("UADMIN", "UASKER", decision)
+        with pytest.raises(NotYours):
+            rules.check_approve("UOTHER", "UASKER", decision)
+        with pytest.raises(NotYours):  # a turn nobody on a platform started: admins only
+            rules.check_approve("UOTHER", None, decision)
+    rules.check_approve("UADMIN", None, "always")
+    with pytest.raises(AdminOnly):
+        rules.check_approve("UASKER", "UASKER", "always")
+    with pytest.raises(NotYours):
+        rules.check_approve("UOTHER", "UASKER", "always")
 
 
 def test_who_may_talk() -> None:
@@ -70,3 +88,8 @@ async def test_a_refused_person_is_told_once_per_conversation_by_any_replica(db:
     assert not await policy.first_refusal(here, "bob"), "the row is shared: a restart or replica"
     assert await policy.first_refusal(elsewhere, "bob") and await policy.first_refusal(here, "eve")
     assert not await policy.first_refusal(elsewhere, "bob")
+
+
+def test_an_admin_only_refusal_says_what_to_do_instead() -> None:
+    assert refusal_text(AdminOnly("only a chat admin may always allow a command")) == ADMIN_ONLY
+    assert "once or in this conversation" in ADMIN_ONLY

@@ -4,7 +4,7 @@ from tortoise import fields
 from core.models import utc_now
 
 class Migration(migrations.Migration):
-    dependencies = [('hermes', '0007_attachment')]
+    dependencies = [('hermes', '0012_table_comments')]
 
     initial = False
 
