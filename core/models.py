@@ -317,3 +317,16 @@ class HandledEvent(Model):
     class Meta:
         table = "handled_event"
         indexes = (Index(fields=("at",), name="idx_handled_event_at"),)
+
+
+class TalkRefusal(Model):
+    """A person told they may not talk to the bot here: told once per conversation, by any replica."""
+
+    id = fields.BigIntField(primary_key=True)
+    conversation = fields.CharField(max_length=255)  # platform:workspace:channel:thread
+    user = fields.CharField(max_length=64)
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "talk_refusal"
+        unique_together = (("conversation", "user"),)

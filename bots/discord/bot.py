@@ -1,4 +1,13 @@
-"""`DiscordBot`: the Discord adapter as one object that `hermes-chat serve` starts and stops."""
+"""`DiscordBot`: the Discord adapter as one object that `hermes-chat serve` starts and stops,
+the composition of its parts (bots/discord/services.py), and the discord.py client they hang on.
+
+The client's `setup_hook` registers the actions (bots/discord/actions.py, commands.py) as
+DynamicItems, so buttons of earlier runs work again, and syncs `/hermes`; its gateway events go
+to the conversation (messages, edits) and to the actions (what discord.py does not route).
+DISCORD_API_URL and DISCORD_GATEWAY_URL say where discord.py sends REST and gateway traffic (a
+proxy, or a test double): discord.py keeps both on classes, so they are set at start and put
+back at stop (`Endpoints`).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +18,15 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bots.discord.client import HermesClient
-from bots.discord.endpoints import Endpoints
-from bots.discord.services import build_services
-from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor
-from bots.discord.writer import WRITE_TIMEOUT
+import discord
+import yarl
+
+from bots.discord.actions import BUTTONS, on_unrouted_interaction
+from bots.discord.commands import SELECTS, HermesCommands
+from bots.discord.delivery import WRITE_TIMEOUT
+from bots.discord.intake import DiscordCommandTree
+from bots.discord.services import DiscordServices
+from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor, close_reason
 from core.backoff import Backoff
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
@@ -25,10 +38,11 @@ from core.runtime.pool import RunPool
 
 log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0  # at stop, how long pending message edits may still go out
+ITEMS = (*BUTTONS, *SELECTS)
 
 
 class DiscordBot:
-    """Chat with the agent in Discord channels, threads and DMs (DESIGN §6).
+    """Chat with the agent in Discord channels, threads and DMs.
 
     `limiter` budgets every channel's writes (default: a RateLimiter on `clock`);
     `write_timeout` (seconds) ends a message write that hangs, counted as Discord down;
@@ -48,9 +62,9 @@ class DiscordBot:
         self._endpoints = Endpoints(settings)
         self.client = HermesClient(link=link, **dict(client_options or {}))
         self.supervisor = GatewaySupervisor(self.client, self.client.link, reconnect)
-        self.services = build_services(self.client, pool, catalogue, bridge,
-                                       limiter or RateLimiter(clock), settings.discord_channels,
-                                       write_timeout, settings.attachment_limits)
+        self.services = DiscordServices.build(
+            self.client, pool, catalogue, bridge, limiter or RateLimiter(clock),
+            settings.discord_channels, settings.policy, write_timeout, settings.attachment_limits)
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None
@@ -112,3 +126,77 @@ class DiscordBot:
 def _report_gateway_end(task: asyncio.Task[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("the Discord gateway connection ended", exc_info=task.exception())
+
+
+def intents() -> discord.Intents:
+    """Guilds, guild and DM messages, and the privileged message content intent."""
+    chosen = discord.Intents.default()
+    chosen.message_content = True
+    return chosen
+
+
+class HermesClient(discord.Client):
+    """`link` hears when the gateway is ready, resumed or disconnected (health and metrics)."""
+
+    services: DiscordServices | None = None
+
+    def __init__(self, *, link: PlatformLink | None = None, **options: Any) -> None:
+        super().__init__(intents=intents(), **options)
+        self.tree = DiscordCommandTree(self)
+        self.link = link or PlatformLink()
+
+    @property
+    def hermes(self) -> DiscordServices:
+        assert self.services is not None, "attach the services before logging in"
+        return self.services
+
+    def attach(self, services: DiscordServices) -> None:
+        self.services = services
+        self.tree.intake = services.intake
+
+    async def setup_hook(self) -> None:
+        """Runs at login: buttons/selects of earlier runs work again, commands are synced."""
+        self.add_dynamic_items(*ITEMS)
+        self.tree.add_command(HermesCommands())
+        await self.tree.sync()
+
+    def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
+        """The gateway's ready / resumed / disconnect events reach the link as they happen
+        (commands.Bot extends dispatch the same way). Not `on_disconnect`: discord.py
+        dispatches a disconnect after close() too, when it can no longer run a handler."""
+        if event in ("ready", "resumed"):
+            self.link.connected()
+        elif event == "disconnect":
+            self.link.lost(close_reason(self.ws))  # discord.py is reconnecting by itself
+        super().dispatch(event, *args, **kwargs)
+
+    async def on_message(self, message: discord.Message) -> None:
+        await self.hermes.conversation.on_message(message)
+
+    async def on_message_edit(self, before: discord.Message, after: discord.Message) -> None:
+        await self.hermes.conversation.on_message_edit(before, after)
+
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        await self.hermes.conversation.on_raw_message_edit(payload)
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        await on_unrouted_interaction(interaction, ITEMS)
+
+
+class Endpoints:
+    def __init__(self, settings: Settings) -> None:
+        self._api = settings.discord_api_url.rstrip("/")
+        self._gateway = settings.discord_gateway_url
+        self._saved: tuple[str, yarl.URL] | None = None
+
+    def apply(self) -> None:
+        ws = discord.gateway.DiscordWebSocket
+        self._saved = (discord.http.Route.BASE, ws.DEFAULT_GATEWAY)
+        discord.http.Route.BASE = self._api
+        if self._gateway:
+            ws.DEFAULT_GATEWAY = yarl.URL(self._gateway)
+
+    def restore(self) -> None:
+        if self._saved is not None:
+            discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = self._saved
+            self._saved = None

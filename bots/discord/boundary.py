@@ -20,11 +20,11 @@ log = logging.getLogger(__name__)
 
 
 def log_failure(error: Exception, what: str) -> None:
-    """Call inside the `except` block that caught `error`."""
+    """A refusal at info, anything else (a bug) with its traceback."""
     if isinstance(error, HermesChatError):
         log.info("%s refused: %s", what, error.message)
     else:
-        log.exception("%s failed", what)
+        log.error("%s failed", what, exc_info=error)
 
 
 async def tell(interaction: discord.Interaction, text: str) -> None:

@@ -1,4 +1,4 @@
-"""Custom ids of the bot's buttons, selects and modal: `hermes:<action>[:<arg>...]`.
+"""Custom ids of the bot's buttons, selects and modal: `hermes:<action>[:<arg>...]` (pure).
 
 A custom id carries the database keys a click needs (message, pause, run or session ids), so
 every component works after a restart from the database alone. Discord allows 100 characters.
@@ -7,7 +7,6 @@ every component works after a restart from the database alone. Discord allows 10
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import StrEnum
 
 MAX_LENGTH = 100
@@ -29,33 +28,14 @@ class Action(StrEnum):
     FEEDBACK = "rate"  # assistant message id, good|bad: 👍 / 👎
 
 
-BUTTONS = (Action.REGENERATE, Action.VERSION, Action.THINKING, Action.PAGE, Action.STOP,
-           Action.CHOICE, Action.CUSTOM, Action.SUMMARY, Action.NOOP, Action.FEEDBACK)
-SELECTS = (Action.MODEL, Action.SKILL)
+def pattern(action: Action, **groups: str) -> str:
+    """The template of one action's custom ids: each argument a named group of the given
+    regular expression, in order (`pattern(Action.CHOICE, pause=r"[0-9]+", index=r"[0-9]+")`)."""
+    args = "".join(f":(?P<{name}>{regex})" for name, regex in groups.items())
+    return f"hermes:{action.value}{args}"
 
 
-def template(actions: tuple[Action, ...]) -> str:
-    """The regular expression discord.py matches custom ids of these actions against."""
-    names = "|".join(a.value for a in actions)
-    return rf"hermes:(?P<action>{names})(?P<args>(?::[0-9A-Za-z_-]+)*)"
-
-
-_ANY = re.compile(template(tuple(Action)))
-
-
-@dataclass(frozen=True, slots=True)
-class ActionId:
-    """A decoded custom id."""
-
-    action: Action
-    args: tuple[str, ...] = ()
-
-    def number(self, index: int = 0) -> int:
-        """Argument `index` as an integer id (ValueError/IndexError if it is not one)."""
-        return int(self.args[index])
-
-    def encode(self) -> str:
-        return encode(self.action, *self.args)
+_ANY = re.compile(r"hermes:[a-z]+(?::[0-9A-Za-z_-]+)*")
 
 
 def encode(action: Action, *args: object) -> str:
@@ -64,12 +44,3 @@ def encode(action: Action, *args: object) -> str:
     if len(custom_id) > MAX_LENGTH or not _ANY.fullmatch(custom_id):
         raise ValueError(f"not a valid custom id: {custom_id!r}")
     return custom_id
-
-
-def decode(custom_id: str) -> ActionId | None:
-    """The action of one of our custom ids, or None for anything else."""
-    match = _ANY.fullmatch(custom_id)
-    if match is None:
-        return None
-    args = tuple(a for a in match["args"].split(":") if a)
-    return ActionId(Action(match["action"]), args)

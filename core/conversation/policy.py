@@ -16,10 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from tortoise.exceptions import IntegrityError
 
 from core.db import first_value
 from core.errors import AdminOnly, InvalidInput, NotYours
-from core.models import ChatMessage, ClarifyPause, Role
+from core.models import ChatMessage, ClarifyPause, Role, TalkRefusal
+
+if TYPE_CHECKING:
+    from core.sessions import ThreadKey
 
 
 class ActionMode(StrEnum):
@@ -108,3 +114,14 @@ async def asker_of_pause(pause_id: int) -> str | None:
     """Who started the turn that asked a clarify question."""
     found = await first_value(ClarifyPause.filter(id=pause_id).values_list("message_id", flat=True))
     return await asker_of_message(found) if found is not None else None
+
+
+async def first_refusal(key: ThreadKey, user: str) -> bool:
+    """Whether `user` is refused for the first time in the conversation `key` (recorded now):
+    a person who may not talk is told once per conversation, whichever replica hears them."""
+    conversation = f"{key.platform}:{key.workspace}:{key.channel}:{key.thread}"
+    try:
+        await TalkRefusal.create(conversation=conversation, user=user)
+    except IntegrityError:
+        return False
+    return True

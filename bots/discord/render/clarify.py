@@ -24,14 +24,15 @@ ANSWER_CHARS = 300
 
 def clarify_part(pause: PauseView, run_finished: bool = False) -> Part:
     """The question with its buttons while open; the outcome without buttons once closed."""
-    embed = discord.Embed(title="❓ Hermes asks", description=clip(pause.question, QUESTION_CHARS))
+    question = clip(pause.question, QUESTION_CHARS)
+    embed = discord.Embed(title="❓ Hermes asks", description=question)
     if pause.status == PauseStatus.ANSWERED:
         embed.colour = discord.Colour.green()
-        embed.description += f"\n\n✅ answered by {answer_of(pause)}"
+        embed.description = f"{question}\n\n✅ answered by {answer_of(pause)}"
         return Part(embed)
     if pause.status == PauseStatus.EXPIRED or run_finished:
         embed.colour = discord.Colour.dark_grey()
-        embed.description += "\n\n⌛ This question is closed: it was not answered in time."
+        embed.description = f"{question}\n\n⌛ This question is closed: it was not answered in time."
         return Part(embed)
     embed.colour = discord.Colour.gold()
     return Part(embed, choice_buttons(pause))

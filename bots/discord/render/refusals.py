@@ -7,8 +7,9 @@ import discord
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.render.live import stop_button
 from bots.discord.render.parts import Part
+from core.conversation.refusals import not_yours
 from core.conversation.refusals import refusal_text as core_refusal_text
-from core.errors import Busy
+from core.errors import Busy, NotYours
 
 
 def refusal_text(error: BaseException) -> str:
@@ -16,6 +17,8 @@ def refusal_text(error: BaseException) -> str:
     the permissions only Discord has)."""
     if isinstance(error, CannotAnswerHere):
         return error.message
+    if isinstance(error, NotYours):
+        return not_yours(error.asker, mention=f"<@{error.asker}>" if error.asker else None)
     return core_refusal_text(error)
 
 

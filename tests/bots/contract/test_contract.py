@@ -287,7 +287,10 @@ async def stop_works_for_a_run_of_another_replica(chat: Chat, runs: RunPool, oth
     conv = await started(chat, bridge)
     bridge.default_script = lambda run_id: [ev("text", text="elsewhere"), Stall(run_id),
                                             ev("done", final_text="late")]
-    running = await other.start((await session()).id, "from another replica")
+    # started on the other replica for the person who asked first: they may stop it from here
+    asker = await ChatMessage.filter(role=Role.USER).order_by("id").first().values_list(
+        "author", flat=True)
+    running = await other.start((await session()).id, "from another replica", author=asker)
     await chat.say(conv, "and now?")
     refusal = await chat.shown(conv, refusals.BUSY, "stop")
     await chat.click(refusal, "stop")

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from bots.discord import DiscordBot
+from bots.discord.delivery import WRITE_TIMEOUT
 from bots.discord.supervisor import RECONNECT_BACKOFF
-from bots.discord.writer import WRITE_TIMEOUT
 from core.backoff import Backoff
 from core.config import Settings
 from core.platform_links import PlatformLink

@@ -91,7 +91,7 @@ async def test_a_second_click_is_told_who_answered_first(
 ) -> None:
     bob = fake.add_user("bob")
     llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Noted."))
-    async with running_bot(fake, pool):
+    async with running_bot(fake, pool, conversation_actions="anyone"):  # bob may answer
         thread, question = await ask(fake)
         blue, red = button(question, "blue")["custom_id"], button(question, "red")["custom_id"]
         alice_click = await fake.click(question["id"], blue)

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from core.conversation import commands as conversation_commands
+from core.conversation.refusals import INTERNAL
 from core.models import ChatSession, ConversationBinding
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import (
@@ -163,3 +165,20 @@ async def test_a_command_whose_work_is_slow_is_acknowledged_within_three_seconds
             reply = await reply_of(fake, used)
     assert said in text_of(reply)
     assert refused_acknowledgements(fake) == []
+
+
+async def test_a_command_that_fails_is_answered_once_by_the_trees_on_error(
+    fake: FakeDiscord, fake_runs: RunPool, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("a bug in status")
+
+    monkeypatch.setattr(conversation_commands, "status", broken)
+    async with running_bot(fake, fake_runs):
+        told = await reply_of(fake, await fake.run_command(
+            "hermes", "status", channel_id=fake.dm_channel_id()))
+    assert text_of(told) == INTERNAL and told["flags"] & 64
+    (failure,) = [r for r in caplog.records if r.name == "bots.discord.boundary"]
+    assert failure.levelname == "ERROR" and failure.exc_info is not None
+    assert "a bug in status" in str(failure.exc_info[1])

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bots.discord import DiscordBot
-from bots.discord.outbox import Outbox
+from bots.discord.delivery import Outbox
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate

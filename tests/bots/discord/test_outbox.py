@@ -9,8 +9,7 @@ from collections.abc import Awaitable, Callable
 import discord
 import pytest
 
-from bots.discord.budget import ChannelBudget, Permit, RetryLater
-from bots.discord.outbox import Outbox
+from bots.discord.delivery import ChannelBudget, Outbox, Permit, RetryLater
 from core.ratelimit import RateLimiter
 from tests.bots.discord.clock import SteppedClock
 

@@ -9,6 +9,22 @@ from datetime import UTC, datetime, timedelta
 import discord
 
 from bots.discord import ids
+from bots.discord.actions import (
+    ActionItem,
+    AnswerSubmitted,
+    Choice,
+    CustomAnswer,
+    Feedback,
+    Label,
+    Regenerate,
+    ShowSummary,
+    ShowThinking,
+    Stop,
+    ThinkingPage,
+    Version,
+)
+from bots.discord.bot import ITEMS
+from bots.discord.commands import ModelSelect, SkillSelect
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.render.clarify import MAX_CHOICES, clarify_part, refusal
 from bots.discord.render.live import live_part
@@ -21,7 +37,13 @@ from core.errors import BridgeUnavailable, Busy, NotFound
 from core.events import Todo
 from core.models import MessageStatus, PauseStatus
 from core.runtime.updates import PauseView, RunUpdate
-from core.thinking import CurrentStatus, StatusSource, ThinkingState, ThinkingText, ToolCall
+from core.thinking import (
+    CurrentStatus,
+    StatusSource,
+    ThinkingState,
+    ThinkingText,
+    ToolCall,
+)
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -170,11 +192,30 @@ def test_fit_lines_says_how_many_were_left_out() -> None:
     assert len(text) <= 100 and text.endswith("more") and text.startswith("line 0\nline 1")
 
 
+def parsed(custom_id: str) -> tuple[type[ActionItem], dict[str, str]] | None:
+    """The item whose template takes the custom id, with its arguments (as discord.py parses it)."""
+    found = [(item, match.groupdict()) for item in (*ITEMS, AnswerSubmitted)
+             if (match := item.__discord_ui_compiled_template__.fullmatch(custom_id))]
+    assert len(found) <= 1, f"{custom_id!r} is taken by {len(found)} items"
+    return found[0] if found else None
+
+
 def test_custom_ids_round_trip_and_stay_within_100_characters() -> None:
     custom_id = ids.encode(ids.Action.CHOICE, 123456789012345, 3)
-    assert ids.decode(custom_id) == ids.ActionId(ids.Action.CHOICE, ("123456789012345", "3"))
-    assert ids.decode("hermes:stop:" + "a" * 32).args == ("a" * 32,)
-    assert ids.decode("somebody-else:button") is None and ids.decode("hermes:nope:1") is None
+    assert parsed(custom_id) == (Choice, {"pause": "123456789012345", "index": "3"})
+    assert parsed("hermes:stop:" + "a" * 32) == (Stop, {"run": "a" * 32})
+    assert parsed("somebody-else:button") is None and parsed("hermes:nope:1") is None
+
+
+def test_every_custom_id_the_bot_has_posted_is_taken_by_one_item() -> None:
+    """Buttons posted before this version still work: each of their ids has its item."""
+    posted = {"hermes:regen:11": Regenerate, "hermes:ver:5": Version, "hermes:noop:pos": Label,
+              "hermes:rate:11:good": Feedback, "hermes:pick:7:0": Choice,
+              "hermes:custom:7": CustomAnswer, "hermes:answer:7": AnswerSubmitted,
+              "hermes:think:11": ShowThinking, "hermes:page:11:2": ThinkingPage,
+              "hermes:summary:3": ShowSummary, "hermes:stop:r9": Stop,
+              "hermes:model:3": ModelSelect, "hermes:skill:3": SkillSelect}
+    assert {custom_id: (parsed(custom_id) or (None,))[0] for custom_id in posted} == posted
     try:
         ids.encode(ids.Action.STOP, "x" * 100)
     except ValueError:

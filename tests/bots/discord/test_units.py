@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from bots.discord.conversation import Place, allowed, prompt_text, thread_name
 from bots.discord.inbound import modal_submission
-from bots.discord.places import Place, allowed, prompt_text, thread_name
 from core.models import Platform
 from core.sessions import ThreadKey
 

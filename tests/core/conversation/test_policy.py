@@ -10,7 +10,8 @@ from core.conversation import policy
 from core.conversation.policy import ActionMode, Policy
 from core.conversation.refusals import ADMIN_ONLY, refusal_text
 from core.errors import AdminOnly, InvalidInput, NotYours
-from core.models import ChatMessage, ClarifyPause
+from core.models import ChatMessage, ClarifyPause, Platform
+from core.sessions import ThreadKey
 from tests.core.tree_helpers import answer, user_turn
 
 
@@ -78,6 +79,15 @@ async def test_the_asker_of_a_turn_is_the_author_of_its_user_message(db: str) ->
     assert await policy.asker_of_pause(pause.id) == "U1"
     assert await policy.asker_of_message(10**9) is None
     assert await policy.asker_of_run("no-such-run") is None
+
+
+async def test_a_refused_person_is_told_once_per_conversation_by_any_replica(db: str) -> None:
+    here = ThreadKey(Platform.DISCORD, "1", "2", "3")
+    elsewhere = ThreadKey(Platform.DISCORD, "1", "2", "4")
+    assert await policy.first_refusal(here, "bob")
+    assert not await policy.first_refusal(here, "bob"), "the row is shared: a restart or replica"
+    assert await policy.first_refusal(elsewhere, "bob") and await policy.first_refusal(here, "eve")
+    assert not await policy.first_refusal(elsewhere, "bob")
 
 
 def test_an_admin_only_refusal_says_what_to_do_instead() -> None:

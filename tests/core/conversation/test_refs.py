@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bots.discord.targets import Targets
+from bots.discord.refs import DiscordRefs
 from bots.slack import refs as slack_refs
 from bots.slack.refs import Posted, Slot
 from core import sessions, tree
@@ -18,7 +18,7 @@ async def test_both_platforms_merge_their_refs_of_a_pause_and_a_turn(db: str) ->
                                       question="?", choices=[], platform_refs={"other": {"id": 8}})
 
     await slack_refs.save_pause_message(pause.id, Posted("T1", "C1", "1.2"))
-    await Targets().save_pause(pause.id, {"channel": "9", "message": "10"})
+    await DiscordRefs().save_pause(pause.id, {"channel": "9", "message": "10"})
     await slack_refs.save_slot(answer.id, Slot("T1", "C1", "1.0", "1.1"))
 
     stored = (await ClarifyPause.get(id=pause.id)).platform_refs

@@ -29,7 +29,7 @@ class TurnTarget:
     branched: bool = False  # the user edited their message: this turn is a new branch
 
 
-class Targets:
+class DiscordRefs:
     def __init__(self) -> None:
         self._channels: Recent[int, int | None] = Recent()
         self._turns: Recent[int, TurnTarget] = Recent()
@@ -101,5 +101,6 @@ def _turn_from(refs: dict[str, Any]) -> TurnTarget | None:
 
 def _reply_to(user: ChatMessage, channel: int) -> int | None:
     # A thread opened on a message has that message's id; a reply can't cross channels.
-    mid = int(user.platform_message_id) if (user.platform_message_id or "").isdigit() else None
+    posted = user.platform_message_id or ""
+    mid = int(posted) if posted.isdigit() else None
     return mid if mid is not None and mid != channel else None

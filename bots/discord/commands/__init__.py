@@ -1,1 +1,0 @@
-"""`/hermes new|reset|model|skill|export|memory|status`."""

@@ -1,0 +1,188 @@
+"""The presenters: each keeps one kind of the bot's messages in step, through the outbox.
+
+`LiveUpdater` follows every run of the pool (one subscription, latest state wins), so runs
+this process did not start (recovered after a restart, started from the admin API) show too:
+where to show them is read from the database (bots/discord/refs.py), and runs of sessions not
+on Discord are skipped. It hands each update to the presenters of a turn's messages (edited in
+place while it runs, then the answer), of its clarify questions (each its own message, posted
+once, edited when answered or closed) and of its dividers (where the agent compacted its
+context, the summary behind a button). `Notices` posts the one-off messages (refusals,
+greetings).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Hashable
+from functools import partial
+
+from bots.discord.delivery import Outbox, Permit, Writer
+from bots.discord.refs import DiscordRefs, TurnTarget
+from bots.discord.render.clarify import clarify_part
+from bots.discord.render.pages import divider_part
+from bots.discord.render.parts import Part
+from bots.discord.render.turn import TurnContext, turn_parts
+from core.conversation import views
+from core.conversation.dedupe import Recent, Seen
+from core.models import ChatMessage, PauseStatus
+from core.runtime.pool import RunPool
+from core.runtime.updates import PauseView, RunUpdate
+
+log = logging.getLogger(__name__)
+
+class TurnPresenter:
+    def __init__(self, refs: DiscordRefs, writer: Writer, outbox: Outbox) -> None:
+        self._targets = refs
+        self._writer = writer
+        self._outbox = outbox
+        self._offered: Recent[int, str] = Recent()  # turn -> signature of the live view offered
+
+    def show(self, update: RunUpdate, target: TurnTarget) -> None:
+        """Queue the turn's messages to show `update` (a live view equal to the last is skipped)."""
+        if not update.finished:
+            signature = turn_parts(update, TurnContext(branched=target.branched))[0].signature()
+            if self._offered.get(update.user_message_id) == signature:
+                return
+            self._offered.put(update.user_message_id, signature)
+        else:
+            self._offered.pop(update.user_message_id)
+        job = partial(self._render, update, target)
+        self._outbox.offer(target.channel_id, ("turn", update.user_message_id), job)
+
+    async def _render(self, update: RunUpdate, target: TurnTarget, permit: Permit) -> None:
+        context = TurnContext(branched=target.branched)
+        if update.finished:
+            context = TurnContext(await views.versions(update.message_id), target.branched)
+        await self._sync(update, target, turn_parts(update, context), permit)
+        if update.finished and target.message_ids:
+            await ChatMessage.filter(id=update.message_id).update(
+                platform_message_id=str(target.message_ids[0]))
+
+    async def _sync(self, update: RunUpdate, target: TurnTarget, parts: list[Part],
+                    permit: Permit) -> None:
+        """Edit the turn's messages in place, post the extra parts, delete the surplus ones."""
+        before = list(target.message_ids)
+        messages = target.message_ids
+        try:
+            for index, part in enumerate(parts):
+                if index < len(messages):
+                    messages[index] = await self._writer.edit(permit, messages[index], part)
+                else:
+                    reply_to = target.reply_to if index == 0 else None
+                    target.message_ids.append(await self._writer.post(permit, part, reply_to))
+            while len(target.message_ids) > len(parts):
+                await self._writer.delete(permit, target.message_ids[-1])
+                target.message_ids.pop()
+        finally:
+            if target.message_ids != before:
+                await self._targets.save_turn(update.user_message_id, target)
+
+
+def shown_state(pause: PauseView, run_finished: bool) -> str:
+    """What the question's message shows: an open question closes when its run ends."""
+    if pause.status == PauseStatus.UNANSWERED and run_finished:
+        return "CLOSED"
+    return str(pause.status)
+
+
+class PausePresenter:
+    def __init__(self, refs: DiscordRefs, writer: Writer, outbox: Outbox) -> None:
+        self._targets = refs
+        self._writer = writer
+        self._outbox = outbox
+        self._offered: Recent[int, str] = Recent()
+
+    def show(self, pause: PauseView, run_finished: bool, channel_id: int) -> None:
+        state = shown_state(pause, run_finished)
+        if self._offered.get(pause.pause_id) == state:
+            return
+        self._offered.put(pause.pause_id, state)
+        job = partial(self._render, pause, run_finished, state, channel_id)
+        self._outbox.offer(channel_id, ("pause", pause.pause_id), job)
+
+    async def _render(self, pause: PauseView, run_finished: bool, state: str, channel_id: int,
+                      permit: Permit) -> None:
+        try:
+            refs = await self._targets.pause(pause.pause_id)
+            if refs.get("shown") == state:
+                return  # shown before a restart
+            part = clarify_part(pause, run_finished)
+            if refs.get("message"):
+                message_id = await self._writer.edit(permit, int(refs["message"]), part)
+            else:
+                message_id = await self._writer.post(permit, part)
+        except BaseException:
+            self._offered.pop(pause.pause_id)  # offer it again with the next update
+            raise
+        refs = {"channel": str(channel_id), "message": str(message_id), "shown": state}
+        await self._targets.save_pause(pause.pause_id, refs)
+
+
+class DividerPresenter:
+    def __init__(self, refs: DiscordRefs, writer: Writer, outbox: Outbox) -> None:
+        self._targets = refs
+        self._writer = writer
+        self._outbox = outbox
+        self._offered = Seen()
+
+    def show(self, summary_id: int, channel_id: int) -> None:
+        if self._offered.first(summary_id):
+            job = partial(self._post, summary_id, channel_id)
+            self._outbox.offer(channel_id, ("summary", summary_id), job)
+
+    async def _post(self, summary_id: int, channel_id: int, permit: Permit) -> None:
+        if await self._targets.summary_posted(summary_id):
+            return
+        message_id = await self._writer.post(permit, divider_part(summary_id))
+        await self._targets.save_summary(summary_id, channel_id, message_id)
+
+
+class Notices:
+    def __init__(self, writer: Writer, outbox: Outbox) -> None:
+        self._writer = writer
+        self._outbox = outbox
+
+    def post(self, channel_id: int, part: Part, *, key: Hashable, reply_to: int | None = None) -> None:
+        """Queue `part` as a new message (`key` makes it one of a kind: a replay replaces it)."""
+        self._outbox.offer(channel_id, ("notice", key), partial(self._post, part, reply_to))
+
+    async def _post(self, part: Part, reply_to: int | None, permit: Permit) -> None:
+        await self._writer.post(permit, part, reply_to)
+
+
+class LiveUpdater:
+    """Routes every run update to the presenters of its turn, questions and dividers."""
+
+    def __init__(self, pool: RunPool, refs: DiscordRefs, writer: Writer, outbox: Outbox) -> None:
+        self._pool = pool
+        self._refs = refs
+        self.turns = TurnPresenter(refs, writer, outbox)
+        self.pauses = PausePresenter(refs, writer, outbox)
+        self.dividers = DividerPresenter(refs, writer, outbox)
+
+    async def run(self) -> None:
+        """Route updates until cancelled."""
+        subscription = self._pool.subscribe()
+        try:
+            while not subscription.closed:
+                for update in await subscription.next():
+                    await self._route_safely(update)
+        finally:
+            self._pool.unsubscribe(subscription)
+
+    async def _route_safely(self, update: RunUpdate) -> None:
+        try:
+            await self.route(update)
+        except Exception:  # one bad update must not stop the others from showing
+            log.exception("could not show a run update", extra={"run_id": update.run_id})
+
+    async def route(self, update: RunUpdate) -> None:
+        """Queue what `update` changes: the turn's messages, its question, its dividers."""
+        target = await self._refs.turn(update.session_id, update.user_message_id)
+        if target is None:
+            return
+        self.turns.show(update, target)
+        if update.pause is not None:
+            self.pauses.show(update.pause, update.finished, target.channel_id)
+        for summary_id in update.summary_ids:
+            self.dividers.show(summary_id, target.channel_id)
