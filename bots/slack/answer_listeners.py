@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
-from core.conversation import turns, views
+from core.conversation import policy, turns, views
 from core.conversation.refusals import FINISHED, SWITCH_BUSY
 from core.errors import Busy, Conflict, NotFound
 
@@ -23,9 +23,12 @@ class AnswerListeners:
         self._services = services
 
     def register(self, app: AsyncApp) -> None:
-        app.action(ids.STOP)(click_listener(self._services, self._stop, "stop"))
-        app.action(ids.REGENERATE)(click_listener(self._services, self._regenerate, "regenerate"))
-        app.action(ids.SWITCH_PATTERN)(click_listener(self._services, self._switch, "switch version"))
+        services = self._services
+        app.action(ids.STOP)(click_listener(services, self._stop, "stop", _asker_of_run))
+        app.action(ids.REGENERATE)(click_listener(services, self._regenerate, "regenerate",
+                                                  _asker_of_answer))
+        app.action(ids.SWITCH_PATTERN)(click_listener(services, self._switch, "switch version",
+                                                      _asker_of_shown))
         app.action(ids.POSITION)(self.on_position)
 
     async def on_position(self, ack: AsyncAck) -> None:
@@ -72,3 +75,16 @@ class AnswerListeners:
         if not clicked.channel or not clicked.message_ts:
             raise NotFound("the message of this answer is unknown")
         return Slot(clicked.team, clicked.channel, clicked.thread_ts, clicked.message_ts)
+
+
+async def _asker_of_run(clicked: Click) -> str | None:
+    return await policy.asker_of_run(ids.parse_run(clicked.value))
+
+
+async def _asker_of_answer(clicked: Click) -> str | None:
+    return await policy.asker_of_message(ids.unpack(clicked.value, 1)[0])
+
+
+async def _asker_of_shown(clicked: Click) -> str | None:
+    """◀ ▶ carry the shown answer's id, then the target's."""
+    return await policy.asker_of_message(ids.unpack(clicked.value, 2)[0])

@@ -22,10 +22,11 @@ from core.runtime.pool import RunPool
 
 from . import ids
 from .answer_listeners import AnswerListeners
+from .boundary import Background, ErrorBoundary
 from .clarify_listeners import ClarifyListeners
 from .command_listener import CommandListener
-from .container_listeners import ContainerListeners
 from .commands import Commands
+from .container_listeners import ContainerListeners
 from .conversation import Conversations
 from .event_listeners import EventListeners
 from .feedback_listeners import FeedbackListeners
@@ -33,6 +34,7 @@ from .follower import RunFollower
 from .http import events_route
 from .insight_listeners import InsightListeners
 from .intake import InboundMiddleware, retired
+from .replies import reply_to
 from .sender import SlackSender
 from .services import Services
 from .session_listeners import SessionListeners
@@ -66,11 +68,14 @@ class SlackBot:
             process_before_response=True,  # listeners ack at once and start tracked tasks
         )
         sender = SlackSender(self.client, limiter or RateLimiter(clock))
-        self.services = Services(pool, catalogue, bridge, sender)
+        boundary = ErrorBoundary(lambda inbound: reply_to(self.services, inbound))
+        self.services = Services(pool, catalogue, bridge, sender, Background(boundary),
+                                 settings.policy)
         self.follower = RunFollower(self.services)
         self._socket: SupervisedSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
         _register(self.app, self.services, settings)
+        self.app.error(boundary.on_error)  # the one error boundary (bots/slack/boundary.py)
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
         """The Litestar route of the Events / Interactivity / slash command request URL."""

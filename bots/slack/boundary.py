@@ -1,24 +1,98 @@
-"""The error boundary of every event and interaction, and the tasks that run after the ack.
+"""The one error boundary of every event and interaction: bolt's `app.error`.
 
-Work runs after Slack got its acknowledgement (within 3 s), in tasks this object tracks and
-cancels on stop. Each task is one boundary: a core refusal becomes a reply, anything else is
-logged and replied to, and cancellation goes through.
+A listener raises; `ErrorBoundary.on_error`, registered with `app.error`, logs the error and
+tells the user with the refusal vocabulary (core.conversation.refusals): in the answer to
+the request itself when it can carry words (a slash command's reply, a modal's field error),
+else through the Web API where the request came from (an ephemeral for who clicked or
+typed, a reply in the thread for a message). Work that runs after Slack got its
+acknowledgement (within 3 s) runs in `Background` tasks, and what they raise reaches the
+same handler. Cancellation goes through.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from typing import Any
 
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 
-from core.conversation.refusals import INTERNAL, refusal_text
-from core.errors import HermesChatError
+from core.conversation.refusals import not_yours, refusal_text
+from core.errors import HermesChatError, NotYours
+
+from . import ids
+from .inbound import Inbound, SlashCommand, ViewSubmission
+from .intake import inbound_of
 
 log = logging.getLogger(__name__)
 Reply = Callable[[str], Awaitable[None]]
+ReplyTo = Callable[[Inbound], Reply]  # where the words about a request go
+
+
+def refusal(error: BaseException) -> str:
+    """What a refused user is told; a click on someone else's turn names who may."""
+    if isinstance(error, NotYours):
+        return not_yours(error.asker, mention=f"<@{error.asker}>" if error.asker else None)
+    return refusal_text(error)
+
+
+def explain(error: Exception, what: str) -> str:
+    """Log `error` (a refusal briefly, anything else with its traceback); the user's text."""
+    if isinstance(error, HermesChatError):
+        log.info("%s refused: %s", what, error.message)
+    else:
+        log.error("%s failed", what, exc_info=error)
+    return refusal(error)
+
+
+def answer_carrying(inbound: Inbound, text: str) -> BoltResponse | None:
+    """The acknowledgement itself, for requests whose answer can carry the words."""
+    body: dict[str, Any]
+    if isinstance(inbound, SlashCommand):
+        body = {"text": text}
+    elif isinstance(inbound, ViewSubmission):  # the modal stays open, the error on its field
+        body = {"response_action": "errors", "errors": {ids.ANSWER_BLOCK: text}}
+    else:
+        return None
+    return BoltResponse(status=200, body=json.dumps(body),
+                        headers={"content-type": "application/json;charset=utf-8"})
+
+
+class ErrorBoundary:
+    def __init__(self, reply_to: ReplyTo) -> None:
+        self._reply_to = reply_to
+
+    async def on_error(self, error: Exception, context: AsyncBoltContext) -> BoltResponse:
+        """bolt's global error handler (`app.error`): what a listener raised."""
+        inbound = inbound_of(context)
+        text = explain(error, type(inbound).__name__)
+        answer = answer_carrying(inbound, text)
+        if answer is not None:
+            return answer
+        await tell(self._reply_to(inbound), text, type(inbound).__name__)
+        return BoltResponse(status=200, body="")  # acknowledged: Slack must not retry it
+
+    async def guarded(self, work: Awaitable[None], reply: Reply, what: str) -> None:
+        """Run `work` (after the ack); what it raises is handled as `on_error` does."""
+        try:
+            await work
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - the boundary: every error is told
+            await tell(reply, explain(error, what), what)
+
+
+async def tell(reply: Reply, text: str, what: str) -> None:
+    try:
+        await reply(text)
+    except asyncio.CancelledError:
+        raise
+    except (TimeoutError, SlackApiError, OSError) as error:
+        log.warning("%s: could not tell the user (%s)", what, error)
 
 
 async def _after(before: asyncio.Task[Any] | None, work: Coroutine[Any, Any, None]) -> None:
@@ -32,41 +106,21 @@ async def _after(before: asyncio.Task[Any] | None, work: Coroutine[Any, Any, Non
     await work
 
 
-async def guarded(work: Awaitable[None], reply: Reply, what: str) -> None:
-    """Run `work`; tell the user (through `reply`) when it is refused or fails."""
-    try:
-        await work
-    except asyncio.CancelledError:
-        raise
-    except HermesChatError as error:
-        log.info("%s refused: %s", what, error.message)
-        await _tell(reply, refusal_text(error), what)
-    except Exception:
-        log.exception("%s failed", what)
-        await _tell(reply, INTERNAL, what)
-
-
-async def _tell(reply: Reply, text: str, what: str) -> None:
-    try:
-        await reply(text)
-    except asyncio.CancelledError:
-        raise
-    except (TimeoutError, SlackApiError, OSError) as error:
-        log.warning("%s: could not tell the user (%s)", what, error)
-
-
 class Background:
-    """Tasks started after an ack; those of one `queue` (a thread) run one after another, in
-    the order Slack delivered them. `close` cancels the ones still running."""
+    """Tasks started after an ack, inside the error boundary; those of one `queue` (a thread)
+    run one after another, in the order Slack delivered them. `close` cancels the ones still
+    running."""
 
-    def __init__(self) -> None:
+    def __init__(self, boundary: ErrorBoundary) -> None:
+        self.boundary = boundary
         self._tasks: set[asyncio.Task[Any]] = set()
         self._last: dict[Hashable, asyncio.Task[Any]] = {}
 
     def spawn(self, work: Coroutine[Any, Any, None], reply: Reply, what: str,
               queue: Hashable | None = None) -> None:
         before = self._last.get(queue) if queue is not None else None
-        task = asyncio.create_task(_after(before, guarded(work, reply, what)), name=f"slack:{what}")
+        guarded = self.boundary.guarded(work, reply, what)
+        task = asyncio.create_task(_after(before, guarded), name=f"slack:{what}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         if queue is not None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.conversation.refusals import EMPTY_ANSWER, question_closed, refusal_text
-from core.errors import HermesChatError
+from core.conversation import policy
+from core.conversation.policy import Policy
+from core.conversation.refusals import EMPTY_ANSWER, question_closed
 from core.models import PauseStatus
 from core.runtime.clarify import ClarifyOutcome, find_pause
 from core.runtime.clarify import view as pause_view
@@ -18,11 +19,12 @@ from .belongs import pause_here
 from .boundary import Reply
 from .clarify_view import custom_answer_modal
 from .clicks import click_listener
-from .mrkdwn import who
 from .inbound import Click, ViewSubmission
 from .intake import typed
+from .mrkdwn import who
 from .replies import to_clicker, to_user
 from .services import Services
+
 
 def not_open(pause: PauseView) -> str:
     """Why a question takes no more answers (for an ephemeral or a modal error)."""
@@ -34,18 +36,18 @@ class ClarifyListeners:
         self._services = services
 
     def register(self, app: AsyncApp) -> None:
-        app.action(ids.CLARIFY_CHOICE_PATTERN)(click_listener(self._services, self._choose, "clarify choice"))
-        app.action(ids.CLARIFY_CUSTOM)(click_listener(self._services, self._open, "custom answer"))
+        services = self._services
+        app.action(ids.CLARIFY_CHOICE_PATTERN)(click_listener(services, self._choose, "clarify choice",
+                                                              _asker_of_question))
+        app.action(ids.CLARIFY_CUSTOM)(click_listener(services, self._open, "custom answer",
+                                                      _asker_of_question))
         app.view(ids.CUSTOM_ANSWER_VIEW)(self.on_submit)
 
     async def on_submit(self, ack: AsyncAck, context: AsyncBoltContext) -> None:
-        """Errors show in the modal (it stays open); an accepted answer closes it."""
+        """Errors show in the modal (it stays open: a refusal raised here is answered so by
+        the error boundary); an accepted answer closes it."""
         submitted = typed(context, ViewSubmission)
-        try:
-            pause, answer = await _submission(submitted)
-        except HermesChatError as error:
-            await ack(response_action="errors", errors={ids.ANSWER_BLOCK: refusal_text(error)})
-            return
+        pause, answer = await _submission(submitted, self._services.policy)
         if not answer or pause.status != PauseStatus.UNANSWERED:
             error_text = EMPTY_ANSWER if not answer else not_open(pause)
             await ack(response_action="errors", errors={ids.ANSWER_BLOCK: error_text})
@@ -80,8 +82,14 @@ class ClarifyListeners:
             await reply(not_open(outcome.pause))
 
 
-async def _submission(modal: ViewSubmission) -> tuple[PauseView, str]:
+async def _asker_of_question(clicked: Click) -> str | None:
+    """A choice carries the question's pause id and the choice; "Custom answer…" the id."""
+    return await policy.asker_of_pause(ids.first_id(clicked.value))
+
+
+async def _submission(modal: ViewSubmission, rules: Policy) -> tuple[PauseView, str]:
     pause_id = ids.unpack(modal.private_metadata, 1)[0]
+    rules.check_act(modal.user, await policy.asker_of_pause(pause_id))
     answer = modal.value(ids.ANSWER_BLOCK, ids.ANSWER_INPUT).strip()
     return pause_view(await find_pause(pause_id=pause_id)), answer
 

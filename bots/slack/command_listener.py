@@ -8,11 +8,9 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.conversation.refusals import refusal_text
-from core.errors import HermesChatError
+from core.conversation.refusals import NOT_ALLOWED
 
 from . import ids
-from .blocks import Payload
 from .command_words import parse_command
 from .commands import Commands, Where
 from .inbound import SlashCommand
@@ -35,23 +33,19 @@ class CommandListener:
 
     async def on_command(self, ack: AsyncAck, context: AsyncBoltContext) -> None:
         command = typed(context, SlashCommand)
+        if not self._services.policy.may_talk(command.user):
+            await ack(text=NOT_ALLOWED)  # the command's own reply, which only its user sees
+            return
         parsed = parse_command(command.text)
         where = _where(command)
-        if parsed.name not in SLOW:
-            payload = await self._quick(self._commands.run(parsed, where))
+        if parsed.name not in SLOW:  # a refusal here is the acknowledgement (boundary.py)
+            payload = await self._commands.run(parsed, where)
             await ack(text=payload.text, blocks=payload.blocks)
             return
         await ack(text=f"⏳ {SLOW[parsed.name]}")
         reply = to_user(self._services, where.team, where.channel, where.user)
         self._services.background.spawn(self._slow(parsed.name, self._commands.run(parsed, where), where),
                                         reply, f"/hermes {parsed.name}")
-
-    async def _quick(self, work: Any) -> Payload:
-        try:
-            return await work
-        except HermesChatError as error:
-            text = refusal_text(error)
-            return Payload(text)
 
     async def _slow(self, name: str, work: Any, where: Where) -> None:
         payload = await work

@@ -9,6 +9,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from core.conversation import bindings
+from core.conversation.refusals import NOT_ALLOWED
 from core.errors import Busy
 
 from .command_words import Command, mention_command
@@ -17,7 +18,7 @@ from .conversation import Conversations
 from .inbound import Incoming, MessageEdit, MessageEvent, edited, incoming
 from .intake import inbound_of, typed
 from .places import Place
-from .replies import in_thread
+from .replies import in_thread, unheard
 from .services import Services
 
 
@@ -54,6 +55,8 @@ class EventListeners:
 
     def _handle(self, message: Incoming, create: bool, commands: bool) -> None:
         """A mention or DM may be a command ("@hermes status"); the rest goes to the agent."""
+        if not self._may_talk(message):
+            return
         command = _command_in(message.text) if commands else None
         if command is not None:
             work = self._command(command, message.place, message.user)
@@ -76,9 +79,25 @@ class EventListeners:
     def _edit(self, message: Incoming | None, edit_ts: str) -> None:
         if message is None or not self._services.seen.first(("edit", *message.key, edit_ts)):
             return
+        if not self._may_talk(message):
+            return
         reply = in_thread(self._services, message.place)
         self._services.background.spawn(self._conversations.edit(message), reply, f"edit {message.ts}",
                                         queue=message.place.key)
+
+    def _may_talk(self, message: Incoming) -> bool:
+        """Whether the author may talk to the bot (ALLOWED_USERS); one who may not is told
+        so privately, once per conversation (remembered in a bounded memory of this replica,
+        so a restart or another replica may tell them once more), and nothing runs."""
+        services, place, user = self._services, message.place, message.user
+        if services.policy.may_talk(user):
+            return True
+        if services.told_not_allowed.first((place.key, user)):
+            services.background.spawn(
+                services.sender.ephemeral(place.team, place.channel, user, NOT_ALLOWED,
+                                          place.reply_thread),
+                unheard, f"not allowed {message.ts}", queue=place.key)
+        return False
 
 
 def _command_in(text: str) -> Command | None:

@@ -15,6 +15,7 @@ from .inbound import Click
 from .replies import to_clicker
 from .services import Services
 
+
 class FeedbackListeners:
     def __init__(self, services: Services) -> None:
         self._services = services

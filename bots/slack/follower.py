@@ -10,7 +10,6 @@ import logging
 from core.conversation.dedupe import Seen
 from core.runtime.updates import RunUpdate, Subscription
 
-from .boundary import guarded
 from .live import LiveMessage
 from .services import Services
 
@@ -57,6 +56,7 @@ class RunFollower:
 
     def _begin(self, live: LiveMessage, run_id: str) -> None:
         self._live[run_id] = live
+        guarded = self._services.background.boundary.guarded
         task = asyncio.create_task(guarded(live.run(), live.reply, f"live message of run {run_id}"),
                                    name=f"slack:live:{run_id}")
         self._tasks.add(task)

@@ -9,8 +9,8 @@ from core.conversation import views
 from . import ids
 from .belongs import message_here
 from .clicks import click_listener
-from .modals import summary_modal, thinking_modal, thinking_pages
 from .inbound import Click
+from .modals import summary_modal, thinking_modal, thinking_pages
 from .services import Services
 
 

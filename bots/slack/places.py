@@ -7,6 +7,7 @@ session however the user threads in it; replies go where the user wrote.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from core.models import Platform
 from core.sessions import ThreadKey
 

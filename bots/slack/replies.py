@@ -4,9 +4,22 @@ from __future__ import annotations
 
 from .blocks import Payload, section
 from .boundary import Reply
-from .inbound import Click
-from .places import Place
+from .inbound import Click, Inbound, MessageEdit, MessageEvent, SlashCommand
+from .places import Place, place_of
 from .services import Services
+
+
+def reply_to(services: Services, inbound: Inbound) -> Reply:
+    """Where the error boundary tells about a request: who clicked or typed a command
+    (privately), the thread of a message; nobody for the rest (the log has it)."""
+    if isinstance(inbound, Click):
+        return to_clicker(services, inbound)
+    if isinstance(inbound, MessageEvent | MessageEdit):
+        return in_thread(services, place_of(inbound.team, inbound.channel, inbound.ts,
+                                            inbound.thread_ts, inbound.channel_type))
+    if isinstance(inbound, SlashCommand):
+        return to_user(services, inbound.team, inbound.channel, inbound.user)
+    return unheard
 
 
 def in_thread(services: Services, place: Place) -> Reply:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from core.bridge_port import Bridge
 from core.catalogue import Catalogue
 from core.conversation.dedupe import Seen
+from core.conversation.policy import Policy
 from core.runtime.pool import RunPool
 
 from .boundary import Background
@@ -38,8 +39,11 @@ class Services:
     catalogue: Catalogue
     bridge: Bridge
     sender: SlackSender
-    background: Background = field(default_factory=Background)
+    background: Background
+    policy: Policy = field(default_factory=Policy)
     seen: Seen = field(default_factory=Seen)
     locks: SlotLocks = field(default_factory=SlotLocks)
     features: WorkspaceFeatures = field(default_factory=WorkspaceFeatures)
     open_live: OpenMessages = field(default_factory=OpenMessages)
+    # who was told they may not talk to the bot, per conversation (bounded, per replica)
+    told_not_allowed: Seen = field(default_factory=Seen)

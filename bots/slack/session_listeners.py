@@ -10,8 +10,8 @@ from . import ids
 from .belongs import check_session
 from .clicks import click_listener
 from .commands import model_chosen, skill_chosen
-from .menus import parse_option
 from .inbound import Click
+from .menus import parse_option
 from .replies import to_clicker
 from .services import Services
 
