@@ -21,23 +21,17 @@ from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 
 from . import ids
-from .answer_listeners import AnswerListeners
-from .boundary import Background, ErrorBoundary
-from .clarify_listeners import ClarifyListeners
-from .command_listener import CommandListener
-from .commands import Commands
-from .container_listeners import ContainerListeners
-from .conversation import Conversations
-from .event_listeners import EventListeners
-from .feedback_listeners import FeedbackListeners
-from .follower import RunFollower
+from .actions.clarify import ClarifyListeners
+from .actions.thinking import InsightListeners
+from .actions.turn import AnswerListeners
+from .commands import CommandListener, Commands
+from .container import ContainerListeners
+from .conversation import SlackConversations
+from .delivery.live import RunFollower
+from .delivery.sender import SlackSender
 from .http import events_route
-from .insight_listeners import InsightListeners
-from .intake import InboundMiddleware, retired
-from .replies import reply_to
-from .sender import SlackSender
-from .services import Services
-from .session_listeners import SessionListeners
+from .intake import Background, ErrorBoundary, InboundMiddleware, reply_to, retired
+from .services import SlackServices
 from .supervisor import PING_INTERVAL, SupervisedSocketModeHandler
 
 log = logging.getLogger(__name__)
@@ -68,14 +62,14 @@ class SlackBot:
             process_before_response=True,  # listeners ack at once and start tracked tasks
         )
         sender = SlackSender(self.client, limiter or RateLimiter(clock))
-        boundary = ErrorBoundary(lambda inbound: reply_to(self.services, inbound))
-        self.services = Services(pool, catalogue, bridge, sender, Background(boundary),
+        boundary = ErrorBoundary(lambda inbound: reply_to(self.services.sender, inbound))
+        self.services = SlackServices(pool, catalogue, bridge, sender, Background(boundary),
                                  settings.policy)
         self.follower = RunFollower(self.services)
         self._socket: SupervisedSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
         _register(self.app, self.services, settings)
-        self.app.error(boundary.on_error)  # the one error boundary (bots/slack/boundary.py)
+        self.app.error(boundary.on_error)  # the one error boundary (bots/slack/intake.py)
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
         """The Litestar route of the Events / Interactivity / slash command request URL."""
@@ -86,7 +80,7 @@ class SlackBot:
         the background: slack_sdk keeps trying while Slack is unreachable, and `serve` must
         not wait for it)."""
         # One connection pool for every call. slack_sdk ignores its own `timeout` on a session
-        # it is given: a call that hangs past api_timeout counts as Slack being down (sender.py).
+        # it is given: a call that hangs past api_timeout counts as Slack being down (delivery/sender.py).
         self.client.session = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=self._api_timeout))
         self.follower.start()
@@ -124,15 +118,13 @@ class SlackBot:
         await self.follower.idle()
 
 
-def _register(app: AsyncApp, services: Services, settings: Settings) -> None:
+def _register(app: AsyncApp, services: SlackServices, settings: Settings) -> None:
     app.use(InboundMiddleware())  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
-    EventListeners(services, Conversations(services), commands).register(app)
+    SlackConversations(services, commands).register(app)
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)
     AnswerListeners(services).register(app)
-    FeedbackListeners(services).register(app)
     ContainerListeners(services, settings.slack_suggested_prompts).register(app)
     InsightListeners(services).register(app)
-    SessionListeners(services).register(app)
     app.action(re.compile(rf"^{re.escape(ids.OURS)}"))(retired)  # last: what no listener above took

@@ -1,4 +1,5 @@
-"""What the listeners and renderers share, built once by SlackBot and passed down."""
+"""What the listeners and renderers share, built once by SlackBot and passed down.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +13,9 @@ from core.conversation.dedupe import Seen
 from core.conversation.policy import Policy
 from core.runtime.pool import RunPool
 
-from .boundary import Background
-from .budgets import OpenMessages
-from .features import WorkspaceFeatures
-from .sender import SlackSender
+from .delivery.budgets import OpenMessages
+from .delivery.sender import SlackSender, WorkspaceFeatures
+from .intake import Background
 
 
 class SlotLocks:
@@ -34,7 +34,7 @@ class SlotLocks:
 
 
 @dataclass
-class Services:
+class SlackServices:
     pool: RunPool
     catalogue: Catalogue
     bridge: Bridge

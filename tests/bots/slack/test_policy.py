@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bots.slack import ids
-from core.conversation.refusals import NOT_ALLOWED, not_yours
+from core.conversation.refusals import INTERNAL, NOT_ALLOWED, not_yours
 from core.models import ChatMessage, ChatSession, ClarifyPause, PauseStatus, Role
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import FastClock
@@ -17,7 +17,7 @@ from tests.bots.slack.harness import Harness, button, has_button, running, texts
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack, Message
-from tests.fakes.slack_payloads import CHANNEL_ID, USER_ID
+from tests.fakes.slack_payloads import CHANNEL_ID, USER_ID, make_block_action
 
 ASKER, OTHER, ADMIN = USER_ID, "U0OTHER", "U0ADMIN"
 REFUSED = not_yours(ASKER, mention=f"<@{ASKER}>")
@@ -163,3 +163,20 @@ async def test_allowed_users_and_admins_talk(listed: Harness, fake_bridge: FakeB
         await listed.answered(CHANNEL_ID, thread)
         assert NOT_ALLOWED not in listed.ephemerals(user)
 
+
+
+async def test_the_error_boundary_answers_a_listener_that_fails(ah: Harness, llm: ScriptedLLM) -> None:
+    """What a listener raises reaches bolt's app.error: the clicker is told privately, Slack
+    gets its 200, and nothing changes."""
+    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Red."))
+    thread = (await ah.event("app_mention", text="paint"))["ts"]
+    question = await asked(ah, thread)
+    pause = await ClarifyPause.get()
+    response = await ah.interact(make_block_action(  # a choice this question does not have
+        ids.choice_action(7), ids.pack(pause.id, 7), channel=CHANNEL_ID, message_ts=question.ts,
+        thread_ts=thread))
+    assert response.status_code == 200
+    await until(lambda: INTERNAL in ah.ephemerals(ASKER))
+    assert (await ClarifyPause.get()).status == PauseStatus.UNANSWERED
+    await ah.click(question, ids.choice_action(0))
+    await ah.answered(CHANNEL_ID, thread)

@@ -1,25 +1,26 @@
-"""Clicks on a turn's message: Stop, Regenerate, the version switcher, Show thinking."""
+"""Clicks on a turn's message: Stop, Regenerate (Retry), the version switcher ◀ ▶, and 👍 / 👎."""
 
 from __future__ import annotations
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from core import feedback
 from core.conversation import policy, turns, views
 from core.conversation.refusals import FINISHED, SWITCH_BUSY
 from core.errors import Busy, Conflict, NotFound
+from core.models import Platform
 
-from . import ids, refs
-from .answers import show_answer
-from .belongs import message_here, run_here
-from .clicks import click_listener
-from .inbound import Click
-from .refs import Slot
-from .replies import to_clicker
-from .services import Services
+from .. import ids, refs
+from ..delivery.live import show_answer
+from ..inbound import Click
+from ..intake import to_clicker
+from ..refs import Slot
+from ..services import SlackServices
+from . import click_listener, message_here, run_here
 
 
 class AnswerListeners:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: SlackServices) -> None:
         self._services = services
 
     def register(self, app: AsyncApp) -> None:
@@ -30,6 +31,7 @@ class AnswerListeners:
         app.action(ids.SWITCH_PATTERN)(click_listener(services, self._switch, "switch version",
                                                       _asker_of_shown))
         app.action(ids.POSITION)(self.on_position)
+        app.action(ids.FEEDBACK)(click_listener(services, self._rate, "feedback"))  # open to all
 
     async def on_position(self, ack: AsyncAck) -> None:
         await ack()  # the "2/3" label is a button only to sit between the arrows
@@ -40,7 +42,7 @@ class AnswerListeners:
         try:
             update = await turns.stop(self._services.pool, run_id)
         except (Conflict, NotFound):
-            await to_clicker(self._services, clicked)(FINISHED)
+            await to_clicker(self._services.sender, clicked)(FINISHED)
             return
         slot = await refs.slot_of(update.message_id)
         if self._services.pool.view(run_id) is None and slot is not None and slot.ts is not None:
@@ -62,7 +64,7 @@ class AnswerListeners:
         try:
             await turns.switch_version(target)
         except Busy:
-            await to_clicker(self._services, clicked)(SWITCH_BUSY)
+            await to_clicker(self._services.sender, clicked)(SWITCH_BUSY)
             return
         update = await views.stored_update(target)
         await show_answer(self._services, update, slot.moved(branched=own.branched if own else slot.branched))
@@ -75,6 +77,16 @@ class AnswerListeners:
         if not clicked.channel or not clicked.message_ts:
             raise NotFound("the message of this answer is unknown")
         return Slot(clicked.team, clicked.channel, clicked.thread_ts, clicked.message_ts)
+
+    async def _rate(self, clicked: Click) -> None:
+        """👍 / 👎 under an answer (a `feedback_buttons` element): stored as the clicker's
+        rating of that assistant message, replacing an earlier one, and acknowledged to them
+        alone."""
+        kind, message_id = ids.parse_feedback(clicked.value)
+        await message_here(clicked, message_id)
+        value = feedback.value_of(kind)
+        await feedback.give(message_id, Platform.SLACK, clicked.user, value)
+        await to_clicker(self._services.sender, clicked)(feedback.THANKS[value])
 
 
 async def _asker_of_run(clicked: Click) -> str | None:

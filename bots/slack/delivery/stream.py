@@ -17,21 +17,21 @@ from slack_sdk.errors import SlackApiError
 from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
 
-from . import budgets
-from .answer_view import (
+from ..refs import Slot
+from ..render.blocks import Block, context, section
+from ..render.turn import (
     ATTACHED,
+    BRANCHED,
     MAX_MESSAGES,
+    ChunkDiff,
     Versions,
     answer_controls,
     answer_parts,
     render_answer,
 )
-from .blocks import Block, context, section
-from .features import STREAMING
-from .live_chunks import ChunkDiff
-from .live_view import BRANCHED
-from .refs import Slot
-from .services import Services
+from ..services import SlackServices
+from . import budgets
+from .sender import STREAMING
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +41,13 @@ class StreamBroken(Exception):
 
 
 class StreamedMessage:
-    def __init__(self, services: Services, slot: Slot, diff: ChunkDiff) -> None:
+    def __init__(self, services: SlackServices, slot: Slot, diff: ChunkDiff) -> None:
         self._services = services
         self.slot = slot
         self._diff = diff
 
     @classmethod
-    async def open(cls, services: Services, slot: Slot, update: RunUpdate,
+    async def open(cls, services: SlackServices, slot: Slot, update: RunUpdate,
                    recipient: str | None) -> StreamedMessage | None:
         """The stream, started; None when the turn should take the fallback."""
         in_dm = slot.channel.startswith("D")

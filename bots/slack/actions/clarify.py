@@ -1,7 +1,11 @@
 """Clarify clicks: a choice button, "Custom answer…" (a modal, opened within the trigger's 3 s),
-and the modal's submission. The first answer wins; later ones learn who answered."""
+and the modal's submission, with their views (pure: the question, its buttons, the modal). The
+first answer wins; later ones learn who answered.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -14,16 +18,22 @@ from core.runtime.clarify import ClarifyOutcome, find_pause
 from core.runtime.clarify import view as pause_view
 from core.runtime.updates import PauseView
 
-from . import ids, refs
-from .belongs import pause_here
-from .boundary import Reply
-from .clarify_view import custom_answer_modal
-from .clicks import click_listener
-from .inbound import Click, ViewSubmission
-from .intake import typed
-from .mrkdwn import who
-from .replies import to_clicker, to_user
-from .services import Services
+from .. import ids, refs
+from ..inbound import Click, ViewSubmission
+from ..intake import Reply, to_clicker, to_user, typed
+from ..render.blocks import (
+    Block,
+    Payload,
+    actions,
+    button,
+    clip,
+    context,
+    plain,
+    section,
+)
+from ..render.mrkdwn import escape, who
+from ..services import SlackServices
+from . import click_listener, pause_here
 
 
 def not_open(pause: PauseView) -> str:
@@ -32,7 +42,7 @@ def not_open(pause: PauseView) -> str:
 
 
 class ClarifyListeners:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: SlackServices) -> None:
         self._services = services
 
     def register(self, app: AsyncApp) -> None:
@@ -55,7 +65,7 @@ class ClarifyListeners:
         await ack()
         user, team = submitted.user, submitted.team
         posted = await refs.pause_message(pause.pause_id)
-        reply = to_user(self._services, team, posted.channel, user) if posted else _nowhere
+        reply = to_user(self._services.sender, team, posted.channel, user) if posted else _nowhere
         self._services.background.spawn(self._answer(pause, answer, user, reply), reply, "custom answer")
 
     async def _choose(self, clicked: Click) -> None:
@@ -64,14 +74,14 @@ class ClarifyListeners:
         pause = pause_view(await find_pause(pause_id=pause_id))
         if not 0 <= index < len(pause.choices):
             raise IndexError(f"choice {index} of pause {pause_id}")
-        await self._answer(pause, pause.choices[index], clicked.user, to_clicker(self._services, clicked))
+        await self._answer(pause, pause.choices[index], clicked.user, to_clicker(self._services.sender, clicked))
 
     async def _open(self, clicked: Click) -> None:
         (pause_id,) = ids.unpack(clicked.value, 1)
         await pause_here(clicked, pause_id)
         pause = pause_view(await find_pause(pause_id=pause_id))
         if pause.status != PauseStatus.UNANSWERED:
-            await to_clicker(self._services, clicked)(not_open(pause))
+            await to_clicker(self._services.sender, clicked)(not_open(pause))
             return
         await self._services.sender.open_view(clicked.trigger_id, custom_answer_modal(pause.pause_id, pause.question))
 
@@ -96,3 +106,42 @@ async def _submission(modal: ViewSubmission, rules: Policy) -> tuple[PauseView, 
 
 async def _nowhere(text: str) -> None:
     return None
+
+
+# --- clarify_view --------------------------------------------------------------------------
+# A clarify question (pure): one button per choice and "Custom answer…", then who answered.
+
+BUTTONS_PER_BLOCK = 25
+MAX_ANSWER = 2900
+
+
+def render_clarify(pause: PauseView) -> Payload:
+    """The question; buttons while unanswered, the answer (or expiry) afterwards."""
+    question = section(f"❓ *{escape(pause.question)}*")
+    if pause.status == PauseStatus.ANSWERED:
+        answer = escape(clip(pause.answer or "", MAX_ANSWER))
+        answered = f"✅ answered by {who(pause.answered_by)}: {answer}"
+        return Payload(f"Answered: {pause.question}", [question, context(answered)])
+    if pause.status == PauseStatus.EXPIRED:
+        return Payload(f"Expired: {pause.question}", [question, context("⌛ This question expired.")])
+    return Payload(f"Question: {pause.question}", [question, *_buttons(pause)])
+
+
+def _buttons(pause: PauseView) -> list[Block]:
+    elements = [button(choice, ids.choice_action(i), ids.pack(pause.pause_id, i))
+                for i, choice in enumerate(pause.choices)]
+    elements.append(button("Custom answer…", ids.CLARIFY_CUSTOM, ids.pack(pause.pause_id)))
+    return [actions(*elements[i:i + BUTTONS_PER_BLOCK])
+            for i in range(0, len(elements), BUTTONS_PER_BLOCK)]
+
+
+def custom_answer_modal(pause_id: int, question: str) -> dict[str, Any]:
+    """The modal "Custom answer…" opens; its submission answers the question."""
+    field = {"type": "plain_text_input", "action_id": ids.ANSWER_INPUT, "multiline": True}
+    return {
+        "type": "modal", "callback_id": ids.CUSTOM_ANSWER_VIEW, "private_metadata": ids.pack(pause_id),
+        "title": plain("Your answer", 24), "submit": plain("Send", 24), "close": plain("Cancel", 24),
+        "blocks": [section(f"❓ *{escape(question)}*"),
+                   {"type": "input", "block_id": ids.ANSWER_BLOCK, "element": field,
+                    "label": plain("Answer", 2000)}],
+    }
