@@ -1,4 +1,4 @@
-"""The admin HTTP application (DESIGN §7): sessions, messages, runs, catalogue and health."""
+"""The admin HTTP application: sessions, messages, runs, catalogue and health."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ TOKEN_KEY = "admin_token"
 SCHEME = "BearerToken"
 
 
-def require_admin_token(connection: ASGIConnection, _: BaseRouteHandler) -> None:  # type: ignore[type-arg]
+def require_admin_token(connection: ASGIConnection, _: BaseRouteHandler) -> None:
     """Let the request through only with `Authorization: Bearer <ADMIN_TOKEN>` (if one is set)."""
     expected: str | None = connection.app.state.get(TOKEN_KEY)
     if expected and not bearer_matches(connection.headers.get("authorization", ""), expected):

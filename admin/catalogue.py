@@ -1,4 +1,4 @@
-"""`GET /api/models`, `GET /api/skills`: what sessions may choose (seed 000 §4.2.4)."""
+"""`GET /api/models`, `GET /api/skills`: what sessions may choose."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ _HTTP_CODES = {
 }
 
 
-def handle_error(request: Request, exc: Exception) -> Response[ErrorBody]:  # type: ignore[type-arg]
+def handle_error(request: Request, exc: Exception) -> Response[ErrorBody]:
     """The app's only exception handler."""
     if isinstance(exc, HermesChatError):
         return _answer(_core_status(exc), _core_body(exc))
@@ -88,7 +88,7 @@ def _detail(problem: dict[str, object], sent_names: dict[str, str]) -> tuple[str
     return sent_names.get(key, key), message
 
 
-def _sent_names(request: Request) -> dict[str, str]:  # type: ignore[type-arg]
+def _sent_names(request: Request) -> dict[str, str]:
     """Handler parameter names -> the names clients send, where they differ (`Last-Event-ID`)."""
     handler = request.scope.get("route_handler")
     signature = getattr(handler, "parsed_fn_signature", None)

@@ -24,7 +24,7 @@ from litestar.response import Response
 
 from admin.services import AdminServices, provide_services
 from core import db
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.errors import HermesChatError
 from core.platform_links import LinkState, PlatformLinks
 
@@ -79,7 +79,7 @@ class HealthController(Controller):
         platforms, down = _platforms(services.platforms)
         every_part_ok = database == bridge == "ok" and all(
             p.state is LinkState.OK for p in platforms.values())
-        status = "ok" if every_part_ok else "degraded"
+        status: Literal["ok", "degraded"] = "ok" if every_part_ok else "degraded"
         child = services.bridge_child
         process = None if child is None else msgspec.convert(child.health(), BridgeProcessOut)
         return Response(HealthOut(status, database, bridge, platforms, process),

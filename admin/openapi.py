@@ -29,7 +29,7 @@ _MEANINGS = {
     503: "The database or the Hermes Bridge is unreachable (`Retry-After` on a database outage)",
 }
 _DATABASE_DOWN = "The database is unreachable: try again after `Retry-After` seconds"
-SECURITY = ({SCHEME: []},)
+SECURITY: tuple[dict[str, list[str]], ...] = ({SCHEME: []},)
 
 
 def openapi_config(version: str) -> OpenAPIConfig:
@@ -37,7 +37,7 @@ def openapi_config(version: str) -> OpenAPIConfig:
     return OpenAPIConfig(
         title="hermes-chat admin API",
         version=version,
-        description="Browse, export and reset the conversations of hermes-chat (DESIGN §7).",
+        description="Browse, export and reset the conversations of hermes-chat.",
         path="/schema",
         components=Components(
             security_schemes={SCHEME: SecurityScheme(type="http", scheme="bearer")}

@@ -7,7 +7,7 @@ from typing import Protocol
 
 from litestar.datastructures import State
 
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.platform_links import PlatformLinks
 from core.runtime.pool import RunPool

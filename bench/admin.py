@@ -15,7 +15,7 @@ import asyncio
 import statistics
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 import asyncpg
@@ -25,13 +25,13 @@ import uvicorn
 from admin.app import create_app
 from admin.services import AdminServices
 from core import db
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.runtime.pool import RunPool
 
 ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 async def fill(url: str, sessions: int, messages: int) -> None:
@@ -42,7 +42,7 @@ async def fill(url: str, sessions: int, messages: int) -> None:
     await conn.copy_records_to_table("chat_session", records=rows, columns=[
         "id", "uuid", "title", "hermes_session", "status", "created_at", "last_message_at",
         "updated_at"])
-    pairs = []
+    pairs: list[tuple[int, int, int | None, str, str, str]] = []
     for i in range(1, sessions + 1):
         pairs.append((2 * i - 1, i, None, "USER", f"question {i} about invoices", "SENT"))
         pairs.append((2 * i, i, 2 * i - 1, "ASSISTANT", f"answer {i}", "SUCCESS"))

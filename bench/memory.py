@@ -27,7 +27,7 @@ from pathlib import Path
 from bench.loopback_bridge import LoopbackBridge
 from bridge.run_registry import RunRegistry
 from core import db, sessions
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue
 from core.models import MessageStatus
 from core.runtime.pool import FINISHED_TTL, RunPool

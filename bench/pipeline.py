@@ -25,19 +25,19 @@ import asyncio
 import statistics
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import asyncpg
 
 from core import db, sessions
-from core.bridge_client import BridgeClient
-from core.bridge_types import RunRequest
+from core.bridge.client import BridgeClient
+from core.bridge.types import RunRequest
 from core.catalogue import Catalogue
 from core.events import event_to_log
 from core.models import ChatMessageLog, MessageStatus
 from core.runtime.pool import RunPool
-from core.runtime.log_buffer import insert_rows
+from core.runtime.log_buffer import Row, insert_rows
 from core.runtime.records import insert_turn
 from bench.loopback_bridge import LoopbackBridge
 
@@ -86,8 +86,8 @@ async def naive(client: BridgeClient, count: int) -> float:
 async def storage(client: BridgeClient, count: int) -> float:
     session = await sessions.create_session()
     turn = await insert_turn(session.id, uuid.uuid4().hex, MessageStatus.RUNNING, text="go")
-    at = datetime.now(timezone.utc)
-    rows = [(turn.assistant.id, i, "text", f"token{i} ", None, None, at) for i in range(1, count + 2)]
+    at = datetime.now(UTC)
+    rows: list[Row] = [(turn.assistant.id, i, "text", f"token{i} ", None, None, at) for i in range(1, count + 2)]
     started = time.perf_counter()
     await insert_rows(rows)
     return len(rows) / (time.perf_counter() - started)

@@ -1,7 +1,7 @@
 """Tolerant reads of the JSON a platform sent (pure): a field that is missing, null or of
 another type reads as absent, so a parser written with these never raises on a shape it did
-not expect; a string is made storable as it is read (core/safe_text.py). The typed parsers of each adapter (bots/slack/inbound.py, bots/discord/inbound.py)
-are built on them."""
+not expect; a string is made storable as it is read (core/safe_text.py). The typed parsers of
+each adapter (bots/slack/inbound.py, bots/discord/inbound.py) are built on them."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from core.access import bearer_matches
 def token_guard(token: str) -> Guard:
     """A guard that lets a request through only with `Authorization: Bearer <token>`."""
 
-    def require_token(connection: ASGIConnection, _: BaseRouteHandler) -> None:  # type: ignore[type-arg]
+    def require_token(connection: ASGIConnection, _: BaseRouteHandler) -> None:
         if not bearer_matches(connection.headers.get("authorization", ""), token):
             raise Unauthorized("a valid 'Authorization: Bearer <BRIDGE_TOKEN>' header is required")
 

@@ -31,7 +31,7 @@ class BridgeEvent:
     @property
     def data(self) -> dict[str, Any]:
         payload = self.frame.split(b"\ndata: ", 1)[1]
-        return json.loads(payload)  # type: ignore[no-any-return]
+        return json.loads(payload)
 
     @property
     def is_terminal(self) -> bool:

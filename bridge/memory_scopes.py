@@ -26,7 +26,7 @@ class ScopedMemoryStore(MemoryStore):
         super().__init__(**limits)
         self._home = home
 
-    def _path_for(self, target: str) -> Path:  # type: ignore[override]
+    def _path_for(self, target: str) -> Path:
         return self._home / "memories" / _FILES["user" if target == "user" else "memory"]
 
     def load_from_disk(self) -> None:

@@ -2,9 +2,10 @@
 readers (the POST /run stream, reconnects with Last-Event-ID).
 
 Its memory is bounded: past `max_bytes` of encoded events the oldest are dropped (the last
-one always stays), and an ended run keeps at most ENDED_BYTES of them. The runtime stores every event as it arrives and resumes a stream from
-what it stored, so it only ever asks for recent ones; a reader that asks for events older than
-the buffer gets what the buffer still has, and reads the older ones from the runtime's store.
+one always stays), and an ended run keeps at most ENDED_BYTES of them. The runtime stores every
+event as it arrives and resumes a stream from what it stored, so it only ever asks for recent
+ones; a reader that asks for events older than the buffer gets what the buffer still has, and
+reads the older ones from the runtime's store.
 """
 
 from __future__ import annotations

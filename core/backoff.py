@@ -1,5 +1,5 @@
 """Backing off from a service that is down (5xx answers, timeouts): both chat adapters, and
-the pacing of the Bridge stream's reconnects (core.bridge_stream).
+the pacing of the Bridge stream's reconnects (core.bridge.stream).
 
 A 429 says how long to wait (Retry-After); an outage says nothing, so each failure in a row
 doubles the pause, up to `cap`, and after `patience` seconds of pauses in a row the caller

@@ -126,5 +126,5 @@ def _read_skill(folder: str, path: Path) -> Skill:
 
 
 def skill_system_prompt(skill: Skill) -> str:
-    """The system prompt of a run with a chosen skill (seed 000 §2.1)."""
+    """The system prompt of a run with a chosen skill."""
     return f"Use the {skill.name} skill to complete the task.\n\n{skill.content}".strip()

@@ -1,4 +1,4 @@
-"""Settings of the whole service, read once at the composition root (DESIGN §2)."""
+"""Settings of the whole service, read once at the composition root."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -112,3 +112,10 @@ async def ping() -> bool:
     """Whether the database answers a trivial query."""
     await connections.get("default").execute_query("SELECT 1")
     return True
+
+
+async def first_value(query: Awaitable[Any]) -> Any:
+    """The first value of a `values_list(field, flat=True)` query, None when it matched no row
+    (tortoise types a flat list as a list of tuples; this reads it as what it is)."""
+    rows = await query
+    return rows[0] if rows else None

@@ -11,7 +11,7 @@ import json
 import logging
 from datetime import datetime
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -30,37 +30,37 @@ class _Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
     at: datetime
 
 
-class TextDelta(_Event, tag="text"):
+class TextDelta(_Event, frozen=True, tag="text"):
     text: str
 
 
-class ThinkingStatus(_Event, tag="thinking_status"):
+class ThinkingStatus(_Event, frozen=True, tag="thinking_status"):
     content: str
 
 
-class Step(_Event, tag="step"):
+class Step(_Event, frozen=True, tag="step"):
     iteration: int
     prev_tools: tuple[str, ...] = ()
 
 
-class Status(_Event, tag="status"):
+class Status(_Event, frozen=True, tag="status"):
     category: str
     message: str
 
 
-class ToolProgress(_Event, tag="tool_progress"):
+class ToolProgress(_Event, frozen=True, tag="tool_progress"):
     event_name: str
     tool_name: str | None = None
     preview: str | None = None
 
 
-class ToolStart(_Event, tag="tool_start"):
+class ToolStart(_Event, frozen=True, tag="tool_start"):
     tool_call_id: str
     tool_name: str
     args: dict[str, Any] = {}
 
 
-class ToolEnd(_Event, tag="tool_end"):
+class ToolEnd(_Event, frozen=True, tag="tool_end"):
     tool_call_id: str
     tool_name: str
     result: str
@@ -73,18 +73,18 @@ class Todo(msgspec.Struct, frozen=True):
     status: TodoStatus
 
 
-class TodoUpdate(_Event, tag="todo_update"):
+class TodoUpdate(_Event, frozen=True, tag="todo_update"):
     todos: tuple[Todo, ...]
     summary: dict[str, Any] = {}
 
 
-class ClarifyRequest(_Event, tag="clarify_request"):
+class ClarifyRequest(_Event, frozen=True, tag="clarify_request"):
     clarify_id: Annotated[str, msgspec.Meta(min_length=1, max_length=CLARIFY_ID_MAX)]
     question: str
     choices: tuple[str, ...] = ()
 
 
-class ContextCompacted(_Event, tag="context_compacted"):
+class ContextCompacted(_Event, frozen=True, tag="context_compacted"):
     summary: str
     compacted_until: int | None = None
 
@@ -96,7 +96,7 @@ class CheckpointClarify(msgspec.Struct, frozen=True):
     clarify_id: str
 
 
-class Checkpoint(_Event, tag="checkpoint"):
+class Checkpoint(_Event, frozen=True, tag="checkpoint"):
     """What a continuation of the turn needs: the agent's messages so far. Its seq is the id
     of the event before it (it takes none of its own). Stored apart from the log (one per run,
     the latest: core/runtime/checkpoints.py), never as a log row."""
@@ -105,21 +105,21 @@ class Checkpoint(_Event, tag="checkpoint"):
     clarify: CheckpointClarify | None = None
 
 
-class Done(_Event, tag="done"):
+class Done(_Event, frozen=True, tag="done"):
     final_text: str
 
 
-class RunError(_Event, tag="error"):
+class RunError(_Event, frozen=True, tag="error"):
     message: str
     code: str = "internal"
 
 
-Event = Union[
-    TextDelta, ThinkingStatus, Step, Status, ToolProgress, ToolStart, ToolEnd,
-    TodoUpdate, ClarifyRequest, ContextCompacted, Checkpoint, Done, RunError,
-]
+Event = (
+    TextDelta | ThinkingStatus | Step | Status | ToolProgress | ToolStart | ToolEnd
+    | TodoUpdate | ClarifyRequest | ContextCompacted | Checkpoint | Done | RunError
+)
 _BY_KIND: MappingProxyType[str, type[_Event]] = MappingProxyType(
-    {cls.__struct_config__.tag: cls for cls in Event.__args__}  # type: ignore[attr-defined]
+    {cls.__struct_config__.tag: cls for cls in Event.__args__}
 )
 KINDS: frozenset[str] = frozenset(_BY_KIND)
 _TOOL_KINDS = frozenset({"tool_start", "tool_end", "tool_progress"})

@@ -1,4 +1,4 @@
-"""Export a session as Markdown or JSON, streamed in pages (seed 000 §4.3.1): each message
+"""Export a session as Markdown or JSON, streamed in pages: each message
 with its logs and the clarify questions its run asked (choices, who answered what).
 
 `prepare_export` checks the request and reads only the tree's links, so a bad id or format

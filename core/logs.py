@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 REDACTED = "[redacted]"
 MIN_SECRET = 6  # a shorter value is no secret, and blanking it would garble every line
@@ -28,7 +28,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
-            "at": datetime.fromtimestamp(record.created, timezone.utc).isoformat(),
+            "at": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),

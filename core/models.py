@@ -6,8 +6,9 @@ semicolons, so none may contain one.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 from tortoise import fields
 from tortoise.indexes import Index
@@ -16,7 +17,7 @@ from tortoise.models import Model
 
 def utc_now() -> datetime:
     """The default for every timestamp column: an aware UTC datetime."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class SessionStatus(StrEnum):
@@ -86,9 +87,10 @@ class ConversationBinding(Model):
     workspace = fields.CharField(max_length=64)
     channel = fields.CharField(max_length=64)
     thread = fields.CharField(max_length=64, default="")
-    session = fields.ForeignKeyField(
+    session: fields.ForeignKeyRelation[ChatSession] = fields.ForeignKeyField(
         "hermes.ChatSession", related_name="bindings", on_delete=fields.CASCADE
     )
+    session_id: int
     created_at = fields.DatetimeField(default=utc_now)
 
     class Meta:
@@ -100,12 +102,14 @@ class ChatMessage(Model):
     """A node of the message tree (seed 000 §4.1.2, §4.1.4)."""
 
     id = fields.BigIntField(primary_key=True)
-    session = fields.ForeignKeyField(
+    session: fields.ForeignKeyRelation[ChatSession] = fields.ForeignKeyField(
         "hermes.ChatSession", related_name="messages", on_delete=fields.CASCADE
     )
-    parent = fields.ForeignKeyField(
+    session_id: int
+    parent: fields.ForeignKeyNullableRelation[ChatMessage] = fields.ForeignKeyField(
         "hermes.ChatMessage", related_name="children", null=True, on_delete=fields.CASCADE
     )
+    parent_id: int | None
     is_active = fields.BooleanField(default=True)
     branch_order = fields.IntField(default=0)
     run_id = fields.CharField(max_length=64, null=True)
@@ -117,7 +121,7 @@ class ChatMessage(Model):
     error = fields.TextField(null=True)
     attachment_id = fields.BigIntField(null=True)  # reserved (seed 000 §1: uploads later)
     platform_message_id = fields.CharField(max_length=64, null=True)
-    platform_refs = fields.JSONField(null=True)
+    platform_refs: Any = fields.JSONField(null=True)
     author = fields.CharField(max_length=64, null=True)
     created_at = fields.DatetimeField(default=utc_now)
     completed_at = fields.DatetimeField(null=True)
@@ -136,9 +140,10 @@ class ChatMessageLog(Model):
     """One Bridge event of an assistant message. Its seq is the event id, so replays are idempotent."""
 
     id = fields.BigIntField(primary_key=True)
-    message = fields.ForeignKeyField(
+    message: fields.ForeignKeyRelation[ChatMessage] = fields.ForeignKeyField(
         "hermes.ChatMessage", related_name="logs", on_delete=fields.CASCADE
     )
+    message_id: int
     seq = fields.IntField()
     kind = fields.CharField(max_length=24)
     content = fields.TextField(null=True)
@@ -157,16 +162,17 @@ class ClarifyPause(Model):
 
     id = fields.BigIntField(primary_key=True)
     run_id = fields.CharField(max_length=64)
-    message = fields.ForeignKeyField(
+    message: fields.ForeignKeyRelation[ChatMessage] = fields.ForeignKeyField(
         "hermes.ChatMessage", related_name="pauses", on_delete=fields.CASCADE
     )
+    message_id: int
     clarify_id = fields.CharField(max_length=64, unique=True)
     question = fields.TextField()
-    choices = fields.JSONField(default=list)
+    choices: Any = fields.JSONField(default=list)
     status = fields.CharEnumField(PauseStatus, max_length=16, default=PauseStatus.UNANSWERED)
     answer = fields.TextField(null=True)
     answered_by = fields.CharField(max_length=64, null=True)
-    platform_refs = fields.JSONField(null=True)
+    platform_refs: Any = fields.JSONField(null=True)
     created_at = fields.DatetimeField(default=utc_now)
     answered_at = fields.DatetimeField(null=True)
 
@@ -179,12 +185,13 @@ class ClarifyPause(Model):
 
 
 class RunCheckpoint(Model):
-    """The latest checkpoint of an assistant message's run: the agent's messages so far, from which any Bridge continues the turn."""
+    """The latest checkpoint of an assistant message's run: the agent's messages so far, from which any Bridge continues the turn."""  # noqa: E501 (migration 0004 holds it as written)
 
     id = fields.BigIntField(primary_key=True)
-    message = fields.OneToOneField(
+    message: fields.OneToOneRelation[ChatMessage] = fields.OneToOneField(
         "hermes.ChatMessage", related_name="checkpoint", on_delete=fields.CASCADE
     )
+    message_id: int
     seq = fields.IntField()
     messages_json = fields.TextField()
     clarify_json = fields.TextField(null=True)
@@ -203,9 +210,10 @@ class AnswerFeedback(Model):
     """A person's rating of an assistant message: good or bad, one per person, changeable."""
 
     id = fields.BigIntField(primary_key=True)
-    message = fields.ForeignKeyField(
+    message: fields.ForeignKeyRelation[ChatMessage] = fields.ForeignKeyField(
         "hermes.ChatMessage", related_name="feedback", on_delete=fields.CASCADE
     )
+    message_id: int
     platform = fields.CharEnumField(Platform, max_length=16)
     user = fields.CharField(max_length=64)
     value = fields.CharEnumField(FeedbackValue, max_length=8)

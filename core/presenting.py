@@ -24,7 +24,7 @@ def duration(elapsed: timedelta) -> str:
 
 
 def status_line(update: RunUpdate) -> str:
-    """One line saying where the run stands (seed 003 area ②, plus queue and endings)."""
+    """One line saying where the run stands (docs/thinking.md ②, plus queue and endings)."""
     state = update.state
     if update.status == MessageStatus.QUEUED:
         return f"⏳ Queued (#{update.position} in line)" if update.position else "⏳ Queued"

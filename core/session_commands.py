@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import msgspec
 
 from core import sessions
-from core.bridge_port import Bridge
-from core.bridge_types import Memory
+from core.bridge.port import Bridge
+from core.bridge.types import Memory
 from core.catalogue import Catalogue
 from core.errors import Busy, HermesChatError, NotFound
 from core.field_errors import InvalidField, check_text

@@ -6,6 +6,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import Q, Subquery
@@ -48,7 +49,7 @@ class SessionPage:
 
 
 def new_hermes_session() -> str:
-    """A fresh Bridge session id (`chat-<uuid>`, seed 000 §6.1)."""
+    """A fresh Bridge session id (`chat-<uuid>`)."""
     return f"chat-{uuid.uuid4()}"
 
 
@@ -105,7 +106,7 @@ async def thread_binding(key: ThreadKey) -> ConversationBinding | None:
     return await ConversationBinding.get_or_none(**_key_fields(key)).select_related("session")
 
 
-def _key_fields(key: ThreadKey) -> dict[str, str]:
+def _key_fields(key: ThreadKey) -> dict[str, Any]:
     return {
         "platform": key.platform,
         "workspace": key.workspace,

@@ -1,4 +1,4 @@
-"""The five thinking areas of seed 003 §1 as one immutable state and one pure reducer.
+"""The five thinking areas (docs/thinking.md) as one immutable state and one pure reducer.
 
 ① streaming thinking (append) ② current status (one overwritten slot, by priority)
 ③ current tool + tool history ④ todos (last full list) ⑤ pending clarify.
@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import IntEnum
+from typing import Any
 
 import msgspec
 
@@ -193,7 +194,7 @@ def _stamp(state: ThinkingState, event: Event) -> ThinkingState:
     return replace(state, **_stamp_fields(state, event))
 
 
-def _stamp_fields(state: ThinkingState, event: Event) -> dict[str, object]:
+def _stamp_fields(state: ThinkingState, event: Event) -> dict[str, Any]:
     # Any event but ambient ones (spinner text, tool progress, which may tick while the agent
     # is blocked on the question) shows the run moved past a pending clarify.
     moved_on = not isinstance(event, (ThinkingStatus, ToolProgress))

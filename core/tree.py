@@ -1,4 +1,4 @@
-"""The message tree (seed 000 §4.1.4, §6.4): append, active branch, regenerate, edit, versions, activate.
+"""The message tree: append, active branch, regenerate, edit, versions, activate.
 
 Invariant: among the non-SYSTEM children of one parent (the roots of a session count as the
 children of no parent) exactly one is active. A SYSTEM summary hangs under the message it
@@ -7,6 +7,8 @@ Every mutation locks the session row, so two replicas never interleave their sib
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from core.branch import Node, walk_active, walk_all
 from core.errors import InvalidInput, NotFound
@@ -52,6 +54,13 @@ async def _leaf_id(session_id: int) -> int | None:
     return next((n.id for n in reversed(nodes) if n.role != Role.SYSTEM), None)
 
 
+def question_of(answer: ChatMessage) -> int:
+    """The id of the user message an assistant message answers (NotFound for a root)."""
+    if answer.parent_id is None:
+        raise NotFound(f"message {answer.id} answers no question")
+    return answer.parent_id
+
+
 async def get_message(message_id: int, session_id: int | None = None) -> ChatMessage:
     """The message with this id; NotFound if missing, InvalidInput if of another session."""
     message = await ChatMessage.get_or_none(id=message_id)
@@ -63,7 +72,7 @@ async def get_message(message_id: int, session_id: int | None = None) -> ChatMes
 
 
 async def add_child(
-    session_id: int, parent_id: int | None, role: Role, status: MessageStatus, **fields: object
+    session_id: int, parent_id: int | None, role: Role, status: MessageStatus, **fields: Any
 ) -> ChatMessage:
     """Insert an active child under `parent_id` (None: a root), deactivating its siblings;
     the parent's path becomes the active branch, so the new node always shows."""
@@ -75,7 +84,7 @@ async def add_child(
         return await _insert_sibling(session_id, parent_id, role, status, **fields)
 
 
-async def append_user(session_id: int, text: str, **fields: object) -> ChatMessage:
+async def append_user(session_id: int, text: str, **fields: Any) -> ChatMessage:
     """A new user message at the end of the active branch."""
     _require_text(text)
     async with transaction():
@@ -88,8 +97,8 @@ async def append_user(session_id: int, text: str, **fields: object) -> ChatMessa
 
 
 async def append_turn_locked(
-    session_id: int, text: str, status: MessageStatus, user_fields: dict[str, object],
-    answer_fields: dict[str, object],
+    session_id: int, text: str, status: MessageStatus, user_fields: dict[str, Any],
+    answer_fields: dict[str, Any],
 ) -> tuple[ChatMessage, ChatMessage]:
     """A user message at the end of the active branch and, under it, the assistant message that
     will answer it. For a caller that holds the session row's lock in its open transaction (a
@@ -108,7 +117,7 @@ async def append_turn_locked(
 
 async def append_assistant(
     session_id: int, user_message_id: int, status: MessageStatus = MessageStatus.RUNNING,
-    **fields: object,
+    **fields: Any,
 ) -> ChatMessage:
     """The assistant answer to a user message (RUNNING with its run_id, usually)."""
     user = await get_message(user_message_id, session_id)
@@ -128,7 +137,7 @@ async def add_summary(session_id: int, after_message_id: int, summary: str) -> C
 
 async def regenerate(
     message_id: int, session_id: int | None = None,
-    status: MessageStatus = MessageStatus.RUNNING, **fields: object,
+    status: MessageStatus = MessageStatus.RUNNING, **fields: Any,
 ) -> ChatMessage:
     """A new assistant sibling of an assistant message; it becomes the active version."""
     old = await get_message(message_id, session_id)
@@ -140,7 +149,7 @@ async def regenerate(
 
 
 async def edit(
-    message_id: int, text: str, session_id: int | None = None, **fields: object
+    message_id: int, text: str, session_id: int | None = None, **fields: Any
 ) -> ChatMessage:
     """A new user sibling with the edited text; no run starts here."""
     _require_text(text)
@@ -185,7 +194,7 @@ async def _activate_path(session_id: int, message_id: int) -> None:
         node = links[node]
 
 
-def _siblings(session_id: int, parent_id: int | None):  # type: ignore[no-untyped-def]
+def _siblings(session_id: int, parent_id: int | None):
     query = ChatMessage.filter(session_id=session_id).exclude(role=Role.SYSTEM)
     if parent_id is None:
         return query.filter(parent_id__isnull=True)
@@ -193,7 +202,7 @@ def _siblings(session_id: int, parent_id: int | None):  # type: ignore[no-untype
 
 
 async def _insert_sibling(
-    session_id: int, parent_id: int | None, role: Role, status: MessageStatus, **fields: object
+    session_id: int, parent_id: int | None, role: Role, status: MessageStatus, **fields: Any
 ) -> ChatMessage:
     siblings = _siblings(session_id, parent_id)
     orders = await siblings.values_list("branch_order", flat=True)

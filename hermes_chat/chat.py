@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import TextIO
 
 from core import db, presenting, sessions
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import load_catalogue
 from core.config import Settings
 from core.errors import HermesChatError

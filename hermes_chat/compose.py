@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from core import db
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue, load_catalogue
 from core.config import Settings
 from core.run_quota import RunQuota

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from litestar import Response, get
 from litestar.handlers import HTTPRouteHandler
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 from prometheus_client.registry import Collector
 
 from admin.services import SupervisedBridge
@@ -24,7 +24,7 @@ class RuntimeCollector(Collector):
     def __init__(self, pool: RunPool) -> None:
         self.pool = pool
 
-    def collect(self) -> Iterator[object]:
+    def collect(self) -> Iterator[Metric]:
         active = self.pool.active()
         metrics = self.pool.metrics
         yield _gauge("hermes_runs_active", "runs streaming now",
@@ -51,7 +51,7 @@ class FeedbackCollector(Collector):
     async def refresh(self) -> None:
         self.counts = await feedback.counts()
 
-    def collect(self) -> Iterator[object]:
+    def collect(self) -> Iterator[Metric]:
         family = GaugeMetricFamily("hermes_feedback", "answers rated, by value (good, bad)",
                                    labels=["value"])
         for value, count in sorted(self.counts.items()):
@@ -65,7 +65,7 @@ class BridgeChildCollector(Collector):
     def __init__(self, child: SupervisedBridge) -> None:
         self.child = child
 
-    def collect(self) -> Iterator[object]:
+    def collect(self) -> Iterator[Metric]:
         health = self.child.health()
         restarts = health["restarts"]
         yield _gauge("hermes_bridge_up", "1 while the child Bridge runs and answers",
@@ -98,7 +98,7 @@ class PlatformLinkCollector(Collector):
     def __init__(self, links: PlatformLinks) -> None:
         self.links = links
 
-    def collect(self) -> Iterator[object]:
+    def collect(self) -> Iterator[Metric]:
         reports = self.links.reports()
         connected = GaugeMetricFamily("hermes_platform_connected",
                                       "1 while the platform's connection is up", labels=["platform"])

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from tortoise import connections
+from tortoise import Tortoise, connections
 
 from bridge.hermes_home import DEFAULT_CONFIG_YAML
 from bridge.settings import BridgeSettings
@@ -31,10 +31,6 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "HERMES_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
 )
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
-TABLES = (
-    "run_quota", "run_lease", "clarify_pause", "chat_message_log", "chat_message",
-    "conversation_binding", "chat_session",
-)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -103,13 +99,32 @@ async def db(migrated_database: str) -> AsyncIterator[str]:
     yield migrated_database
 
 
+def tables() -> list[str]:
+    """Every table of the data model, each before the tables it refers to (so deleting in this
+    order never leaves a row pointing at a deleted one), read from the models themselves."""
+    left = list(Tortoise.apps["hermes"].values())
+    ordered: list[str] = []
+    while left:
+        free = [m for m in left if not any(o is not m and m in _targets(o) for o in left)]
+        chosen = free or left  # only self-references (the message tree) are left
+        ordered += [m._meta.db_table for m in chosen]
+        left = [m for m in left if m not in chosen]
+    return ordered
+
+
+def _targets(model: type) -> set[type]:
+    meta = model._meta  # type: ignore[attr-defined]
+    return {meta.fields_map[name].related_model for name in (*meta.fk_fields, *meta.o2o_fields)}
+
+
 async def _empty_tables() -> None:
     conn = connections.get("default")
+    names = tables()
     if BACKEND == "postgres":
-        await conn.execute_script(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
+        await conn.execute_script(f"TRUNCATE {', '.join(names)} RESTART IDENTITY CASCADE")
         return
     await conn.execute_script("UPDATE chat_message SET parent_id = NULL")  # see delete_session
-    for table in TABLES:
+    for table in names:
         await conn.execute_script(f"DELETE FROM {table}")
     await conn.execute_script("DELETE FROM sqlite_sequence")
 

@@ -1,5 +1,4 @@
-"""`/api/chat/messages`: regenerate an answer, edit a user message, list and switch versions
-(seed 000 §4.2.3)."""
+"""`/api/chat/messages`: regenerate an answer, edit a user message, list and switch versions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The replayed thinking state of an assistant message (seed 003's five areas) as JSON."""
+"""The replayed thinking state of an assistant message as JSON."""
 
 from __future__ import annotations
 

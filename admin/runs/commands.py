@@ -1,6 +1,6 @@
 """What the run routes ask of the run pool, with the checks the HTTP edge owes its callers.
 
-`parentMessageId` (seed 000 §4.2.2) says where the run's user message goes:
+`parentMessageId` says where the run's user message goes:
 - a USER message (the new version PATCH /api/chat/messages/{id} made): the run answers it as it
   is, so `message` must repeat its text;
 - the leaf of the active branch: the usual case, the same as leaving it out;
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 from core import sessions, tree
 from core.conversation import turns
@@ -44,7 +45,7 @@ async def start(pool: RunPool, session_id: int, order: RunOrder) -> RunUpdate:
     """Start a run in the session; a queued run comes back with its place in the queue."""
     await sessions.get_session(session_id)
     check_choices(pool.catalogue, order.model_id, order.skill_folder)
-    chosen = {k: v for k, v in (("model_id", order.model_id), ("skill_folder", order.skill_folder))
+    chosen: dict[str, Any] = {k: v for k, v in (("model_id", order.model_id), ("skill_folder", order.skill_folder))
               if v is not None}
     user_message_id = await _user_message(session_id, order)
     update = await pool.start(session_id, order.text, user_message_id=user_message_id,

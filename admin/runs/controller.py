@@ -1,4 +1,4 @@
-"""`/api/chat/.../runs`: start, follow, inspect, answer and stop runs (seed 000 §4.2.2)."""
+"""`/api/chat/.../runs`: start, follow, inspect, answer and stop runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Request and answer bodies of the run routes (camelCase JSON, seed 000 §4.2.2–4.2.3)."""
+"""Request and answer bodies of the run routes (camelCase JSON)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A run's events as Server-Sent Events, resumable by event id (seed 000 §6.2).
+"""A run's events as Server-Sent Events, resumable by event id.
 
 Each event is sent as the Bridge sends it (docs/bridge-protocol.md): `id:` its seq, `event:` its
 kind, `data:` its JSON fields. The stored log comes first, then live events, each once, and the

@@ -1,4 +1,4 @@
-"""`/api/chat/sessions`: thin handlers over core (seed 000 §4.2.1)."""
+"""`/api/chat/sessions`: thin handlers over core."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ class SessionController(Controller):
         await session_commands.delete_session(session_id)
 
     @post(
-        "/{session_id:int}/reset", status_code=200, summary="Reset the agent (seed 000 §4.3.5)",
+        "/{session_id:int}/reset", status_code=200, summary="Reset the agent",
         responses=errors(404, 409, 413, 503), operation_class=OptionalBodyOperation,
     )
     async def reset_session(

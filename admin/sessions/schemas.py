@@ -1,4 +1,4 @@
-"""Request and answer bodies of the session routes (camelCase JSON, seed 000 §4.2.1)."""
+"""Request and answer bodies of the session routes (camelCase JSON)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import msgspec
 
 from admin.messages.schemas import MessageOut, message_out
 from admin.text import ModelId, SkillFolder, Title
-from core.bridge_types import Memory
+from core.bridge.types import Memory
 from core.message_views import SessionDetail
 from core.models import ChatSession, Platform, SessionStatus
 from core.session_commands import ResetOutcome, SessionChanges

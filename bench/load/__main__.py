@@ -82,7 +82,9 @@ async def run(conversations: int, ramp: float, deadline: float, max_active_runs:
         async with database(database_url) as url, running_world(conversations) as world:
             settings = load_settings(world, url, Path(home), max_active_runs)
             async with running_system(settings) as system:
-                processes = {"runtime": "self", **{"bridge": pid for pid in system.bridge_pids}}
+                processes: dict[str, int | str] = {"runtime": "self"}
+                if system.bridge_pids:
+                    processes["bridge"] = system.bridge_pids[-1]
                 baselines = {name: reset_peak(pid) for name, pid in processes.items()}
                 observer, seconds = await converse(world, system.events_url, conversations,
                                                    ramp, deadline)

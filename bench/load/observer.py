@@ -72,11 +72,11 @@ class Observer:
             self._slack_read += 1
         discord = self.world.discord.core.calls
         while self._discord_read < len(discord) and discord[self._discord_read].status:
-            call = discord[self._discord_read]
-            number = self._discord_channels.get(str(call.params.get("channel_id")))
-            if number in self.seen and call.status == 200 and call.route in (DISCORD_POST, DISCORD_EDIT):
-                self._note(self.seen[number], call.route, call.at, call.json, DISCORD_REGENERATE,
-                           posted=call.route == DISCORD_POST)
+            sent = discord[self._discord_read]
+            number = self._discord_channels.get(str(sent.params.get("channel_id")))
+            if number in self.seen and sent.status == 200 and sent.route in (DISCORD_POST, DISCORD_EDIT):
+                self._note(self.seen[number], sent.route, sent.at, sent.json, DISCORD_REGENERATE,
+                           posted=sent.route == DISCORD_POST)
             self._discord_read += 1
 
     def _note(self, seen: Seen, method: str, at: float, body: Any, regenerate: str,

@@ -23,8 +23,8 @@ from admin.app import create_app
 from admin.services import AdminServices
 from bots.discord import DiscordBot
 from core import db
-from core.bridge_client import BridgeClient
-from core.bridge_types import RunRequest
+from core.bridge.client import BridgeClient
+from core.bridge.types import RunRequest
 from core.catalogue import load_catalogue
 from core.config import Settings
 from core.events import Done, Event

@@ -15,7 +15,7 @@ from bots.discord.services import build_services
 from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor
 from bots.discord.writer import WRITE_TIMEOUT
 from core.backoff import Backoff
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.errors import InvalidInput

@@ -29,7 +29,7 @@ from bots.discord.turn_actions import TurnActions
 from bots.discord.turns import TurnPresenter
 from bots.discord.updater import LiveUpdater
 from bots.discord.writer import WRITE_TIMEOUT, Writer
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool

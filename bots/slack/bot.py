@@ -13,7 +13,7 @@ from litestar.handlers import HTTPRouteHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.platform_links import PlatformLink

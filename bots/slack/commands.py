@@ -13,7 +13,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.bridge_types import Memory
+from core.bridge.types import Memory
 from core.conversation import bindings, commands
 from core.conversation.commands import COMMANDS, Status
 from core.conversation.refusals import NO_CONVERSATION, NOT_ALLOWED
@@ -143,7 +143,7 @@ def _text(text: str) -> Payload:
     return Payload(text, [section(text)])
 
 
-# --- command_words -------------------------------------------------------------------------
+# --- the words (pure) ---------------------------------------------------------------------
 # `/hermes` subcommands (pure): parsing, and the help text for anything else.
 
 SUBCOMMANDS = tuple(COMMANDS)
@@ -190,7 +190,7 @@ def help_text(command: Command) -> str:
     return HELP
 
 
-# --- status_view ---------------------------------------------------------------------------
+# --- status and memory (pure) -------------------------------------------------------------
 # `/hermes status` and `/hermes memory` as messages (pure).
 
 MEMORY_CHARS = 2800
@@ -216,7 +216,7 @@ def memory_payload(memory: Memory) -> Payload:
     return Payload("The agent's memory", blocks)
 
 
-# --- menus ---------------------------------------------------------------------------------
+# --- the model and skill menus (pure) -----------------------------------------------------
 # The model and skill select menus (pure); the chosen option carries the session id.
 
 MAX_OPTIONS = 100
@@ -234,7 +234,7 @@ def choice_menu(kind: str, session_id: int, options: list[tuple[str, str]],
     choices = [option(name, option_value(session_id, value)) for value, name in options[:MAX_OPTIONS]]
     select = {"type": "static_select", "action_id": ACTION[kind], "options": choices,
               "placeholder": {"type": "plain_text", "text": f"Choose a {kind}"}}
-    chosen = next((c for c, (value, _) in zip(choices, options) if value == current), None)
+    chosen = next((c for c, (value, _) in zip(choices, options, strict=False) if value == current), None)
     if chosen is not None:
         select["initial_option"] = chosen
     return Payload(f"Choose a {kind}", [section(f"{now} Choose the {kind} of this conversation:"),
@@ -251,10 +251,13 @@ def parse_option(value: str | None) -> tuple[int, str]:
     return ids.unpack(session, 1)[0], chosen
 
 
-# --- session_listeners ---------------------------------------------------------------------
-# The model and skill select menus of `/hermes model` and `/hermes skill`.
+# --- the slash command --------------------------------------------------------------------
+# `/hermes`: quick subcommands answer in the acknowledgement itself (only the user sees it);
+# the ones that call the Bridge or upload a file acknowledge at once and finish in a task.
 
 class CommandListener:
+    """`/hermes` and the menus its `model` and `skill` answer with."""
+
     def __init__(self, services: SlackServices, commands: Commands) -> None:
         self._services = services
         self._commands = commands
@@ -300,10 +303,6 @@ class CommandListener:
             text = skill_chosen(skill.name if skill else None)
         await to_clicker(self._services.sender, clicked)(text)
 
-
-# --- command_listener ----------------------------------------------------------------------
-# `/hermes`: quick subcommands answer in the acknowledgement itself (only the user sees it);
-# the ones that call the Bridge or upload a file acknowledge at once and finish in a task.
 
 SLOW = {"reset": "Resetting…", "memory": "Reading the agent's memory…", "export": "Exporting…",
         "new": "Starting a new conversation…"}  # these call the Bridge or post to Slack

@@ -114,7 +114,19 @@ class HomeOpened:
     tab: str
 
 
-Inbound = MessageEvent | MessageEdit | Click | ViewSubmission | SlashCommand | HomeOpened | Ignored
+@dataclass(frozen=True, slots=True)
+class SessionStopped:
+    """`agent_session_stopped`: a person pressed the native Stop of the thread's agent session
+    (Slack stopped the app's open streams there, `streaming_message_ts`)."""
+
+    team: str
+    channel: str
+    thread_ts: str
+    user: str
+
+
+Inbound = (MessageEvent | MessageEdit | Click | ViewSubmission | SlashCommand | HomeOpened
+           | SessionStopped | Ignored)
 
 
 def parse(body: object) -> Inbound:
@@ -142,6 +154,8 @@ def event(body: Json) -> Inbound:
         return message_event(team, inner)
     if kind == "app_home_opened":
         return HomeOpened(team, text(inner.get("channel")) or "", text(inner.get("tab")) or "")
+    if kind == "agent_session_stopped":
+        return session_stopped(team, inner)
     what = f"message subtype {subtype}" if kind == "message" else f"event {kind}"
     return Ignored(f"a {what}")
 
@@ -153,6 +167,13 @@ def message_event(team: str, event: Json) -> MessageEvent | Ignored:
     kind: Literal["app_mention", "message"] = "app_mention" if event.get("type") == "app_mention" else "message"
     return MessageEvent(kind, team, channel, text(event.get("channel_type")), user, ts,
                         text(event.get("thread_ts")), text(event.get("text")) or "")
+
+
+def session_stopped(team: str, event: Json) -> SessionStopped | Ignored:
+    channel, thread_ts = text(event.get("channel")), text(event.get("thread_ts"))
+    if not (channel and thread_ts):
+        return Ignored("an agent_session_stopped without its channel or thread_ts")
+    return SessionStopped(team, channel, thread_ts, text(event.get("user")) or "")
 
 
 def message_edit(team: str, event: Json) -> MessageEdit | Ignored:
@@ -285,7 +306,7 @@ def bolt_can_read(body: object, depth: int = 0) -> bool:
     return depth > 2 or all(bolt_can_read(n, depth + 1) for n in nested)
 
 
-# --- places --------------------------------------------------------------------------------
+# --- places -------------------------------------------------------------------------------
 # Where a Slack message lives and which conversation it belongs to (pure).
 #
 # A channel thread is one session (an @mention at the top level starts the thread). A DM is one

@@ -93,7 +93,7 @@ def unreadable(what: str) -> None:
     log.debug("slack: acknowledged %s that slack-bolt cannot read", what)
 
 
-# --- boundary ------------------------------------------------------------------------------
+# --- the error boundary -------------------------------------------------------------------
 # The one error boundary of every event and interaction: bolt's `app.error`.
 #
 # A listener raises; `ErrorBoundary.on_error`, registered with `app.error`, logs the error and
@@ -218,7 +218,7 @@ class Background:
         await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
 
-# --- replies -------------------------------------------------------------------------------
+# --- where the words go -------------------------------------------------------------------
 # Where the error boundary's words go: the thread, or only the user who clicked.
 
 def reply_to(sender: SlackSender, inbound: Inbound) -> Reply:

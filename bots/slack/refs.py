@@ -23,6 +23,7 @@ class Slot:
     followups: tuple[str, ...] = ()
     branched: bool = False  # the turn answers an edited message
     final: bool = False  # the finished state was rendered
+    streamed: bool = False  # `ts` is a stream (chat.startStream) not yet stopped
 
     def to_refs(self) -> dict[str, Any]:
         return {KEY: {**asdict(self), "followups": list(self.followups)}}

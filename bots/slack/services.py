@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.conversation.dedupe import Seen
 from core.conversation.policy import Policy
@@ -16,6 +17,25 @@ from core.runtime.pool import RunPool
 from .delivery.budgets import OpenMessages
 from .delivery.sender import SlackSender, WorkspaceFeatures
 from .intake import Background
+
+REMEMBERED = 10_000  # threads whose title this process remembers having set
+
+
+class ShownTitles:
+    """The title each thread was last given (so an unchanged title costs no call)."""
+
+    def __init__(self, limit: int = REMEMBERED) -> None:
+        self._titles: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._limit = limit
+
+    def changed(self, key: tuple[str, str, str], title: str) -> bool:
+        if self._titles.get(key) == title:
+            return False
+        self._titles[key] = title
+        self._titles.move_to_end(key)
+        while len(self._titles) > self._limit:
+            self._titles.popitem(last=False)
+        return True
 
 
 class SlotLocks:
@@ -47,3 +67,4 @@ class SlackServices:
     open_live: OpenMessages = field(default_factory=OpenMessages)
     # who was told they may not talk to the bot, per conversation (bounded, per replica)
     told_not_allowed: Seen = field(default_factory=Seen)
+    titles: ShownTitles = field(default_factory=ShownTitles)

@@ -6,6 +6,7 @@ binds it to a fresh one, and the newest binding of a session is where it shows.
 
 from __future__ import annotations
 
+from core.db import first_value
 from core.models import ChatMessage, ChatSession, ClarifyPause, ConversationBinding, Platform
 from core.sessions import ThreadKey, thread_binding
 
@@ -42,17 +43,14 @@ async def is_bound(session_id: int, platform: Platform, *, workspace: str | None
 
 async def session_of_message(message_id: int) -> int | None:
     """The session of a message (None: no such message)."""
-    rows = await ChatMessage.filter(id=message_id).values_list("session_id", flat=True)
-    return rows[0] if rows else None
+    return await first_value(ChatMessage.filter(id=message_id).values_list("session_id", flat=True))
 
 
 async def session_of_pause(pause_id: int) -> int | None:
     """The session of a clarify question (None: no such question)."""
-    rows = await ClarifyPause.filter(id=pause_id).values_list("message__session_id", flat=True)
-    return rows[0] if rows else None
+    return await first_value(ClarifyPause.filter(id=pause_id).values_list("message__session_id", flat=True))
 
 
 async def session_of_run(run_id: str) -> int | None:
     """The session a run answers in (None: no such run)."""
-    rows = await ChatMessage.filter(run_id=run_id).values_list("session_id", flat=True)
-    return rows[0] if rows else None
+    return await first_value(ChatMessage.filter(run_id=run_id).values_list("session_id", flat=True))

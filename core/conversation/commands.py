@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import session_commands, sessions
-from core.bridge_port import Bridge
-from core.bridge_types import Memory
+from core.bridge.port import Bridge
+from core.bridge.types import Memory
 from core.catalogue import Catalogue, ModelEntry, Skill
 from core.export import prepare_export
 from core.models import ChatSession, MessageStatus

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from core.db import first_value
 from core.errors import InvalidInput, NotYours
 from core.models import ChatMessage, ClarifyPause, Role
 
@@ -84,17 +85,16 @@ async def asker_of_message(message_id: int) -> str | None:
     parent = row[0]["parent_id"]
     if parent is None:
         return None
-    authors = await ChatMessage.filter(id=parent).values_list("author", flat=True)
-    return authors[0] if authors else None
+    return await first_value(ChatMessage.filter(id=parent).values_list("author", flat=True))
 
 
 async def asker_of_run(run_id: str) -> str | None:
     """Who started the turn a run answers."""
-    ids = await ChatMessage.filter(run_id=run_id, role=Role.ASSISTANT).values_list("id", flat=True)
-    return await asker_of_message(ids[0]) if ids else None
+    found = await first_value(ChatMessage.filter(run_id=run_id, role=Role.ASSISTANT).values_list("id", flat=True))
+    return await asker_of_message(found) if found is not None else None
 
 
 async def asker_of_pause(pause_id: int) -> str | None:
     """Who started the turn that asked a clarify question."""
-    ids = await ClarifyPause.filter(id=pause_id).values_list("message_id", flat=True)
-    return await asker_of_message(ids[0]) if ids else None
+    found = await first_value(ClarifyPause.filter(id=pause_id).values_list("message_id", flat=True))
+    return await asker_of_message(found) if found is not None else None

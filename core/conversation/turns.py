@@ -8,9 +8,11 @@ change happens after it, inside the same transaction that holds the session's ro
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from core import tree
 from core.conversation.views import stored_update
+from core.db import first_value
 from core.errors import Conflict, NotFound
 from core.models import IN_FLIGHT, ChatMessage, MessageStatus, Role, utc_now
 from core.runtime import records
@@ -31,8 +33,13 @@ async def user_node(session_id: int, platform_message_id: str) -> ChatMessage | 
 
 async def author(message_id: int) -> str | None:
     """Who wrote a message (the platform's user id for a message from a platform)."""
-    row = await ChatMessage.filter(id=message_id).values_list("author", flat=True)
-    return row[0] if row else None
+    return await first_value(ChatMessage.filter(id=message_id).values_list("author", flat=True))
+
+
+async def platform_id(message_id: int) -> str | None:
+    """The platform's id of a message that came from a platform (a Slack ts)."""
+    row = await ChatMessage.filter(id=message_id).values_list("platform_message_id", flat=True)
+    return row[0] if row and row[0] else None
 
 
 async def run_in_flight(session_id: int) -> str | None:
@@ -41,7 +48,7 @@ async def run_in_flight(session_id: int) -> str | None:
 
 
 async def write(pool: RunPool, session_id: int, text: str, *, author: str,
-                platform_message_id: str, **fields: object) -> RunUpdate | None:
+                platform_message_id: str, **fields: Any) -> RunUpdate | None:
     """A person wrote in the conversation: the run that answers it, or None when this
     platform message was taken already (a retry, a replay, another replica). Busy while a run
     is in flight; RateLimited over the author's quota."""
@@ -52,7 +59,7 @@ async def write(pool: RunPool, session_id: int, text: str, *, author: str,
 
 
 async def edit(pool: RunPool, node: ChatMessage, text: str, *, author: str,
-               platform_message_id: str, **fields: object) -> RunUpdate | None:
+               platform_message_id: str, **fields: Any) -> RunUpdate | None:
     """A person edited a message the bot took as a turn: a new branch answering the new
     text (None when the text did not change: a link preview, not an edit)."""
     if text == node.content:

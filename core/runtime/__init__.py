@@ -1,1 +1,1 @@
-"""The run runtime (DESIGN §5): run pool, log buffer, subscriptions, clarify, recovery, jobs."""
+"""The run runtime: run pool, log buffer, subscriptions, clarify, recovery, jobs."""

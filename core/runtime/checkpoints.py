@@ -1,5 +1,5 @@
 """The latest checkpoint of each run (`run_checkpoint`): the agent's messages so far, from
-which any Bridge process continues the turn (DESIGN §10, docs/bridge-protocol.md).
+which any Bridge process continues the turn (docs/bridge-protocol.md).
 
 Written by the log buffer's flush (core/runtime/log_buffer.py) next to the log rows, one
 statement per checkpoint: a checkpoint is stored whole or not at all, and only over one of a

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from tortoise.exceptions import IntegrityError
 
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.errors import BridgeUnavailable, Conflict, NotFound
 from core.events import ClarifyRequest
 from core.models import IN_FLIGHT, ChatMessage, ClarifyPause, PauseStatus, utc_now

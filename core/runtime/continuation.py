@@ -1,5 +1,5 @@
 """Continue a run its Bridge lost (the Bridge process restarted, or `serve` did): the turn goes
-on from its last checkpoint on whichever Bridge answers now (DESIGN §10).
+on from its last checkpoint on whichever Bridge answers now.
 
 - A turn cut mid-step is driven again from its last completed step: the checkpoint's messages
   (none stored yet: the turn's start, its history and user message), so at most the step that
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from core.bridge_types import ClarifyResume, Resume, RunRequest
+from core.bridge.types import ClarifyResume, Resume, RunRequest
 from core.errors import HermesChatError
 from core.events import Event
 from core.models import ClarifyPause, PauseStatus

@@ -1,6 +1,6 @@
 """Follow a run's events from any point: the stored log first, then live, each event once.
 
-What the admin SSE stream serves (seed 000 §6.2): a client that reconnects with the last id
+What the admin SSE stream serves: a client that reconnects with the last id
 it saw gets exactly the events after it. A run this process does not drive (finished, or
 driven by another replica) is followed through its stored log, read again whenever the
 replica that writes it announces new rows (core/runtime/notify.py), until it ends.

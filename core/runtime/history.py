@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from core.bridge_types import HistoryMessage
+from core.bridge.types import HistoryMessage
 from core.models import ChatMessage, MessageStatus, Role
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"

@@ -1,4 +1,4 @@
-"""Run ownership across replicas (DESIGN §8): a replica drives a run only while it holds the
+"""Run ownership across replicas: a replica drives a run only while it holds the
 run's lease; it renews its leases, and one whose leases expired is presumed dead, so another
 replica may claim its runs and resume them from the last stored seq."""
 
@@ -72,8 +72,9 @@ class Leases:
 
     async def held_by_others(self) -> set[str]:
         """The runs other replicas hold live leases of (one query, for a takeover scan)."""
-        return set(await RunLease.filter(expires_at__gte=self._clock()).exclude(
-            owner=self.owner).values_list("run_id", flat=True))
+        rows = await RunLease.filter(expires_at__gte=self._clock()).exclude(
+            owner=self.owner).values_list("run_id", flat=True)
+        return {str(run_id) for run_id in rows}
 
     async def held_elsewhere(self, run_id: str) -> bool:
         """Whether another replica holds a live lease of this run."""

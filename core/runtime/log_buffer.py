@@ -65,7 +65,7 @@ class LogBuffer:
     def add(self, message_id: int, event: Event) -> None:
         """Queue the event's row; a full batch wakes the flusher at once."""
         if type(event) is TextDelta:  # most of a stream: its row without the general mapping
-            row = (message_id, event.seq, "text", event.text, None, None, event.at)
+            row: Row = (message_id, event.seq, "text", event.text, None, None, event.at)
         else:
             record = event_to_log(event)
             row = (message_id, record.seq, record.kind, record.content, record.tool_name,
@@ -243,7 +243,7 @@ async def _insert_columns(batch: list[Row]) -> None:
             await connection.copy_records_to_table("chat_message_log", records=batch,
                                                    columns=_NAMES)
         except asyncpg.UniqueViolationError:
-            await connection.execute(_SKIPPING_STORED, *(list(column) for column in zip(*batch)))
+            await connection.execute(_SKIPPING_STORED, *(list(column) for column in zip(*batch, strict=True)))
 
 
 async def _send_notices(highest: dict[int, int]) -> None:

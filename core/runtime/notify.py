@@ -1,4 +1,4 @@
-"""News of a run's stored log across replicas: PostgreSQL LISTEN/NOTIFY (DESIGN §8).
+"""News of a run's stored log across replicas: PostgreSQL LISTEN/NOTIFY.
 
 The replica that flushes log rows sends one notification per message once the flush committed
 (core/runtime/log_buffer.py), when the rows are readable.

@@ -1,4 +1,4 @@
-"""RunPool: the one way to start, stop, answer and watch runs (DESIGN §5).
+"""RunPool: the one way to start, stop, answer and watch runs.
 
 One run per session at a time (a second start is refused as busy, or queued behind the
 first when asked); a global cap with a FIFO queue beyond it; many sessions in parallel.
@@ -13,10 +13,10 @@ import time
 import uuid
 from dataclasses import replace
 from collections.abc import Awaitable, Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from core import tree
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.errors import Busy, InvalidInput, NotFound
 from core.models import IN_FLIGHT, MessageStatus, PauseStatus
@@ -98,7 +98,7 @@ class RunPool:
 
     async def start(self, session_id: int, text: str, *, queue: bool = False,
                     user_message_id: int | None = None, max_iterations: int | None = None,
-                    **fields: object) -> RunUpdate:
+                    **fields: Any) -> RunUpdate:
         """A user message (or an edit's new user node) and the run that answers it.
 
         `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id.
@@ -115,7 +115,7 @@ class RunPool:
         )
 
     async def regenerate(self, message_id: int, session_id: int | None = None,
-                         **fields: object) -> RunUpdate:
+                         **fields: Any) -> RunUpdate:
         """A new version of an assistant message, generated live."""
         message = await tree.get_message(message_id, session_id)
         self._refuse_if_busy(message.session_id)
@@ -123,7 +123,7 @@ class RunPool:
         return await self._launch(message.session_id, RunOptions(), regenerate_of=message_id, **fields)
 
     async def edit(self, message_id: int, text: str, session_id: int | None = None,
-                   **fields: object) -> RunUpdate:
+                   **fields: Any) -> RunUpdate:
         """Edit a user message into a new branch and answer it; the new branch is made in the
         transaction of the database's busy check, so a refused edit changes nothing."""
         message = await tree.get_message(message_id, session_id)
@@ -276,7 +276,7 @@ class RunPool:
 
     # -- internals --------------------------------------------------------------------
 
-    async def _launch(self, session_id: int, options: RunOptions, **kwargs: object) -> RunUpdate:
+    async def _launch(self, session_id: int, options: RunOptions, **kwargs: Any) -> RunUpdate:
         run_id = uuid.uuid4().hex
         status = MessageStatus.RUNNING if self._slot_free(options) else MessageStatus.QUEUED
         await self.leases.take_new(run_id)  # before the run is visible: no replica may adopt it
@@ -293,7 +293,7 @@ class RunPool:
     def _slot_free(self, options: RunOptions) -> bool:
         return options.after is None and self.slots.active < self.slots.cap and not self.slots.queued
 
-    async def _session_defaults(self, session_id: int, fields: dict[str, object]):  # noqa: ANN202
+    async def _session_defaults(self, session_id: int, fields: dict[str, Any]):  # noqa: ANN202
         from core.sessions import get_session
 
         session = await get_session(session_id)
@@ -317,7 +317,7 @@ class RunPool:
         if previous is None or previous.task is None:
             return None
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        previous.task.add_done_callback(lambda _: future.done() or future.set_result(None))
+        previous.task.add_done_callback(lambda _: None if future.done() else future.set_result(None))
         return future
 
     async def _stop_locally(self, live: LiveRun) -> RunUpdate:

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from core import sessions, tree
 from core.outage import transaction
@@ -53,7 +54,7 @@ async def locked_session(session_id: int, allow_busy: bool = False) -> AsyncIter
 async def insert_turn(
     session_id: int, run_id: str, status: MessageStatus, *, text: str | None = None,
     user_message_id: int | None = None, regenerate_of: int | None = None,
-    edit_of: int | None = None, allow_busy: bool = False, **fields: object,
+    edit_of: int | None = None, allow_busy: bool = False, **fields: Any,
 ) -> Turn:
     """In one transaction: the busy check, the user node (unless given; an edit's new version
     of `edit_of`) and the assistant node. A refused turn changes nothing in the tree."""
@@ -67,7 +68,7 @@ async def insert_turn(
         elif regenerate_of is not None:  # no new user node: the fields are the new answer's
             assistant = await tree.regenerate(regenerate_of, session_id, status, run_id=run_id,
                                               **fields)
-            user = await tree.get_message(assistant.parent_id, session_id)
+            user = await tree.get_message(tree.question_of(assistant), session_id)
         elif user_message_id is not None:  # an edit's new user node: run under it as it is
             user = await tree.get_message(user_message_id, session_id)
             if user.role != Role.USER:
@@ -84,7 +85,7 @@ async def insert_turn(
 USER_ONLY = ("author", "platform_message_id")  # platform_refs: where the answer is shown
 
 
-def _answer_fields(fields: dict[str, object]) -> dict[str, object]:
+def _answer_fields(fields: dict[str, Any]) -> dict[str, Any]:
     """What of a turn's fields the answer takes: not who wrote the question, nor its id."""
     return {k: v for k, v in fields.items() if k not in USER_ONLY}
 

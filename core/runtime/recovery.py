@@ -1,4 +1,4 @@
-"""Recovery: re-attach every run left in flight (DESIGN §5, §8, §10).
+"""Recovery: re-attach every run left in flight.
 
 At start-up, and then on every replica every half lease: a run whose owner stopped renewing its
 lease (it died) is taken over by whichever replica claims the expired lease first. A run the
@@ -39,7 +39,7 @@ async def recover(pool: RunPool) -> int:
         held = await pool.leases.held_by_others()
         plans: list[tuple[LiveRun, RunOptions]] = []
         for message in messages:
-            if message.run_id in held or pool.live(message.run_id) is not None:
+            if message.run_id is None or message.run_id in held or pool.live(message.run_id):
                 continue  # a live replica drives it, or we do
             if (plan := await _recover_one(pool, message)) is not None:
                 plans.append(plan)
@@ -81,14 +81,15 @@ async def keep_taking_over(pool: RunPool) -> None:
 
 async def _recover_one(pool: RunPool, message: ChatMessage) -> tuple[LiveRun, RunOptions] | None:
     """The run rebuilt and how to drive it, with its lease claimed; None if it is not ours."""
-    if not await pool.leases.claim(message.run_id):
+    run_id = message.run_id
+    if run_id is None or not await pool.leases.claim(run_id):
         return None  # a live replica drives it
     try:
-        known = (await pool.bridge.run_state(message.run_id)).state != "unknown"
+        known = (await pool.bridge.run_state(run_id)).state != "unknown"
     except BridgeUnavailable as error:
         log.warning("recovery postponed, Bridge unreachable: %s", error.message,
-                    extra={"run_id": message.run_id})
-        await pool.leases.release([message.run_id])
+                    extra={"run_id": run_id})
+        await pool.leases.release([run_id])
         return None
     live, end = await _rebuild(message)
     pool.buffer.remember(message.id, live.state.last_seq)
@@ -107,6 +108,8 @@ async def _rebuild(message: ChatMessage) -> tuple[LiveRun, Event | None]:
     logged = [LogRecord(seq=r.seq, kind=r.kind, content=r.content, tool_name=r.tool_name,
                         meta_json=r.meta_json, created_at=r.created_at) for r in rows]
     state = replay(logged)
+    if message.parent is None or message.run_id is None:
+        raise ValueError(f"assistant message {message.id} has no question or no run")
     turn = records.Turn(message.session, message.parent, message)
     live = LiveRun(message.run_id, turn, MessageStatus(message.status), state)
     pause = await ClarifyPause.filter(run_id=message.run_id).order_by("-id").first()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.bridge_types import ModelRef, RunRequest
+from core.bridge.types import ModelRef, RunRequest
 from core.catalogue import Catalogue, skill_system_prompt
 from core.runtime.history import conversation_before
 from core.runtime.live import LiveRun

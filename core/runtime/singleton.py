@@ -1,4 +1,4 @@
-"""Exactly one replica runs the upkeep jobs (DESIGN §8, §14).
+"""Exactly one replica runs the upkeep jobs.
 
 On PostgreSQL: a session advisory lock held on a connection of its own. When its holder dies the
 connection closes, the lock frees, and another replica's next try (every half lease) takes it
@@ -72,7 +72,7 @@ class SchedulerLock:
             connection, self._connection = self._connection, None
             try:
                 await asyncio.wait_for(connection.close(), self.lease_seconds / 2)
-            except (OSError, asyncpg.PostgresError, asyncio.TimeoutError):
+            except (TimeoutError, OSError, asyncpg.PostgresError):
                 connection.terminate()
         if self._file is not None:
             fcntl.flock(self._file, fcntl.LOCK_UN)
@@ -84,7 +84,7 @@ class SchedulerLock:
         assert self._connection is not None
         try:
             await self._connection.fetchval("SELECT 1", timeout=self.lease_seconds / 2)
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, asyncio.TimeoutError):
+        except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
             self._connection.terminate()
             self._connection = None
             return False

@@ -1,4 +1,4 @@
-"""The global cap of runs in flight, with a FIFO queue beyond it (seed 000 §5.7)."""
+"""The global cap of runs in flight, with a FIFO queue beyond it."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import pytest
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue, load_catalogue
 from core.config import Settings
 from core.runtime.pool import RunPool

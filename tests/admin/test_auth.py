@@ -7,7 +7,7 @@ import pytest
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.errors import InvalidInput

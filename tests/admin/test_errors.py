@@ -9,7 +9,7 @@ import pytest
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core.bridge_types import Memory
+from core.bridge.types import Memory
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.field_errors import MAX_ID

@@ -17,7 +17,7 @@ import pytest
 from tortoise import connections
 
 from core import sessions
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.runtime.notify import APPLICATION_NAME, LogNotices, highest_seqs, listening, payloads
 from core.runtime.pool import RunPool
 from tests.admin.conftest import AUTH, admin_on

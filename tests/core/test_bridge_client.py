@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import httpx
 import pytest
 
-from core.bridge_client import BridgeClient
-from core.bridge_port import Bridge
-from core.bridge_stream import StreamPolicy
-from core.bridge_types import ClarifyInfo, HistoryMessage, ModelRef, RunRequest
+from core.bridge.client import BridgeClient
+from core.bridge.port import Bridge
+from core.bridge.stream import StreamPolicy
+from core.bridge.types import ClarifyInfo, HistoryMessage, ModelRef, RunRequest
 from core.errors import BridgeUnavailable, Conflict, InvalidInput, NotFound
 from core.events import ClarifyRequest, Done, Event, RunError, TextDelta
 from tests.fakes.fake_bridge import (

@@ -10,8 +10,8 @@ import pytest
 
 from core.errors import InvalidInput, MalformedEvent
 from core.events import (
-    KINDS, TOOL_NAME_MAX, Checkpoint, CheckpointClarify, ClarifyRequest, ContextCompacted, Done, LogRecord, RunError, Status,
-    Step, TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
+    KINDS, TOOL_NAME_MAX, Checkpoint, CheckpointClarify, ClarifyRequest, ContextCompacted, Done, LogRecord,
+    RunError, Status, Step, TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
     event_from_log, event_to_log, is_terminal, kind_of, parse_event,
 )
 from core.models import ChatMessageLog, ClarifyPause

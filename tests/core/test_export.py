@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ from core.models import (
 from tests.core.tree_helpers import answer, finish, user_turn
 
 GOLDEN = Path(__file__).parent / "golden"
-T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
 async def _conversation() -> int:

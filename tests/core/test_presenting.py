@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 from core import presenting
 from core.events import Done, TextDelta, TodoUpdate, Todo, ToolEnd, ToolStart
@@ -10,7 +10,7 @@ from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
 from core.thinking import ThinkingState, fold
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _state() -> ThinkingState:

@@ -45,7 +45,7 @@ async def test_waiters_are_served_in_order_at_the_rate() -> None:
     await asyncio.gather(*(call(n) for n in "abcd"))
     assert [name for name, _ in served] == ["a", "b", "c", "d"]
     times = [at for _, at in served]
-    assert all(later - earlier >= 1.0 - 1e-9 for earlier, later in zip(times, times[1:]))
+    assert all(later - earlier >= 1.0 - 1e-9 for earlier, later in zip(times, times[1:], strict=False))
 
 
 async def test_retry_after_closes_the_key_until_then() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import pytest
 
@@ -21,7 +21,7 @@ from core.models import (
 from core.sessions import ThreadKey
 from tests.core.tree_helpers import answer, user_turn
 
-T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bridge_stream import StreamPolicy
+from core.bridge.stream import StreamPolicy
 from core.runtime.pool import RunPool
 from tests.conftest import TEST_CONFIG_YAML
 from tests.core.runtime.conftest import catalogue_for, fake_bridge, opened_pool, skills_dir  # noqa: F401

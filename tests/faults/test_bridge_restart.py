@@ -9,8 +9,8 @@ import asyncio
 import json
 
 from core import sessions
-from core.bridge_client import BridgeClient
-from core.bridge_stream import StreamPolicy
+from core.bridge.client import BridgeClient
+from core.bridge.stream import StreamPolicy
 from core.models import ChatMessageLog, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
 from tests.core.runtime.conftest import catalogue_for

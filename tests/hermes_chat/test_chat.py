@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from core import sessions
 from core.events import Done, Step, ToolProgress, ToolStart
@@ -18,7 +18,7 @@ from tests.core.runtime.conftest import pool, skills_dir  # noqa: F401
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.hermes_chat.test_serve import code_path
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def lines(*typed: str):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.config import Settings
 from core.models import ChatMessage, Role, RunQuotaBucket
 from core.errors import RateLimited

@@ -61,7 +61,8 @@ def _every_kind(stamp: int, secret: str = SECRET) -> list[SignedRequest]:
 async def test_a_wrong_signature_is_401_for_every_kind_of_request(
     h: Harness, llm: ScriptedLLM, kind: str
 ) -> None:
-    request = dict(zip(("event", "click", "command"), _every_kind(int(time.time()), "not-the-secret")))[kind]
+    kinds = _every_kind(int(time.time()), "not-the-secret")
+    request = dict(zip(("event", "click", "command"), kinds, strict=True))[kind]
     response = await h.http.post("/slack/events", content=request.body, headers=request.headers)
     assert response.status_code == 401
     await _nothing_started(h, llm)

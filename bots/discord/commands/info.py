@@ -9,7 +9,7 @@ import discord
 from bots.discord.commands.where import CommandPlaces
 from bots.discord.render.parts import clip
 from bots.discord.render.status import status_embed
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.conversation import commands
 from core.runtime.pool import RunPool
 

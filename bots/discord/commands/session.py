@@ -6,7 +6,7 @@ import discord
 
 from bots.discord.commands.where import CommandPlaces
 from bots.discord.targets import Targets
-from core.bridge_port import Bridge
+from core.bridge.port import Bridge
 from core.conversation import commands
 
 NEW_THREAD_NAME = "Conversation with Hermes"

@@ -48,7 +48,7 @@ def click_listener(services: SlackServices, work: Work, what: str,
     return listener
 
 
-# --- belongs -------------------------------------------------------------------------------
+# --- belongs to this conversation ---------------------------------------------------------
 # A click acts only on the conversation it was clicked in (`core.conversation.bindings`).
 #
 # Buttons and menus carry database ids (message, pause, run, session) so they work after a

@@ -108,7 +108,7 @@ async def _nowhere(text: str) -> None:
     return None
 
 
-# --- clarify_view --------------------------------------------------------------------------
+# --- the question and its modal (pure) ----------------------------------------------------
 # A clarify question (pure): one button per choice and "Custom answer…", then who answered.
 
 BUTTONS_PER_BLOCK = 25

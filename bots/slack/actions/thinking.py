@@ -47,7 +47,7 @@ class InsightListeners:
         await self._services.sender.open_view(clicked.trigger_id, summary_modal(summary.content))
 
 
-# --- modals --------------------------------------------------------------------------------
+# --- the modals (pure) --------------------------------------------------------------------
 # Read-only modals (pure): the full thinking and tool history, paginated; a summary.
 
 PAGE_CHARS = 2900

@@ -5,7 +5,8 @@ network jitter between our clock and Slack's never turns into a 429.
 Slack: chat.update ~1/s per message and Tier 3 (50+/min) per workspace; chat.postMessage
 ~1/s per channel with short bursts; views.*, chat.postEphemeral, files.*, chat.appendStream
 Tier 4 (100+/min); chat.startStream and chat.stopStream Tier 2 (20+/min);
-assistant.threads.setStatus a "special" tier without a published figure, held to Tier 3 here.
+assistant.threads.setStatus a "special" tier without a published figure, held to Tier 3 here;
+agents.sessions.setStatus / rename and assistant.threads.setTitle Tier 3.
 
 Every run of a workspace spends the same budgets. The order of value (answer, question,
 status, progress) is kept by the callers: an answer waits as `urgent`, progress waits behind
@@ -76,6 +77,11 @@ def prompts(team: str) -> list[Budget]:
 
 def status(team: str) -> list[Budget]:
     return [workspace(team, "assistant.threads.setStatus", TIER_3)]
+
+
+def agent_session(team: str, method: str) -> list[Budget]:
+    """agents.sessions.setStatus / rename, assistant.threads.setTitle: Tier 3 each."""
+    return [workspace(team, method, TIER_3)]
 
 
 OPEN_LIVE_MESSAGES = 10  # edit-based live messages at once per workspace (see OpenMessages)

@@ -5,8 +5,9 @@ stream methods and Tier 2 budget now). Otherwise it posts the live message (chat
 a per-channel budget) and edits it as the run goes while the workspace has few such messages
 open (budgets.OpenMessages); beyond them the message stays as posted and the thread's
 loading status shows the progress. A regenerated turn, or one recovered after a restart,
-edits the message it already has. Every turn sets the loading status first, which Slack
-clears with the first reply.
+edits the message it already has (a stream a restart left open is stopped first). Every turn
+sets the loading status first, which Slack clears with the first reply, and holds the
+thread's agent session `processing` while it runs (agent_session.py: the native Stop).
 
 Coalescing: the run's updates only replace `_latest`; one loop sends a progress call when
 the budgets allow, rendering whatever is newest at that moment, so a burst of events costs
@@ -51,8 +52,9 @@ from ..render.turn import (
 )
 from ..services import SlackServices
 from . import budgets
+from .agent_session import AgentSession
 from .sender import STATUS
-from .stream import StreamBroken, StreamedMessage
+from .stream import StopCompanion, StreamBroken, StreamedMessage
 
 log = logging.getLogger(__name__)
 ANSWER_WAIT = 1.0  # seconds an answer may wait for its message's budget, else it is posted
@@ -87,13 +89,23 @@ class LiveMessage:
         self._versions = await views.versions(self._latest.message_id)  # fixed while it runs
         status = LoadingStatus(self._services, slot)
         await status.show(self._latest)
+        author = await turns.author(self._latest.user_message_id)
+        session = AgentSession(self._services, self._latest.session_id)
+        companion = StopCompanion(self._services)
         try:
-            self.slot = slot = await self._opened(slot)
+            self.slot = slot = await self._opened(slot, author)
+            if not self._latest.finished:
+                await session.processing(slot, author)
+                if self._stream is not None and session.refused(slot.team):
+                    await companion.show(slot, self._latest.run_id)  # a Stop beside the stream
             await self._follow(slot, status)
-            await self._finish(slot)
+            await self._finish(slot, session)
         finally:
             if self._counted:
                 self._services.open_live.leave(slot.team)
+            if companion.shown:
+                self._tidy(companion.remove)
+        await session.ended(slot)
 
     async def reply(self, text: str) -> None:
         if self.slot is not None:
@@ -111,15 +123,17 @@ class LiveMessage:
                 return
             await self._progress(slot, status)
 
-    async def _opened(self, slot: Slot) -> Slot:
+    async def _opened(self, slot: Slot, recipient: str | None) -> Slot:
         """The turn's message: a stream, else a live message, edited as the run goes while
         the workspace has few of those open; beyond them it stays as posted (the loading
-        status shows the progress) until the answer."""
+        status shows the progress) until the answer. A stream a restart left open is
+        stopped first (recovered, the turn edits its message)."""
         if slot.ts is not None:
+            if slot.streamed:
+                await StreamedMessage.close_stale(self._services, slot)
             self._counted = self._services.open_live.enter(slot.team)
             self._edited = True  # a regenerate or a recovery: its message is edited
-            return slot.moved(final=False)
-        recipient = await turns.author(self._latest.user_message_id)
+            return slot.moved(final=False, streamed=False)
         self._stream = await StreamedMessage.open(self._services, slot, self._latest, recipient)
         if self._stream is not None:
             slot = self._stream.slot
@@ -162,10 +176,10 @@ class LiveMessage:
         if not call.cancelled():
             call.result()  # what the call raised, raised here
 
-    async def _finish(self, slot: Slot) -> None:
+    async def _finish(self, slot: Slot, session: AgentSession) -> None:
         latest, versions = self._latest, self._versions
         if self._stream is not None:
-            await self._finish_stream(self._stream, slot)
+            await self._finish_stream(self._stream, slot.moved(streamed=False), session)
         elif self._services.sender.ready(budgets.updates(slot.team), within=ANSWER_WAIT):
             await show_answer(self._services, latest, slot, upload=True, versions=versions,
                               shown=self._sent)
@@ -173,14 +187,16 @@ class LiveMessage:
             await post_answer(self._services, latest, slot.moved(followups=()), versions)
             self._tidy(lambda: self._delete_stale(slot))
 
-    async def _finish_stream(self, stream: StreamedMessage, slot: Slot) -> None:
+    async def _finish_stream(self, stream: StreamedMessage, slot: Slot,
+                             session: AgentSession) -> None:
         latest, versions = self._latest, self._versions
         if not stream.can_stop_now():
             await post_answer(self._services, latest, slot.moved(followups=()), versions)
             self._tidy(lambda: stream.tidy(latest))
             return
         try:
-            await stream.finish(latest, versions)
+            await stream.finish(latest, versions, session_status=session.ends_with_stream())
+            session.stream_ended()
         except StreamBroken as broken:
             log.warning("stream of run %s could not stop (%s): editing its message instead",
                         latest.run_id, broken)
@@ -219,7 +235,7 @@ class LiveMessage:
         return Slot(binding.workspace, binding.channel, binding.thread or None)
 
 
-# --- answers -------------------------------------------------------------------------------
+# --- the answer ---------------------------------------------------------------------------
 # Show a finished turn in its slot: the answer replaces the live message (or, when that
 # message cannot take it at once, comes as a new one), follow-up messages are reused in place,
 # added or deleted, and a very long answer is uploaded as a file.
@@ -272,7 +288,7 @@ async def _followups(services: SlackServices, slot: Slot, parts: list[Payload]) 
     return tuple(used)
 
 
-# --- extras --------------------------------------------------------------------------------
+# --- the thread's other messages ----------------------------------------------------------
 # The other messages a run puts in its thread: the clarify question (edited once answered)
 # and a divider for each compaction. Each is posted once, even across restarts (refs in the
 # database say what was posted).
@@ -315,7 +331,7 @@ class ThreadExtras:
         return await self._services.sender.post(slot.team, slot.channel, slot.thread_ts, payload)
 
 
-# --- live_status ---------------------------------------------------------------------------
+# --- the loading status -------------------------------------------------------------------
 # The thread's loading status (assistant.threads.setStatus with `loading_messages`): what
 # the agent does, shown where no live message shows it. The least valuable call a turn makes:
 # sent only when its budget has room now, skipped silently where the workspace refuses it
@@ -351,7 +367,7 @@ class LoadingStatus:
         self._shown = None
 
 
-# --- follower ------------------------------------------------------------------------------
+# --- following every run ------------------------------------------------------------------
 # Follows every run of the pool (those started here, before a restart, or through the admin
 # API) and gives each its LiveMessage; the subscription is latest-state-wins, so a slow Slack
 # never slows a run.

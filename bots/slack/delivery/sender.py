@@ -59,10 +59,22 @@ class SlackSender:
         self.outages = Outages()  # paced by the limiter's (injected) clock
 
     async def post(self, team: str, channel: str, thread_ts: str | None, payload: Payload) -> str:
-        response = await self._within(budgets.post(team, channel), lambda: self.client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, text=payload.text, blocks=payload.blocks,
-            unfurl_links=False, unfurl_media=False))
+        response = await self._within(budgets.post(team, channel),
+                                      self._post_call(channel, thread_ts, payload))
         return str(response["ts"])
+
+    async def post_now(self, team: str, channel: str, thread_ts: str | None,
+                       payload: Payload) -> str | None:
+        """chat.postMessage only if its budget has room now (else None: what is worth little
+        never waits)."""
+        response = await self.attempt(budgets.post(team, channel),
+                                      self._post_call(channel, thread_ts, payload))
+        return None if response is None else str(response["ts"])
+
+    def _post_call(self, channel: str, thread_ts: str | None, payload: Payload) -> Call:
+        return lambda: self.client.chat_postMessage(
+            channel=channel, thread_ts=thread_ts, text=payload.text, blocks=payload.blocks,
+            unfurl_links=False, unfurl_media=False)
 
     async def edit(self, team: str, channel: str, ts: str, render: Callable[[], Payload],
                    progress: bool = False) -> None:
@@ -152,9 +164,36 @@ class SlackSender:
         await self._within(budgets.append_stream(team), call)  # type: ignore[arg-type]
 
     async def stop_stream(self, team: str, channel: str, ts: str, chunks: list[Block],
-                          blocks: list[Block], urgent: bool = True) -> None:
+                          blocks: list[Block], urgent: bool = True,
+                          session_status: str | None = None) -> None:
+        """chat.stopStream; `session_status` moves the thread's agent session with it."""
         await self._within(budgets.stop_stream(team), lambda: self.client.chat_stopStream(
-            channel=channel, ts=ts, chunks=chunks, blocks=blocks or None), urgent=urgent)
+            channel=channel, ts=ts, chunks=chunks, blocks=blocks or None,
+            session_status=session_status), urgent=urgent)
+
+    async def session_status(self, team: str, channel: str, thread_ts: str, status: str,
+                             title: str | None, initiator: str | None, now: bool) -> bool:
+        """agents.sessions.setStatus (creating the session); with `now`, only if its budget
+        has room now. Whether it was sent."""
+        def call() -> Any:
+            return self.client.agents_sessions_setStatus(
+                channel_id=channel, thread_ts=thread_ts, status=status, title=title,
+                initiator_user_id=initiator)
+        method = "agents.sessions.setStatus"
+        if now:
+            return await self.attempt(budgets.agent_session(team, method), call) is not None
+        await self._within(budgets.agent_session(team, method), call)
+        return True
+
+    async def rename_session(self, team: str, channel: str, thread_ts: str, title: str) -> None:
+        await self._within(budgets.agent_session(team, "agents.sessions.rename"),
+                           lambda: self.client.agents_sessions_rename(
+                               channel_id=channel, thread_ts=thread_ts, title=title))
+
+    async def set_title(self, team: str, channel: str, thread_ts: str, title: str) -> None:
+        await self._within(budgets.agent_session(team, "assistant.threads.setTitle"),
+                           lambda: self.client.assistant_threads_setTitle(
+                               channel_id=channel, thread_ts=thread_ts, title=title))
 
     async def set_status(self, team: str, channel: str, thread_ts: str, status: str,
                          loading: list[str]) -> bool:
@@ -207,7 +246,7 @@ def _describe(error: Exception) -> str:
     return type(error).__name__
 
 
-# --- features ------------------------------------------------------------------------------
+# --- what each workspace allows -----------------------------------------------------------
 # What each workspace lets the app do, learnt from its answers: a workspace (or token) that
 # refuses the stream methods or the loading status is remembered, so every later turn goes
 # straight to the fallback, and the log says so once per workspace and feature.
@@ -217,6 +256,8 @@ log = logging.getLogger(__name__)
 STREAMING = "streaming"  # chat.startStream / appendStream / stopStream
 STATUS = "status"  # assistant.threads.setStatus
 SUGGESTED_PROMPTS = "suggested prompts"  # assistant.threads.setSuggestedPrompts
+AGENT_SESSIONS = "agent sessions"  # agents.sessions.setStatus / rename (apps declared as agents)
+THREAD_TITLES = "thread titles"  # assistant.threads.setTitle
 # Errors that mean "not here, not for this app": asking again would get the same answer.
 REFUSALS = frozenset({
     "unknown_method", "not_allowed", "not_allowed_token_type", "not_authorized", "missing_scope",

@@ -2,8 +2,8 @@
 tools and todos as task and plan chunks while it runs, then the answer as Markdown and, at
 the bottom, the footer, our buttons and 👍 / 👎.
 
-`open` gives None whenever the stream is not the way to go (no thread, a workspace that
-refuses the methods, no Tier 2 budget now): the turn then takes the edit-based live message.
+`open` gives None whenever the stream is not the way to go (a workspace that refuses the
+methods, no Tier 2 budget now): the turn then takes the edit-based live message.
 A stream that breaks later raises `StreamBroken`; its message is then edited like a live
 message, so the user never sees a broken one.
 """
@@ -14,11 +14,12 @@ import logging
 
 from slack_sdk.errors import SlackApiError
 
+from core.conversation import turns
 from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
 
 from ..refs import Slot
-from ..render.blocks import Block, context, section
+from ..render.blocks import Block, Payload, context, section
 from ..render.turn import (
     ATTACHED,
     BRANCHED,
@@ -28,6 +29,7 @@ from ..render.turn import (
     answer_controls,
     answer_parts,
     render_answer,
+    stop_control,
 )
 from ..services import SlackServices
 from . import budgets
@@ -49,15 +51,19 @@ class StreamedMessage:
     @classmethod
     async def open(cls, services: SlackServices, slot: Slot, update: RunUpdate,
                    recipient: str | None) -> StreamedMessage | None:
-        """The stream, started; None when the turn should take the fallback."""
+        """The stream, started; None when the turn should take the fallback. A stream lives
+        in a thread: at a DM's top level it opens the thread of the user's message."""
         in_dm = slot.channel.startswith("D")
-        if slot.thread_ts is None or not services.features.has(slot.team, STREAMING):
+        if not services.features.has(slot.team, STREAMING):
             return None
         if not in_dm and not recipient:
             return None  # outside a DM Slack wants the user the stream is for
+        thread = slot.thread_ts or (await turns.platform_id(update.user_message_id) if in_dm else None)
+        if thread is None:
+            return None
         diff = ChunkDiff()
         try:
-            ts = await services.sender.start_stream(slot.team, slot.channel, slot.thread_ts,
+            ts = await services.sender.start_stream(slot.team, slot.channel, thread,
                                                     None if in_dm else recipient,
                                                     diff.changed(update))
         except SlackApiError as error:
@@ -65,7 +71,19 @@ class StreamedMessage:
                 log.warning("chat.startStream failed (%s): an edited message instead",
                             error.response.get("error"))
             return None
-        return None if ts is None else cls(services, slot.moved(ts=ts), diff)
+        if ts is None:
+            return None
+        return cls(services, slot.moved(ts=ts, thread_ts=thread, streamed=True), diff)
+
+    @staticmethod
+    async def close_stale(services: SlackServices, slot: Slot) -> None:
+        """Stop a stream a restart left open, so its message can be edited (one Slack
+        already ended, or that expired, is refused: nothing is left to do)."""
+        try:
+            await services.sender.stop_stream(slot.team, slot.channel, slot.ts or "", [], [])
+        except SlackApiError as error:
+            log.info("stale stream %s not stopped (%s): editing it", slot.ts,
+                     error.response.get("error"))
 
     async def progress(self, latest: RunUpdate) -> None:
         """One append of whatever changed, rendered when the budget lets it through."""
@@ -79,16 +97,18 @@ class StreamedMessage:
     def can_stop_now(self) -> bool:
         return self._services.sender.ready(budgets.stop_stream(self.slot.team))
 
-    async def finish(self, update: RunUpdate, versions: Versions, urgent: bool = True) -> None:
+    async def finish(self, update: RunUpdate, versions: Versions, urgent: bool = True,
+                     session_status: str | None = None) -> None:
         """Stop the stream with the answer's first part and its controls (the caller posts
-        the rest: answers.show_rest)."""
+        the rest: answers.show_rest); `session_status` moves the thread's agent session."""
         slot, chunks, blocks = self.slot, self._diff.changed(update), self.closing_blocks(update, versions)
         parts = answer_parts(update.state.final_text or "")
         if update.status == MessageStatus.SUCCESS and parts:
             chunks.append({"type": "markdown_text", "text": parts[0]})
         try:
             await self._services.sender.stop_stream(slot.team, slot.channel, slot.ts or "",
-                                                    chunks, blocks, urgent=urgent)
+                                                    chunks, blocks, urgent=urgent,
+                                                    session_status=session_status)
         except SlackApiError as error:
             raise StreamBroken(str(error.response.get("error"))) from error
 
@@ -105,3 +125,35 @@ class StreamedMessage:
             return [*head, *render_answer(update, versions).main.blocks]
         long = len(answer_parts(update.state.final_text or "")) > MAX_MESSAGES
         return [*head, *([section(ATTACHED)] if long else []), *answer_controls(update, versions)]
+
+
+# --- the Stop beside a stream ---------------------------------------------------------
+# A streamed turn's Stop where Slack shows none of its own: a streamed message cannot hold a
+# button while it streams (chat.startStream / appendStream take Markdown, task and plan
+# chunks; blocks only come with chat.stopStream), and Slack's native Stop exists only while the
+# thread's agent session is `processing` (an app declared as an agent, whose setStatus went
+# out). For an app Slack refuses agent sessions, a small message under the stream carries our
+# Stop button while the run is in flight (posted only if its budget has room now: it never
+# holds the turn up); it is deleted once the turn has ended, at progress priority.
+
+COMPANION_TEXT = "Working on it… Stop it here."
+
+
+class StopCompanion:
+    def __init__(self, services: SlackServices) -> None:
+        self._services = services
+        self._slot: Slot | None = None
+
+    async def show(self, slot: Slot, run_id: str) -> None:
+        payload = Payload(COMPANION_TEXT, [context(COMPANION_TEXT), stop_control(run_id)])
+        ts = await self._services.sender.post_now(slot.team, slot.channel, slot.thread_ts, payload)
+        self._slot = None if ts is None else slot.moved(ts=ts)
+
+    @property
+    def shown(self) -> bool:
+        return self._slot is not None
+
+    async def remove(self) -> None:
+        slot, self._slot = self._slot, None
+        if slot is not None and slot.ts is not None:
+            await self._services.sender.delete(slot.team, slot.channel, slot.ts)

@@ -46,7 +46,7 @@ def render_live(update: RunUpdate, branched: bool = False) -> Payload:
         tail = presenting.thinking_tail(update.state, THINKING_TAIL)
         blocks.append(context(f"💭 {escape(tail)}"))
     if not update.finished:
-        blocks.append(actions(button("Stop", ids.STOP, ids.run_value(update.run_id), "danger")))
+        blocks.append(stop_control(update.run_id))
     return Payload(status, blocks)
 
 
@@ -54,7 +54,12 @@ def render_placeholder(update: RunUpdate) -> Payload:
     """The live message of a turn that is not edited as it goes (the workspace's budget is
     spoken for): the thread's loading status shows the progress, this message the answer."""
     return Payload(WORKING, [section(f"*{WORKING}*"), context(WORKING_NOTE),
-                             actions(button("Stop", ids.STOP, ids.run_value(update.run_id), "danger"))])
+                             stop_control(update.run_id)])
+
+
+def stop_control(run_id: str) -> Block:
+    """Our Stop button for a run in flight (it works from any replica)."""
+    return actions(button("Stop", ids.STOP, ids.run_value(run_id), "danger"))
 
 
 def loading_line(update: RunUpdate) -> str:
@@ -85,7 +90,7 @@ def _tool_and_todos(update: RunUpdate) -> list[Block]:
     return blocks
 
 
-# --- live_chunks ---------------------------------------------------------------------------
+# --- stream chunks (pure) -----------------------------------------------------------------
 # A run in flight as stream chunks (pure): each tool call and each todo a `task_update`,
 # the todo list's progress a `plan_update`, the turn itself one task that ends complete or in
 # error. `ChunkDiff` remembers what the stream already shows, so each append carries only what
@@ -154,7 +159,7 @@ class ChunkDiff:
         return fresh
 
 
-# --- answer_view ---------------------------------------------------------------------------
+# --- the finished turn (pure) -------------------------------------------------------------
 # The finished turn (pure): the answer as `markdown` blocks (mrkdwn as the fallback text),
 # split within Slack's limits, its footer and buttons (Regenerate, the version switcher
 # "◀ 2/3 ▶", Show thinking) and 👍 / 👎. A failed turn offers "Retry" instead of Regenerate:
@@ -236,7 +241,7 @@ def _switcher(message_id: int, versions: Versions) -> list[Block]:
     return elements
 
 
-# --- divider_view --------------------------------------------------------------------------
+# --- the compaction divider (pure) --------------------------------------------------------
 # The compaction divider (pure): "Earlier messages were summarised", the summary a click away.
 
 SUMMARISED = "Earlier messages were summarised"

@@ -2,7 +2,8 @@
 
 Both platforms share one run pool on the scripted fake Bridge (two models, one skill, a cap
 of one run), and a second pool on the same database and Bridge that stands for another
-replica. `chat` is the platform's driver, parametrized by platform.
+replica. `chat` is the platform's driver, parametrized by platform (Slack twice: streamed
+turns, and the edit-based live message of a workspace without streams).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue
 from core.runtime.pool import RunPool
 from tests.bots.contract.drivers import Chat, DiscordChat, SlackChat
@@ -51,11 +52,12 @@ async def other_replica(db: str, fake_bridge: FakeBridge, skills_dir: Path  # no
     await runs.bridge.aclose()
 
 
-@pytest.fixture(params=["slack", "discord"])
+@pytest.fixture(params=["slack", "slack-edited", "discord"])
 def platform(request: pytest.FixtureRequest) -> tuple[str, Any]:
     """The platform's fake (its fixture is set up outside the event loop, so here)."""
-    if request.param == "slack":
-        return "slack", (request.getfixturevalue("fake_slack"), request.getfixturevalue("fast_clock"))
+    if request.param.startswith("slack"):
+        return request.param, (request.getfixturevalue("fake_slack"),
+                               request.getfixturevalue("fast_clock"))
     return "discord", request.getfixturevalue("fake")
 
 
@@ -63,11 +65,12 @@ def platform(request: pytest.FixtureRequest) -> tuple[str, Any]:
 async def chat(platform: tuple[str, Any], runs: RunPool) -> AsyncIterator[Chat]:
     """The bot of the platform on `runs`, and a driver that talks to it as its users do."""
     name, fakes = platform
-    if name == "slack":
+    if name.startswith("slack"):
         slack, clock = fakes
-        # The edit-based live message: it has the Stop button the table drives (a streamed
-        # message has none yet; streaming has its own tests in tests/bots/slack/test_streaming.py).
-        slack.streaming = False
+        # "slack": streamed turns, whose Stop is the agent session's native one (the driver
+        # presses it); "slack-edited": a workspace without streams, the edit-based live message
+        # with its Stop button.
+        slack.streaming = name == "slack"
         async with running(slack, runs, clock) as harness:
             yield SlackChat(harness)
     else:

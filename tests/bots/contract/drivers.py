@@ -12,7 +12,7 @@ from tests.bots.discord.harness import bot_messages, buttons, mention, reply_of,
 from tests.bots.slack.harness import Harness, has_button, texts, until
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.slack import Message
-from tests.fakes.slack_payloads import BOT_USER_ID, CHANNEL_ID
+from tests.fakes.slack_payloads import BOT_USER_ID, CHANNEL_ID, make_slack_event
 
 WAIT = 15.0
 Shown = Any  # a bot message as the platform's fake holds it
@@ -67,12 +67,27 @@ class SlackChat:
         def found() -> Message | None:
             return next((m for m in reversed(self.h.bot_messages(CHANNEL_ID, conv.thread))
                          if words in self.showing(m)
-                         and (control is None or has_button(m, self._action(control)))), None)
+                         and (control is None or self._offers(m, control))), None)
         return await until(found, WAIT)
 
     async def click(self, shown: Message, control: str) -> None:
         current = self.h.slack.message(CHANNEL_ID, shown.ts)
+        if control == "stop" and self._native_stop(current):
+            event = self.h.slack.press_stop(CHANNEL_ID, current.thread_ts or current.ts)
+            assert (await self.h.post_event(make_slack_event(event))).status_code == 200
+            return
         await self.h.click(current, self._action(control), trigger=control == "custom")
+
+    def _offers(self, message: Message, control: str) -> bool:
+        """The control is a button of the message, or (Stop of a streamed turn) Slack's own
+        Stop, shown beside the stream while its thread's agent session is processing."""
+        return has_button(message, self._action(control)) or (
+            control == "stop" and self._native_stop(message))
+
+    def _native_stop(self, message: Message) -> bool:
+        current = self.h.slack.message(CHANNEL_ID, message.ts)
+        session = self.h.slack.agent_session(CHANNEL_ID, current.thread_ts or current.ts)
+        return current.streaming and session is not None and session["status"] == "processing"
 
     async def custom_answer(self, shown: Message, text: str) -> None:
         await self.click(shown, "custom")

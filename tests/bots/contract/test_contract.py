@@ -270,6 +270,22 @@ async def busy_is_refused_with_a_stop_that_works(chat: Chat, runs: RunPool, othe
 
 
 @scenario
+async def the_live_turns_stop_stops_it(chat: Chat, runs: RunPool, other: RunPool,
+                                       bridge: FakeBridge) -> None:
+    """The Stop a turn shows while it runs (our button; Slack's native Stop of a streamed
+    turn's agent session) stops it, and the turn ends as stopped, not broken."""
+    bridge.default_script = lambda run_id: [ev("text", text="working hard"), Stall(run_id),
+                                            ev("done", final_text="late")]
+    conv = await chat.start("a long job")
+    live = await chat.shown(conv, "working hard", "stop")
+    await chat.click(live, "stop")
+    [answer] = await assistants()
+    await until(runs, answer.run_id, lambda u: u.finished)
+    assert (await ChatMessage.get(id=answer.id)).status == MessageStatus.STOPPED
+    await chat.shown(conv, "Stopped", "regenerate")
+
+
+@scenario
 async def stop_works_for_a_run_of_another_replica(chat: Chat, runs: RunPool, other: RunPool,
                                                   bridge: FakeBridge) -> None:
     conv = await started(chat, bridge)

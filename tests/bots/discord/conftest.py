@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue, ModelEntry
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import SPEED, refused_acknowledgements

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.models import ClarifyPause, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue
 from core.models import ChatMessage, ChatSession, MessageStatus, Role
 from core.runtime.pool import RunPool

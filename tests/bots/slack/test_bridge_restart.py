@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from bots.slack import ids
-from core.bridge_stream import RUN_LOST
+from core.bridge.stream import RUN_LOST
 from core.models import ChatMessage, MessageStatus, Role
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import FastClock

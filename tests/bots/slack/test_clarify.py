@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bots.slack import ids
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.models import ClarifyPause, PauseStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover

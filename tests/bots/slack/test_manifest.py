@@ -15,8 +15,10 @@ from bots.slack.http import PATH
 
 README = Path(__file__).parents[3] / "README.md"
 SCOPES = {"app_mentions:read", "chat:write", "commands", "files:write", "channels:history",
-          "groups:history", "im:history", "mpim:history"}  # mentions, replies, /hermes, exports, threads
-EVENTS = {"app_mention", "message.channels", "message.groups", "message.im", "message.mpim"}
+          "groups:history", "im:history", "mpim:history",  # mentions, replies, /hermes, exports, threads
+          "assistant:write"}  # assistant.threads.* (setStatus, setTitle, setSuggestedPrompts)
+EVENTS = {"app_mention", "message.channels", "message.groups", "message.im", "message.mpim",
+          "app_home_opened", "agent_session_stopped"}  # suggested prompts, the native Stop
 
 
 def manifest() -> dict[str, Any]:
@@ -37,3 +39,4 @@ def test_the_readme_manifest_names_what_the_adapter_needs() -> None:
     assert set(settings["event_subscriptions"]["bot_events"]) >= EVENTS
     assert set(app["oauth_config"]["scopes"]["bot"]) >= SCOPES
     assert app["features"]["app_home"]["messages_tab_enabled"] is True  # DMs
+    assert app["features"]["agent_view"]["agent_description"]  # an agent: sessions, native Stop

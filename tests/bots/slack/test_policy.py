@@ -4,20 +4,21 @@ the bot is told so privately, once per conversation, and nothing runs."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
 
 from bots.slack import ids
 from core.conversation.refusals import INTERNAL, NOT_ALLOWED, not_yours
-from core.models import ChatMessage, ChatSession, ClarifyPause, PauseStatus, Role
+from core.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, button, has_button, running, texts, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack, Message
-from tests.fakes.slack_payloads import CHANNEL_ID, USER_ID, make_block_action
+from tests.fakes.slack_payloads import CHANNEL_ID, USER_ID, make_block_action, make_slack_event
 
 ASKER, OTHER, ADMIN = USER_ID, "U0OTHER", "U0ADMIN"
 REFUSED = not_yours(ASKER, mention=f"<@{ASKER}>")
@@ -180,3 +181,17 @@ async def test_the_error_boundary_answers_a_listener_that_fails(ah: Harness, llm
     assert (await ClarifyPause.get()).status == PauseStatus.UNANSWERED
     await ah.click(question, ids.choice_action(0))
     await ah.answered(CHANNEL_ID, thread)
+
+
+async def test_asker_refuses_another_users_native_stop(ah: Harness, llm: ScriptedLLM) -> None:
+    """The agent session's native Stop is Stop too: someone else's press stops nothing."""
+    gate = asyncio.Event()
+    llm.script(text_reply("Finished anyway.", gate=gate))
+    thread = (await ah.event("app_mention", text="write a novel"))["ts"]
+    await until(lambda: (s := ah.slack.agent_session(CHANNEL_ID, thread)) and s["status"] == "processing")
+    event = ah.slack.press_stop(CHANNEL_ID, thread, user=OTHER)
+    assert (await ah.post_event(make_slack_event(event))).status_code == 200
+    await refused(ah, OTHER)
+    gate.set()
+    await until(lambda: any("Finished anyway." in texts(m) for m in ah.bot_messages(CHANNEL_ID, thread)))
+    assert await ChatMessage.filter(status=MessageStatus.STOPPED).count() == 0

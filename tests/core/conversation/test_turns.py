@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core import sessions, tree
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.conversation import turns, views
 from core.errors import Busy, Conflict, NotFound
 from core.models import ChatMessage, ChatMessageLog, ChatSession, MessageStatus, Role

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from core import db, sessions
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue, ModelEntry
 from core.runtime.pool import RunPool
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.bridge_client import BridgeClient
-from core.bridge_stream import StreamPolicy
+from core.bridge.client import BridgeClient
+from core.bridge.stream import StreamPolicy
 from core.catalogue import Catalogue, ModelEntry
 from core.runtime.pool import RunPool
 from tests.bridge.harness import RunningBridge

@@ -22,7 +22,7 @@ from tortoise.exceptions import IntegrityError, TransactionManagementError
 from admin.app import create_app
 from admin.services import AdminServices
 from core import sessions
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.config import Settings
 from core.errors import DatabaseUnavailable
 from core.events import TextDelta
@@ -338,7 +338,7 @@ def test_an_outage_is_recognised_behind_the_error_it_caused():
         try:
             raise DROPPED
         except asyncpg.PostgresError:  # the clean-up on the dropped connection fails in turn
-            raise TransactionManagementError("transaction is in an invalid state")
+            raise TransactionManagementError("transaction is in an invalid state")  # noqa: B904 (the implicit context is what is tested)
     except TransactionManagementError as error:
         wrapped = error
     assert is_outage(wrapped)

@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from core import sessions
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.models import ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, utc_now
 from core.runtime.jobs import enforce_clarify_fallback, expire_old_pauses, start_jobs
 from core.runtime.leases import Leases

@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from core import sessions
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.models import MessageStatus, RunLease, utc_now
 from core.runtime.leases import Leases
 from core.runtime.pool import RunPool

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from core import sessions, tree
-from core.bridge_client import BridgeClient
+from core.bridge.client import BridgeClient
 from core.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from core.runtime.pool import RunPool
 from tests.bridge.harness import wait_until

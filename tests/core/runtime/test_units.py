@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from core.bridge_types import HistoryMessage
+from core.bridge.types import HistoryMessage
 from core.models import ChatMessage, MessageStatus, Role
 from core.runtime.history import SUMMARY_PREFIX, _path_with_summaries, fold_history
 from core.runtime.slots import RunSlots

@@ -9,7 +9,8 @@
 It keeps channels and messages in memory, records every call (`slack.calls`), enforces
 Slack's documented limits (`SlackLimits`, on an injectable clock) and takes injected faults
 (`fail`, `ratelimit`, `hang` / `release`, `outage`; `refuse` a method for good,
-`streaming = False` for a workspace without chat.startStream, `expire_stream`). Streamed
+`streaming = False` for a workspace without chat.startStream, `expire_stream`; `agent = False`
+for an app not declared as an agent, `press_stop` for the agent session's native Stop). Streamed
 messages (chat.startStream) keep their chunks, tasks and plan title on the `Message`.
 `slack.socket` is the Socket Mode end.
 """

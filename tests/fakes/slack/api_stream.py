@@ -3,6 +3,7 @@
 State rules (Slack's): a stream is started in a thread (`thread_ts` is required); outside a DM
 it needs `recipient_user_id` and `recipient_team_id`; append and stop work only while the
 stream is open (else `message_not_in_streaming_state`); a stopped message is an ordinary one.
+Stopping may move the thread's agent session too (`session_status`, api_agents.py).
 Each `markdown_text` (argument or chunk) holds at most 12,000 characters.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .api_agents import end_by_stream
 from .state import SlackState
 from .validation import check_blocks
 from .wire import ApiError, Args, Body, require
@@ -48,6 +50,7 @@ def stop_stream(state: SlackState, args: Args) -> Body:
     chunks = _chunks(args, state)
     if args.get("blocks") is not None:
         check_blocks(args["blocks"], state.limits.max_blocks, state.limits)
+    end_by_stream(state, message.channel, message.thread_ts, args.get("session_status"))
     _apply(message, chunks)
     message.streaming = False
     if args.get("blocks"):

@@ -36,7 +36,8 @@ def default_method_budgets() -> dict[str, Budget]:
     "special" tier Slack does not put a figure on: the fake holds it to Tier 3."""
     tier_2 = ("chat.startStream", "chat.stopStream")
     tier_3 = ("chat.update", "chat.delete", "reactions.add", "conversations.replies",
-              "conversations.info", "assistant.threads.setStatus", "assistant.threads.setTitle")
+              "conversations.info", "assistant.threads.setStatus", "assistant.threads.setTitle",
+              "agents.sessions.setStatus", "agents.sessions.rename")
     tier_4 = ("chat.postEphemeral", "chat.getPermalink", "views.open", "views.update",
               "views.push", "users.info", "files.getUploadURLExternal",
               "files.completeUploadExternal", "chat.appendStream",

@@ -80,6 +80,8 @@ class Workspace:
     loading_messages: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     suggested_prompts: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     thread_titles: dict[tuple[str, str], str] = field(default_factory=dict)
+    # (channel, thread_ts) -> the agent session: status, title, initiator, history of statuses
+    agent_sessions: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     reactions: dict[tuple[str, str], dict[str, list[str]]] = field(default_factory=dict)
     ts_base: int = 1_700_000_000
     _serial: int = 0

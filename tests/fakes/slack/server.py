@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import api_chat, api_files, api_misc, api_stream, api_views
+from . import api_agents, api_chat, api_files, api_misc, api_stream, api_views
 from .calls import Call
 from .faults import Fault, FaultBox, Outage
 from .limits import Clock, RateLimiter, SlackLimits, system_clock
@@ -20,9 +20,10 @@ from .wire import ApiError, Args, Body, RateLimited, read_args, take_token
 Handler = Callable[[SlackState, Args], Body]
 METHODS: dict[str, Handler] = {
     **api_chat.HANDLERS, **api_views.HANDLERS, **api_misc.HANDLERS, **api_files.HANDLERS,
-    **api_stream.HANDLERS,
+    **api_stream.HANDLERS, **api_agents.HANDLERS,
 }
 STREAM_METHODS = frozenset(api_stream.HANDLERS)
+AGENT_METHODS = frozenset(api_agents.HANDLERS)
 _APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
 
 
@@ -141,11 +142,34 @@ class FakeSlack:
 
     @streaming.setter
     def streaming(self, on: bool) -> None:
-        for method in STREAM_METHODS:
+        self._offer(STREAM_METHODS, on, "unknown_method")
+
+    @property
+    def agent(self) -> bool:
+        """Whether the app is declared as an agent; False makes agents.sessions.* answer
+        `not_authorized` (an app without the agent container)."""
+        return not AGENT_METHODS & self.refusals.keys()
+
+    @agent.setter
+    def agent(self, on: bool) -> None:
+        self._offer(AGENT_METHODS, on, api_agents.NOT_AN_AGENT)
+
+    def _offer(self, methods: frozenset[str], on: bool, error: str) -> None:
+        """`methods` work (`on`), or each answers `error`."""
+        for method in methods:
             if on:
                 self.allow(method)
             else:
-                self.refuse(method, "unknown_method")
+                self.refuse(method, error)
+
+    def agent_session(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
+        """The thread's agent session (status, title, initiator, history), if it has one."""
+        return self.workspace.agent_sessions.get((channel, thread_ts))
+
+    def press_stop(self, channel: str, thread_ts: str, user: str = "U0USER") -> dict[str, Any]:
+        """A person presses the native Stop of the thread's agent session: its open streams
+        stop, and the `agent_session_stopped` event to deliver is returned."""
+        return api_agents.press_stop(self.state, channel, thread_ts, user)
 
     def expire_stream(self, channel: str, ts: str) -> None:
         """Slack closes an open stream (it timed out): appends and stops are refused."""

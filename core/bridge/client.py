@@ -14,10 +14,10 @@ from urllib.parse import quote
 import httpx
 import msgspec
 
-from core.bridge_errors import describe_failure, error_body, error_for, garbage, unreachable
-from core.bridge_port import LastSeq
-from core.bridge_stream import AlreadyStarted, Dropped, ResumableStream, Sleep, StreamPolicy
-from core.bridge_types import Health, Memory, RunRequest, RunState
+from core.bridge.errors import describe_failure, error_body, error_for, garbage, unreachable
+from core.bridge.port import LastSeq
+from core.bridge.stream import AlreadyStarted, Dropped, ResumableStream, Sleep, StreamPolicy
+from core.bridge.types import Health, Memory, RunRequest, RunState
 from core.errors import Conflict, HermesChatError, NotFound
 from core.events import Event
 

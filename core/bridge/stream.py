@@ -27,7 +27,7 @@ import httpx
 from httpx_sse import EventSource, SSEError
 
 from core.backoff import Backoff
-from core.bridge_errors import garbage
+from core.bridge.errors import garbage
 from core.errors import BridgeUnavailable, NotFound, RunLost
 from core.events import Checkpoint, Event, is_terminal, parse_event
 

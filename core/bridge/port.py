@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
-from core.bridge_types import Health, Memory, RunRequest, RunState
+from core.bridge.types import Health, Memory, RunRequest, RunState
 from core.events import Event
 
 LastSeq = Callable[[], int]
