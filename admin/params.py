@@ -10,6 +10,9 @@ from admin.text import NO_NUL
 from core.field_errors import MAX_ID
 
 SessionId = Annotated[int, PathParameter(ge=1, le=MAX_ID, description="id of a chat session")]
+AttachmentId = Annotated[
+    int, PathParameter(ge=1, le=MAX_ID, description="id of a file (`attachments[].id` of a message)")
+]
 MessageId = Annotated[int, PathParameter(ge=1, le=MAX_ID, description="id of a chat message")]
 PageLimit = Annotated[int, QueryParameter(ge=1, le=200, description="at most this many items")]
 BeforeId = Annotated[

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from bridge.service import BridgeService
 
 PRUNE_INTERVAL_SECONDS = 60.0
+# A run's body carries its message's files as base64 (10 files of 20 MiB are about 270 MiB) and
+# the images earlier in its branch; Litestar's default (10 MB) would refuse one screenshot.
+MAX_REQUEST_BYTES = 512 * 1024 * 1024
 
 
 def create_app(settings: BridgeSettings, secrets: Mapping[str, str] | None = None) -> Litestar:
@@ -65,6 +68,7 @@ def create_app(settings: BridgeSettings, secrets: Mapping[str, str] | None = Non
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         lifespan=[lifespan],
         openapi_config=None,
+        request_max_body_size=MAX_REQUEST_BYTES,
         logging_config=None,  # keep the process's logging (LOG_FORMAT, LOG_LEVEL) as it is
     )
 

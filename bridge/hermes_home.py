@@ -15,6 +15,9 @@ from bridge.settings import BridgeSettings
 # Written only when HERMES_HOME has no config.yaml yet; operators may edit it freely.
 DEFAULT_CONFIG_YAML = """\
 # Written by the hermes-chat Bridge on first start. This is hermes-agent's own config.
+model:
+  supports_vision: true      # images users attach go to the model as image parts; false: as
+                             # text descriptions (a text-only model)
 memory:
   memory_enabled: true
   user_profile_enabled: true

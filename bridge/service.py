@@ -19,7 +19,7 @@ from bridge.run_registry import RunRegistry
 from bridge.session_history import SessionHistories
 from bridge.settings import BridgeSettings
 from bridge.turn import Turn, TurnPlan
-from bridge.wire import RunRequest
+from bridge.wire import RunRequest, message_content
 
 logger = logging.getLogger(__name__)
 _ABORTED_UNSEEN = {"message": "the run was aborted before it started", "code": "aborted"}
@@ -66,7 +66,8 @@ class BridgeService:
         model = choose_model(request.model, self.settings, self._secrets)
         history = None  # the session's own, read when the turn starts
         if request.history is not None:  # the caller's branch, exactly
-            history = [{"role": m.role, "content": m.content} for m in request.history]
+            history = [{"role": m.role, "content": message_content(m.content)}
+                       for m in request.history]
         resume = request.resume
         if resume is not None:  # the turn so far, as its last checkpoint left it
             answer = (resume.clarify.call_id, resume.clarify.answer) if resume.clarify else None

@@ -16,7 +16,7 @@ from bridge.compaction import compaction_data
 from bridge.emitter import RunEmitter
 from bridge.session_history import SessionHistories
 from bridge.threads import run_in_thread
-from bridge.wire import RunRequest
+from bridge.wire import RunRequest, message_content
 
 logger = logging.getLogger(__name__)
 Message = dict[str, Any]
@@ -34,9 +34,20 @@ class TurnPlan:
     resumed: bool = False  # `history` is a turn another Bridge process began: go on from it
 
     @property
-    def user_message(self) -> str:
-        """What `run_conversation` gets as the user message (a resumed turn's is in history)."""
-        return RESUME_MARKER if self.resumed else self.request.user_message
+    def user_message(self) -> str | list[Message]:
+        """What `run_conversation` gets as the user message (a resumed turn's is in history):
+        content parts when it came with files, else its text."""
+        if self.resumed:
+            return RESUME_MARKER
+        return self.user_turn["content"]
+
+    @property
+    def user_turn(self) -> Message:
+        """The user message of this turn as the conversation holds it."""
+        request = self.request
+        if request.user_content is None:
+            return {"role": "user", "content": request.user_message}
+        return {"role": "user", "content": message_content(request.user_content)}
 
 
 class Turn:
@@ -118,8 +129,7 @@ class Turn:
         if isinstance(messages, list):
             self._remember(messages, current)
         if callbacks.compressed and isinstance(messages, list):
-            conversation = history if self.plan.resumed else [
-                *history, {"role": "user", "content": self.plan.request.user_message}]
+            conversation = history if self.plan.resumed else [*history, self.plan.user_turn]
             data = compaction_data(messages, conversation)
             if data is not None:
                 self._emitter.emit_now("context_compacted", data)

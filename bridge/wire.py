@@ -21,9 +21,25 @@ class ModelSpec(msgspec.Struct, frozen=True):
     api_key_env: str | None = None
 
 
+class ImageURL(msgspec.Struct, frozen=True):
+    url: Annotated[str, msgspec.Meta(pattern=r"^data:image/(png|jpeg|gif|webp);base64,")]
+
+
+class TextPart(msgspec.Struct, frozen=True, tag_field="type", tag="text"):
+    text: str
+
+
+class ImagePart(msgspec.Struct, frozen=True, tag_field="type", tag="image_url"):
+    image_url: ImageURL
+
+
+ContentPart = TextPart | ImagePart
+Content = str | Annotated[list[ContentPart], msgspec.Meta(min_length=1)]
+
+
 class HistoryMessage(msgspec.Struct, frozen=True):
     role: Literal["user", "assistant", "system"]
-    content: str
+    content: Content
 
 
 class ClarifyResume(msgspec.Struct, frozen=True):
@@ -46,6 +62,7 @@ class RunRequest(msgspec.Struct, frozen=True):
     run_id: Identifier
     session_id: Identifier
     user_message: Annotated[str, msgspec.Meta(min_length=1)]
+    user_content: Annotated[list[ContentPart], msgspec.Meta(min_length=1)] | None = None
     system_prompt: str | None = None
     model: ModelSpec | None = None
     max_iterations: Annotated[int, msgspec.Meta(ge=1, le=500)] | None = None
@@ -60,6 +77,11 @@ class ClarifyAnswer(msgspec.Struct, frozen=True):
 class MemoryUpdate(msgspec.Struct, frozen=True):
     memory: str | None = None
     user: str | None = None
+
+
+def message_content(content: Content) -> str | list[dict[str, Any]]:
+    """Content as the agent takes it: a string, or the parts as plain dicts."""
+    return content if isinstance(content, str) else msgspec.to_builtins(content)
 
 
 T = TypeVar("T")

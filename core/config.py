@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from urllib.parse import unquote, urlsplit
 
+from core.attachments import DEFAULT_MAX_BYTES, DEFAULT_PER_MESSAGE, Limits
 from core.conversation.policy import Policy
 from core.outage import Patience
 from core.errors import InvalidInput
@@ -43,6 +44,8 @@ class Settings:
     max_active_runs: int = 5
     run_lease_seconds: int = 30
     runs_per_user_per_minute: int = 10
+    attachment_max_bytes: int = DEFAULT_MAX_BYTES
+    attachments_per_message: int = DEFAULT_PER_MESSAGE
     conversation_actions: str = "asker"
     chat_admins: tuple[str, ...] = ()
     allowed_users: tuple[str, ...] = ()
@@ -79,6 +82,11 @@ class Settings:
         return self.hermes_bridge_url or f"http://{self.bridge_host}:{self.bridge_port}"
 
     @property
+    def attachment_limits(self) -> Limits:
+        """ATTACHMENT_MAX_BYTES and ATTACHMENTS_PER_MESSAGE (core.attachments)."""
+        return Limits(self.attachment_max_bytes, self.attachments_per_message)
+
+    @property
     def policy(self) -> Policy:
         """Who may act on a turn and who may talk to the bot (core.conversation.policy)."""
         return Policy.of(self.conversation_actions, self.chat_admins, self.allowed_users,
@@ -105,6 +113,7 @@ def _url_password(url: str) -> tuple[str, ...]:
 
 _AT_LEAST_ONE = frozenset({"run_lease_seconds", "bridge_pool_size", "clarify_fallback_hours",
                            "platform_down_seconds", "bridge_run_buffer_bytes",
+                           "attachment_max_bytes",
                            "run_buffer_bytes"})
 
 

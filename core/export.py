@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core import export_format as fmt
-from core import feedback
+from core import attachment_store, feedback
 from core.branch import Node, walk_active, walk_all
 from core.errors import InvalidInput
 from core.models import (
@@ -98,8 +98,9 @@ async def _pages(export: Export) -> AsyncIterator[list[fmt.Turn]]:
         for pause in await asked:
             pauses[pause.message_id].append(pause)
         rated = await feedback.of_messages(page_ids)
-        yield [fmt.Turn(rows[i], logs[i], pauses[i], rated.get(i, [])) for i in page_ids
-               if i in rows]
+        files = await attachment_store.listing(page_ids)
+        yield [fmt.Turn(rows[i], logs[i], pauses[i], rated.get(i, []), files.get(i, []))
+               for i in page_ids if i in rows]
 
 
 async def _markdown(export: Export) -> AsyncIterator[str]:

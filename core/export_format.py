@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from core.attachment_store import AttachmentInfo
+from core.attachments import describe_size
 from core.feedback import Feedback
 from core.models import (
     ChatMessage, ChatMessageLog, ChatSession, ClarifyPause, ConversationBinding, PauseStatus, Role,
@@ -31,6 +33,7 @@ class Turn:
     logs: list[ChatMessageLog] = field(default_factory=list)
     pauses: list[ClarifyPause] = field(default_factory=list)
     rated: Sequence[Feedback] = ()
+    files: Sequence[AttachmentInfo] = ()  # a user message's attachments
 
 
 def stamp(at: datetime | None) -> str:
@@ -76,7 +79,14 @@ def md_message(turn: Turn, ctx: ExportContext) -> str:
     questions = "".join(md_question(pause) + "\n" for pause in turn.pauses)
     body = message.content or "_(no text)_"
     tail = _md_tail(message, turn.logs, turn.rated)
-    return "\n" + " · ".join(head) + "\n\n" + questions + body + "\n" + tail
+    files = "".join(md_attachment(f) for f in turn.files)
+    return "\n" + " · ".join(head) + "\n\n" + questions + body + "\n" + files + tail
+
+
+def md_attachment(file: AttachmentInfo) -> str:
+    """A file of a user message, as a line under it (its name in code: no Markdown of its own)."""
+    name = file.name.replace("`", "'")
+    return f"\n📎 `{name}` · {file.mime_type} · {describe_size(file.size)} · sha256 {file.sha256}\n"
 
 
 def md_question(pause: ClarifyPause) -> str:
@@ -170,6 +180,9 @@ def json_message(turn: Turn) -> dict[str, Any]:
         "createdAt": iso(message.created_at),
         "completedAt": iso(message.completed_at),
     }
+    if turn.files:
+        item["attachments"] = [{"id": f.id, "name": f.name, "mimeType": f.mime_type,
+                                "size": f.size, "sha256": f.sha256} for f in turn.files]
     if message.role == Role.ASSISTANT:
         item["logs"] = [_json_log(log) for log in turn.logs]
         item["clarify"] = [json_question(pause) for pause in turn.pauses]

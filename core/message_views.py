@@ -6,7 +6,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core import feedback, tree
+from core import attachment_store, feedback, tree
+from core.attachment_store import AttachmentInfo
 from core.events import LogRecord
 from core.feedback import Feedback
 from core.field_errors import InvalidField
@@ -27,6 +28,7 @@ class MessageView:
     logs: tuple[ChatMessageLog, ...] = ()
     thinking: ThinkingState | None = None
     feedback: tuple[Feedback, ...] = ()
+    attachments: tuple[AttachmentInfo, ...] = ()  # a user message's files
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,21 +73,26 @@ async def message_views(ids: Sequence[int]) -> list[MessageView]:
     rows: dict[int, ChatMessage] = {}
     logs: dict[int, list[ChatMessageLog]] = defaultdict(list)
     rated: dict[int, list[Feedback]] = {}
+    files: dict[int, list[AttachmentInfo]] = {}
     for start in range(0, len(ids), CHUNK):
         chunk = list(ids[start : start + CHUNK])
         rows.update({m.id: m for m in await ChatMessage.filter(id__in=chunk)})
+        users = [i for i in chunk if i in rows and rows[i].role == Role.USER]
+        files.update(await attachment_store.listing(users))
         assistants = [i for i in chunk if i in rows and rows[i].role == Role.ASSISTANT]
         if assistants:
             query = ChatMessageLog.filter(message_id__in=assistants).order_by("message_id", "seq")
             for log in await query:
                 logs[log.message_id].append(log)
             rated.update(await feedback.of_messages(assistants))
-    return [_view(rows[i], logs.get(i, []), rated.get(i, [])) for i in ids if i in rows]
+    return [_view(rows[i], logs.get(i, []), rated.get(i, []), files.get(i, []))
+            for i in ids if i in rows]
 
 
-def _view(message: ChatMessage, logs: list[ChatMessageLog], rated: list[Feedback]) -> MessageView:
+def _view(message: ChatMessage, logs: list[ChatMessageLog], rated: list[Feedback],
+          files: list[AttachmentInfo]) -> MessageView:
     if message.role != Role.ASSISTANT:
-        return MessageView(message)
+        return MessageView(message, attachments=tuple(files))
     return MessageView(message, tuple(logs), replay(log_record(row) for row in logs), tuple(rated))
 
 

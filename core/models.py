@@ -119,7 +119,9 @@ class ChatMessage(Model):
     model_id = fields.CharField(max_length=128, null=True)
     skill_folder = fields.CharField(max_length=255, null=True)
     error = fields.TextField(null=True)
-    attachment_id = fields.BigIntField(null=True)  # reserved (seed 000 §1: uploads later)
+    # Unused: the `attachment` table replaced it (a message may carry several files). Kept,
+    # since dropping a column makes tortoise rebuild the SQLite table without its indexes.
+    attachment_id = fields.BigIntField(null=True)
     platform_message_id = fields.CharField(max_length=64, null=True)
     platform_refs: Any = fields.JSONField(null=True)
     author = fields.CharField(max_length=64, null=True)
@@ -134,6 +136,28 @@ class ChatMessage(Model):
             Index(fields=("run_id",), name="idx_chat_message_run"),
             Index(fields=("session_id", "platform_message_id"), name="idx_chat_message_platform"),
         )
+
+
+class Attachment(Model):
+    """A file that came with a user message, in the database: every replica reads it, it goes with its message."""
+
+    id = fields.BigIntField(primary_key=True)
+    message: fields.ForeignKeyRelation[ChatMessage] = fields.ForeignKeyField(
+        "hermes.ChatMessage", related_name="attachments", on_delete=fields.CASCADE
+    )
+    message_id: int
+    position = fields.IntField(default=0)  # its place among the message's files
+    name = fields.CharField(max_length=255)
+    mime_type = fields.CharField(max_length=128)
+    size = fields.BigIntField()
+    sha256 = fields.CharField(max_length=64)
+    data = fields.BinaryField()
+    text = fields.TextField(null=True)  # what the agent reads of a text file or a PDF
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "attachment"
+        indexes = (Index(fields=("message_id", "position"), name="idx_attachment_message"),)
 
 
 class ChatMessageLog(Model):

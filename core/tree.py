@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core import attachment_store
 from core.branch import Node, walk_active, walk_all
 from core.errors import InvalidInput, NotFound
 from core.models import ChatMessage, ChatSession, MessageStatus, Role, utc_now
@@ -151,14 +152,18 @@ async def regenerate(
 async def edit(
     message_id: int, text: str, session_id: int | None = None, **fields: Any
 ) -> ChatMessage:
-    """A new user sibling with the edited text; no run starts here."""
+    """A new user sibling with the edited text and the files of the old one; no run starts
+    here."""
     _require_text(text)
     old = await get_message(message_id, session_id)
     if old.role != Role.USER:
         raise InvalidInput(f"only a user message can be edited; {message_id} is {old.role}")
-    return await add_child(
-        old.session_id, old.parent_id, Role.USER, MessageStatus.SENT, content=text, **fields
-    )
+    async with transaction():
+        new = await add_child(
+            old.session_id, old.parent_id, Role.USER, MessageStatus.SENT, content=text, **fields
+        )
+        await attachment_store.copy(old.id, new.id)
+    return new
 
 
 async def versions(message_id: int, session_id: int | None = None) -> list[ChatMessage]:

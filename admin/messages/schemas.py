@@ -10,6 +10,7 @@ import msgspec
 
 from admin.messages.thinking import ThinkingOut, thinking_out
 from admin.text import MessageText
+from core.attachment_store import AttachmentInfo
 from core.message_views import MessagePage, MessageView
 from core.models import ChatMessage, ChatMessageLog, FeedbackValue, MessageStatus, Role
 from core.session_queries import preview
@@ -34,9 +35,19 @@ class FeedbackOut(msgspec.Struct, frozen=True):
     at: datetime
 
 
+class AttachmentOut(msgspec.Struct, frozen=True, rename="camel"):
+    """A file of a user message; `id` names it in the download route."""
+
+    id: int
+    name: str
+    mime_type: str
+    size: int
+    sha256: str
+
+
 class MessageOut(msgspec.Struct, frozen=True, rename="camel"):
     """A node of the message tree; assistant messages carry `logs`, replayed `thinking` and
-    `feedback`."""
+    `feedback`, user messages their `attachments`."""
 
     id: int
     session_id: int
@@ -56,6 +67,7 @@ class MessageOut(msgspec.Struct, frozen=True, rename="camel"):
     logs: list[LogOut] | None
     thinking: ThinkingOut | None
     feedback: list[FeedbackOut] | None = None
+    attachments: list[AttachmentOut] | None = None
 
 
 class MessagePageOut(msgspec.Struct, frozen=True, rename="camel"):
@@ -94,7 +106,12 @@ def message_out(view: MessageView) -> MessageOut:
         logs=[_log_out(row) for row in view.logs] if assistant else None,
         thinking=thinking_out(view.thinking) if view.thinking is not None else None,
         feedback=[FeedbackOut(f.user, f.value, f.at) for f in view.feedback] if assistant else None,
+        attachments=[attachment_out(a) for a in view.attachments] if m.role == Role.USER else None,
     )
+
+
+def attachment_out(info: AttachmentInfo) -> AttachmentOut:
+    return AttachmentOut(info.id, info.name, info.mime_type, info.size, info.sha256)
 
 
 def message_page_out(page: MessagePage) -> MessagePageOut:

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromQuery, JSONBody, QueryParameter
 from litestar.response import Stream
 
 from admin.messages.schemas import MessagePageOut, message_page_out
 from admin.openapi import OptionalBodyOperation, errors
-from admin.params import BeforeId, PageCursor, PageLimit, Search, SessionId
+from admin.params import AttachmentId, BeforeId, PageCursor, PageLimit, Search, SessionId
 from admin.services import AdminServices
 from admin.sessions import schemas as out
+from admin.sessions.downloads import AttachmentOperation, attachment_response
 from admin.sessions.export import ExportOperation, export_response
 from admin.sessions.schemas import (
     MemoryOut,
@@ -25,7 +26,7 @@ from admin.sessions.schemas import (
     SessionPageOut,
     SessionPatch,
 )
-from core import message_views, session_commands, session_queries
+from core import attachment_store, message_views, session_commands, session_queries
 from core.export import prepare_export
 from core.models import FeedbackValue, Platform, SessionStatus
 
@@ -98,6 +99,16 @@ class SessionController(Controller):
         branch: ExportBranch = "active",
     ) -> Stream:
         return export_response(await prepare_export(session_id, format, branch))
+
+    @get(
+        "/{session_id:int}/attachments/{attachment_id:int}",
+        summary="Download a file a user message came with", responses=errors(404),
+        operation_class=AttachmentOperation,
+    )
+    async def download_attachment(
+        self, session_id: SessionId, attachment_id: AttachmentId
+    ) -> Response[bytes]:
+        return attachment_response(*await attachment_store.download(session_id, attachment_id))
 
     @get(
         "/{session_id:int}/messages", summary="Page the active branch backwards",

@@ -36,11 +36,23 @@ def export_response(export: Export) -> Stream:
 
 def content_disposition(title: str | None, format: str) -> str:
     """`attachment` with an ASCII `filename` and, for titles beyond ASCII, an RFC 5987 `filename*`."""
-    ascii_name = export_filename(title, format)
     full = _readable_name(title)
+    return disposition(export_filename(title, format), f"{full}.{format}" if full else "")
+
+
+def file_disposition(name: str) -> str:
+    """The same for a file's own name (an attachment's): its ASCII letters as `filename`."""
+    full = _readable_name(name)
+    folded = unicodedata.normalize("NFKD", full).encode("ascii", "ignore").decode()
+    ascii_name = re.sub(r"[^A-Za-z0-9._-]+", "_", folded).strip("._") or "file"
+    return disposition(ascii_name, full)
+
+
+def disposition(ascii_name: str, full: str) -> str:
+    """`attachment; filename="<ascii_name>"`, with `filename*` when `full` goes beyond ASCII."""
     if not full or full.isascii():
         return f'attachment; filename="{ascii_name}"'
-    encoded = quote(f"{full}.{format}", safe=_ATTR_CHARS)
+    encoded = quote(full, safe=_ATTR_CHARS)
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{encoded}"
 
 

@@ -50,7 +50,7 @@ class DiscordBot:
         self.supervisor = GatewaySupervisor(self.client, self.client.link, reconnect)
         self.services = build_services(self.client, pool, catalogue, bridge,
                                        limiter or RateLimiter(clock), settings.discord_channels,
-                                       write_timeout)
+                                       write_timeout, settings.attachment_limits)
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None

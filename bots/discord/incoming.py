@@ -8,6 +8,7 @@ replays are recognised by message id and never start a second run.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 
@@ -22,9 +23,10 @@ from bots.discord.places import Place
 from bots.discord.render import refusals
 from bots.discord.render.parts import Part
 from bots.discord.sessions import Found, SessionFinder
-from core.conversation import turns
+from core.attachments import DEFAULT_LIMITS, FileOffer, Limits
+from core.conversation import turns, written
 from core.conversation.dedupe import Seen
-from core.conversation.refusals import EMPTY_MENTION, NO_WORDS
+from core.conversation.refusals import EMPTY_MENTION
 from core.errors import Busy
 from core.runtime.pool import RunPool
 
@@ -42,12 +44,14 @@ class Incoming:
 
 class Conversations:
     def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
-                 notices: Notices, allow_list: tuple[str, ...]) -> None:
+                 notices: Notices, allow_list: tuple[str, ...],
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         self._client = client
         self._pool = pool
         self._sessions = sessions
         self._notices = notices
         self._allow_list = allow_list
+        self._limits = limits
         self._seen = Seen()
 
     async def on_message(self, message: discord.Message) -> None:
@@ -76,14 +80,18 @@ class Conversations:
 
     async def _turn(self, found: Found, incoming: Incoming) -> None:
         message = incoming.message
-        if not incoming.text:
-            text = NO_WORDS if incoming.post.has_media else EMPTY_MENTION
-            self._reply(incoming, refusals.notice_part(text))
+        if not incoming.text and not incoming.post.has_media:
+            self._reply(incoming, refusals.notice_part(EMPTY_MENTION))
+            return
+        said = await written.read(incoming.text, file_offers(message), self._limits)
+        if said.notices:  # the files skipped, or that nothing in it could be read
+            self._reply(incoming, refusals.notice_part("\n\n".join(said.notices)))
+        if not said.text:
             return
         try:  # a message handled before (another process, before a restart) starts nothing
-            await turns.write(self._pool, found.session.id, incoming.text,
+            await turns.write(self._pool, found.session.id, said.text,
                               author=str(incoming.post.author_id),
-                              platform_message_id=str(message.id))
+                              platform_message_id=str(message.id), files=said.files)
         except Busy as error:
             log_failure(error, f"message {message.id}")
             running = await turns.run_in_flight(found.session.id)
@@ -104,3 +112,14 @@ class Conversations:
         target = incoming.place.target
         reply_to = incoming.message.id if incoming.message.channel.id == target else None
         self._notices.post(target, part, key=incoming.message.id, reply_to=reply_to)
+
+
+def file_offers(message: discord.Message) -> list[FileOffer]:
+    """The message's attachments, each read from Discord's CDN through discord.py (its size,
+    as Discord states it, is checked before any byte is read)."""
+    return [FileOffer(a.filename, a.content_type, a.size, functools.partial(_read, a))
+            for a in message.attachments]
+
+
+async def _read(attachment: discord.Attachment, limit: int) -> bytes:
+    return (await attachment.read())[:limit]

@@ -29,6 +29,7 @@ from bots.discord.turn_actions import TurnActions
 from bots.discord.turns import TurnPresenter
 from bots.discord.updater import LiveUpdater
 from bots.discord.writer import WRITE_TIMEOUT, Writer
+from core.attachments import DEFAULT_LIMITS, Limits
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.ratelimit import RateLimiter
@@ -47,7 +48,8 @@ class Services:
 
 def build_services(client: discord.Client, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
                    limiter: RateLimiter, allow_list: tuple[str, ...],
-                   write_timeout: float = WRITE_TIMEOUT) -> Services:
+                   write_timeout: float = WRITE_TIMEOUT,
+                   limits: Limits = DEFAULT_LIMITS) -> Services:
     outbox = Outbox(ChannelBudget(limiter))
     writer, targets = Writer(client, write_timeout), Targets()
     pauses = PausePresenter(targets, writer, outbox)
@@ -57,7 +59,7 @@ def build_services(client: discord.Client, pool: RunPool, catalogue: Catalogue, 
     places = CommandPlaces(finder, allow_list)
     settings = SettingsCommands(places, catalogue)
     return Services(
-        conversations=Conversations(client, pool, finder, notices, allow_list),
+        conversations=Conversations(client, pool, finder, notices, allow_list, limits),
         edits=Edits(client, pool, finder, notices),
         actions=_actions(TurnActions(pool, updater), ClarifyActions(pool, pauses), InfoActions(pool),
                          settings),

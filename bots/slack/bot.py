@@ -29,6 +29,7 @@ from .container import ContainerListeners
 from .conversation import SlackConversations
 from .delivery.live import RunFollower
 from .delivery.sender import SlackSender
+from .files import SlackFiles
 from .http import events_route
 from .intake import Background, ErrorBoundary, InboundMiddleware, reply_to, retired
 from .services import SlackServices
@@ -121,7 +122,8 @@ class SlackBot:
 def _register(app: AsyncApp, services: SlackServices, settings: Settings) -> None:
     app.use(InboundMiddleware())  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
-    SlackConversations(services, commands).register(app)
+    files = SlackFiles(services.sender.client)
+    SlackConversations(services, commands, files, settings.attachment_limits).register(app)
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)
     AnswerListeners(services).register(app)

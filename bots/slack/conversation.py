@@ -12,13 +12,15 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.conversation import bindings, turns
-from core.conversation.refusals import BUSY, EDIT_BUSY, NO_WORDS, NOT_ALLOWED
+from core.attachments import Limits
+from core.conversation import bindings, turns, written
+from core.conversation.refusals import BUSY, EDIT_BUSY, NOT_ALLOWED
 from core.errors import Busy
 from core.models import ChatSession
 from core.sessions import session_for_thread
 
 from . import ids
+from .files import SlackFiles
 from .commands import Command, Commands, Where, mention_command
 from .inbound import (
     MessageEdit,
@@ -39,9 +41,12 @@ class SlackConversations:
     is stored on its node, so one that is already there (or arrives while it is being stored)
     is ignored, on any replica."""
 
-    def __init__(self, services: SlackServices, commands: Commands) -> None:
+    def __init__(self, services: SlackServices, commands: Commands, files: SlackFiles,
+                 limits: Limits) -> None:
         self._services = services
         self._commands = commands
+        self._files = files
+        self._limits = limits
 
     def register(self, app: AsyncApp) -> None:
         app.event("app_mention")(self.on_mention)
@@ -69,10 +74,11 @@ class SlackConversations:
         return None
 
     def _handle(self, message: SlackIncoming, create: bool, commands: bool) -> None:
-        """A mention or DM may be a command ("@hermes status"); the rest goes to the agent."""
+        """A mention or DM may be a command ("@hermes status"); the rest goes to the agent
+        (files shared without a word too: they are the message)."""
         if not self._may_talk(message):
             return
-        command = _command_in(message.text) if commands else None
+        command = _command_in(message.text) if commands and not message.files else None
         if command is not None:
             work = self._command(command, message.place, message.user)
         else:
@@ -118,17 +124,22 @@ class SlackConversations:
 
 
     async def message(self, incoming: SlackIncoming, create: bool) -> None:
-        """Start the run that answers `incoming` (creating the session when asked)."""
+        """Start the run that answers `incoming` (creating the session when asked); its
+        files skipped (or that nothing in it could be read) are said in the thread first."""
         session = await self._session(incoming.place, create)
         if session is None or await turns.user_node(session.id, incoming.ts):
             return
-        if not incoming.text:  # a file shared without a word: the agent reads only text
-            await self._say(incoming.place, Payload(NO_WORDS, [section(NO_WORDS)]))
+        message = await written.read(incoming.text, self._files.offers(incoming.files),
+                                     self._limits)
+        for notice in message.notices:
+            await self._say(incoming.place, Payload(notice, [section(notice)]))
+        if not message.text:
             return
         slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread)
         try:
-            await turns.write(self._services.pool, session.id, incoming.text, author=incoming.user,
-                              platform_message_id=incoming.ts, platform_refs=slot.to_refs())
+            await turns.write(self._services.pool, session.id, message.text, author=incoming.user,
+                              platform_message_id=incoming.ts, platform_refs=slot.to_refs(),
+                              files=message.files)
         except Busy:
             if not await turns.user_node(session.id, incoming.ts):  # not a duplicate
                 await self.refuse_busy(session.id, incoming.place)

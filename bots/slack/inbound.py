@@ -37,6 +37,17 @@ class Ignored:
 
 
 @dataclass(frozen=True, slots=True)
+class SlackFile:
+    """A file shared with a message: where the bot downloads it (`url_private`, with its
+    token), and what Slack says it is (checked against its bytes before use)."""
+
+    name: str
+    mimetype: str | None
+    size: int | None
+    url: str | None  # None: nothing to download (an external file, a tombstone)
+
+
+@dataclass(frozen=True, slots=True)
 class MessageEvent:
     """An `app_mention`, or a `message` a user posted (plain, file share, thread broadcast)."""
 
@@ -48,6 +59,7 @@ class MessageEvent:
     ts: str
     thread_ts: str | None
     text: str  # as Slack wrote it (mrkdwn, mentions as <@U…>)
+    files: tuple[SlackFile, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +178,17 @@ def message_event(team: str, event: Json) -> MessageEvent | Ignored:
         return Ignored("a message without its channel, user or ts, or a bot's")
     kind: Literal["app_mention", "message"] = "app_mention" if event.get("type") == "app_mention" else "message"
     return MessageEvent(kind, team, channel, text(event.get("channel_type")), user, ts,
-                        text(event.get("thread_ts")), text(event.get("text")) or "")
+                        text(event.get("thread_ts")), text(event.get("text")) or "",
+                        tuple(slack_file(obj(f)) for f in items(event.get("files"))))
+
+
+def slack_file(file: Json) -> SlackFile:
+    size = file.get("size")
+    return SlackFile(
+        name=first_text(file.get("name"), file.get("title")) or "file",
+        mimetype=text(file.get("mimetype")),
+        size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+        url=first_text(file.get("url_private_download"), file.get("url_private")))
 
 
 def session_stopped(team: str, event: Json) -> SessionStopped | Ignored:
@@ -260,6 +282,7 @@ class SlackIncoming:
     user: str
     ts: str
     text: str
+    files: tuple[SlackFile, ...] = ()
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -268,7 +291,8 @@ class SlackIncoming:
 
 def incoming(event: MessageEvent, bot_user_id: str | None) -> SlackIncoming:
     place = place_of(event.team, event.channel, event.ts, event.thread_ts, event.channel_type)
-    return SlackIncoming(place, event.user, event.ts, from_slack(event.text, bot_user_id))
+    return SlackIncoming(place, event.user, event.ts, from_slack(event.text, bot_user_id),
+                    event.files)
 
 
 def edited(edit: MessageEdit, bot_user_id: str | None) -> SlackIncoming | None:

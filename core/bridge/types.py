@@ -17,11 +17,15 @@ class ModelRef(msgspec.Struct, frozen=True, kw_only=True):
     api_key_env: str | None = None
 
 
+ContentPart = dict[str, Any]  # {"type": "text", "text"} or {"type": "image_url", "image_url": {"url"}}
+
+
 class HistoryMessage(msgspec.Struct, frozen=True):
-    """One message of the conversation the agent sees before `user_message`."""
+    """One message of the conversation the agent sees before `user_message`; a user message
+    that came with files has content parts (core.attachments.content)."""
 
     role: Literal["user", "assistant", "system"]
-    content: str
+    content: str | list[ContentPart]
 
 
 class ClarifyResume(msgspec.Struct, frozen=True):
@@ -42,11 +46,13 @@ class Resume(msgspec.Struct, frozen=True, kw_only=True):
 
 class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
     """Body of `POST /run`; `history=None` lets the Bridge use the session's own history;
-    `resume` continues a turn another Bridge process began."""
+    `resume` continues a turn another Bridge process began; `user_content` is the user message
+    as content parts when it came with files (`user_message` stays its text)."""
 
     run_id: str
     session_id: str
     user_message: str
+    user_content: list[ContentPart] | None = None
     system_prompt: str | None = None
     model: ModelRef | None = None
     max_iterations: int | None = None
@@ -61,7 +67,14 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
             del body["history"]
         if self.resume is None:
             del body["resume"]
+        if self.user_content is None:
+            del body["user_content"]
         return body
+
+    @property
+    def user_turn(self) -> dict[str, Any]:
+        """The user message as the agent gets it: its content parts, or its text."""
+        return {"role": "user", "content": self.user_content or self.user_message}
 
 
 class ClarifyInfo(msgspec.Struct, frozen=True):

@@ -22,8 +22,8 @@ INTERNAL = "💥 Something went wrong on my side (it was logged). Please try aga
 FINISHED = "That run has already finished."
 ELSEWHERE = ("That button belongs to another conversation (another thread, or one replaced by "
              "`/hermes new`), so nothing was changed.")
-NO_WORDS = ("📎 I can only read what a message says, not the files, stickers, cards or polls "
-            "it shares: tell me in words what you would like me to do.")
+NO_WORDS = ("📎 I read a message's words, images, text files and PDFs, not the other files, "
+            "stickers, cards or polls it shares: tell me in words what you would like me to do.")
 EMPTY_MENTION = "Hi! Ask me something: mention me with your question."
 NO_CONVERSATION = ("There is no conversation here yet: mention me to start one (in a channel it "
                    "gets its own thread), or write to me in a DM.")

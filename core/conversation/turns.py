@@ -38,8 +38,7 @@ async def author(message_id: int) -> str | None:
 
 async def platform_id(message_id: int) -> str | None:
     """The platform's id of a message that came from a platform (a Slack ts)."""
-    row = await ChatMessage.filter(id=message_id).values_list("platform_message_id", flat=True)
-    return row[0] if row and row[0] else None
+    return await first_value(ChatMessage.filter(id=message_id).values_list("platform_message_id", flat=True)) or None
 
 
 async def run_in_flight(session_id: int) -> str | None:

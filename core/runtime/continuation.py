@@ -85,7 +85,7 @@ async def _answer(pool: RunPool, live: LiveRun, clarify_id: str) -> str | None:
 
 def _turn_start(request: RunRequest) -> list[Message]:
     history = [{"role": m.role, "content": m.content} for m in request.history or ()]
-    return [*history, {"role": "user", "content": request.user_message}]
+    return [*history, request.user_turn]
 
 
 def _before_call(messages: list[Message], call_id: str) -> list[Message]:

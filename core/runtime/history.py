@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 
+from core import attachment_store, attachments
+from core.attachments import StoredFile
 from core.bridge.types import HistoryMessage
 from core.models import ChatMessage, MessageStatus, Role
 
@@ -22,7 +25,8 @@ async def conversation_before(user_message: ChatMessage) -> list[tuple[int, Hist
     )
     path = _path_with_summaries(links, user_message.parent_id)
     rows = {m.id: m for m in await ChatMessage.filter(id__in=path)} if path else {}
-    return fold_history([rows[i] for i in path])
+    users = [i for i in path if rows[i].role == Role.USER]
+    return fold_history([rows[i] for i in path], await attachment_store.files_of_many(users))
 
 
 def _path_with_summaries(links: list[tuple], leaf_id: int | None) -> list[int]:
@@ -43,14 +47,19 @@ def _path_with_summaries(links: list[tuple], leaf_id: int | None) -> list[int]:
     return path
 
 
-def fold_history(messages: list[ChatMessage]) -> list[tuple[int, HistoryMessage]]:
-    """Pure: turn path messages into (message id, history entry) pairs."""
+def fold_history(
+    messages: list[ChatMessage], files: Mapping[int, Sequence[StoredFile]] | None = None,
+) -> list[tuple[int, HistoryMessage]]:
+    """Pure: turn path messages into (message id, history entry) pairs; a user message with
+    `files` (by message id) has them as content parts."""
     history: list[tuple[int, HistoryMessage]] = []
+    files = files or {}
     for message in messages:
         if message.role == Role.SYSTEM:
             history = [(message.id, HistoryMessage("system", SUMMARY_PREFIX + message.content))]
         elif message.role == Role.USER:
-            history.append((message.id, HistoryMessage("user", message.content)))
+            parts = attachments.content(message.content, files.get(message.id, ()))
+            history.append((message.id, HistoryMessage("user", parts)))
         elif message.status == MessageStatus.SUCCESS and message.content:
             history.append((message.id, HistoryMessage("assistant", message.content)))
     return history

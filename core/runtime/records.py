@@ -6,13 +6,14 @@ it is added again), so the runner may retry it through a database outage (core.o
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from core import sessions, tree
+from core import attachment_store, sessions, tree
+from core.attachments import StoredFile
 from core.outage import transaction
 from core.errors import Busy, InvalidInput, NotFound
 from core.models import (
@@ -54,10 +55,12 @@ async def locked_session(session_id: int, allow_busy: bool = False) -> AsyncIter
 async def insert_turn(
     session_id: int, run_id: str, status: MessageStatus, *, text: str | None = None,
     user_message_id: int | None = None, regenerate_of: int | None = None,
-    edit_of: int | None = None, allow_busy: bool = False, **fields: Any,
+    edit_of: int | None = None, allow_busy: bool = False, files: Sequence[StoredFile] = (),
+    **fields: Any,
 ) -> Turn:
     """In one transaction: the busy check, the user node (unless given; an edit's new version
-    of `edit_of`) and the assistant node. A refused turn changes nothing in the tree."""
+    of `edit_of`, which keeps its files) with its `files`, and the assistant node. A refused
+    turn changes nothing in the tree."""
     async with locked_session(session_id, allow_busy) as session:
         answer_fields = {"run_id": run_id, **_answer_fields(fields)}
         if edit_of is not None:  # the edited user node, made only now the session is free
@@ -79,6 +82,7 @@ async def insert_turn(
             user_fields = {k: v for k, v in fields.items() if k in USER_ONLY}
             user, assistant = await tree.append_turn_locked(
                 session_id, text or "", status, user_fields, answer_fields)
+            await attachment_store.save(user.id, files)
     return Turn(session, user, assistant)
 
 

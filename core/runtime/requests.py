@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core import attachment_store, attachments
 from core.bridge.types import ModelRef, RunRequest
 from core.catalogue import Catalogue, skill_system_prompt
 from core.runtime.history import conversation_before
@@ -15,10 +16,13 @@ async def build_request(
     assistant = live.turn.assistant
     history = await conversation_before(live.turn.user)
     live.history_ids = tuple(ident for ident, _ in history)
+    user = live.turn.user
+    content = attachments.content(user.content, await attachment_store.files_of(user.id))
     return RunRequest(
         run_id=live.run_id,
         session_id=live.turn.session.hermes_session,
-        user_message=live.turn.user.content,
+        user_message=user.content,
+        user_content=None if isinstance(content, str) else content,
         system_prompt=_system_prompt(catalogue, assistant.skill_folder),
         model=_model(catalogue, assistant.model_id),
         max_iterations=max_iterations,

@@ -20,10 +20,13 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup
 
-from core.models import ChatMessage, MessageStatus, Platform, Role
+from core import attachment_store
+from core.attachments import StoredFile
+from core.models import Attachment, ChatMessage, MessageStatus, Platform, Role
 from core.runtime.pool import RunPool
 from tests.admin.builders import conversation, running_turn, store_logs, thinking_events
 from tests.admin.conftest import AUTH
+from tests.files import PNG
 
 MAX_EXAMPLES = 30
 BUDGET_SECONDS = 60.0
@@ -54,8 +57,10 @@ async def _seed() -> dict[str, int | str]:
     assert answer is not None and answer.parent_id is not None
     await store_logs(answer.id, thinking_events())
     assert answer.run_id is not None
+    await attachment_store.save(answer.parent_id, [StoredFile("shot.png", "image/png", PNG)])
+    [attachment] = await Attachment.filter(message_id=answer.parent_id).values_list("id", flat=True)
     return {"session_id": first.id, "message_id": answer.parent_id, "answer_id": answer.id,
-            "run_id": answer.run_id}
+            "run_id": answer.run_id, "attachment_id": attachment}
 
 
 def _pins(path: str, seeded: dict[str, int | str]) -> dict[str, int | str]:

@@ -15,6 +15,7 @@ ROUTES = {
     ("delete", "/api/chat/sessions/{session_id}"),
     ("post", "/api/chat/sessions/{session_id}/reset"),
     ("get", "/api/chat/sessions/{session_id}/export"),
+    ("get", "/api/chat/sessions/{session_id}/attachments/{attachment_id}"),
     ("get", "/api/chat/sessions/{session_id}/messages"),
     ("get", "/api/chat/sessions/{session_id}/memory"),
     ("patch", "/api/chat/messages/{message_id}"),

@@ -30,6 +30,14 @@ BAD_RUNS: list[tuple[str, Any]] = [
     ("iterations 501", {**valid(), "max_iterations": 501}),
     ("bad role", {**valid(), "history": [{"role": "tool", "content": "x"}]}),
     ("model without name", {**valid(), "model": {"base_url": "http://127.0.0.1:9/v1"}}),
+    ("empty content parts", {**valid(), "user_content": []}),
+    ("unknown part type", {**valid(), "user_content": [{"type": "audio", "audio": "x"}]}),
+    ("image not a data URL", {**valid(), "user_content": [
+        {"type": "image_url", "image_url": {"url": "http://127.0.0.1:9/a.png"}}]}),
+    ("image of another type", {**valid(), "user_content": [
+        {"type": "image_url", "image_url": {"url": "data:image/svg+xml;base64,PHN2Zz4="}}]}),
+    ("history part without text", {**valid(), "history": [
+        {"role": "user", "content": [{"type": "text"}]}]}),
     ("no model anywhere", {k: v for k, v in valid().items() if k != "model"}),
 ]
 

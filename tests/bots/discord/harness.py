@@ -25,9 +25,9 @@ EDIT = "PATCH /channels/{channel_id}/messages/{message_id}"
 CALLBACK = "POST /interactions/{webhook_id}/{webhook_token}/callback"
 
 
-def settings_for(fake: FakeDiscord, channels: tuple[str, ...] = ()) -> Settings:
+def settings_for(fake: FakeDiscord, channels: tuple[str, ...] = (), **extra: Any) -> Settings:
     return Settings(discord_token=fake.token, discord_api_url=fake.api_base,
-                    discord_gateway_url=fake.gateway_url, discord_channels=channels)
+                    discord_gateway_url=fake.gateway_url, discord_channels=channels, **extra)
 
 
 def fast_limiter(speed: float = SPEED) -> RateLimiter:
@@ -39,9 +39,9 @@ def fast_limiter(speed: float = SPEED) -> RateLimiter:
 async def running_bot(fake: FakeDiscord, pool: RunPool, *, limiter: RateLimiter | None = None,
                       channels: tuple[str, ...] = (), write_timeout: float = WRITE_TIMEOUT,
                       link: PlatformLink | None = None, reconnect: Backoff = RECONNECT_BACKOFF,
-                      ) -> AsyncIterator[DiscordBot]:
-    """A started bot, ready on the fake's gateway; stopped on exit."""
-    bot = DiscordBot(settings_for(fake, channels), pool, pool.catalogue, pool.bridge,
+                      **settings: Any) -> AsyncIterator[DiscordBot]:
+    """A started bot, ready on the fake's gateway; stopped on exit (`settings`: more of them)."""
+    bot = DiscordBot(settings_for(fake, channels, **settings), pool, pool.catalogue, pool.bridge,
                      limiter or fast_limiter(),
                      client_options={"guild_ready_timeout": 0.05}, write_timeout=write_timeout,
                      link=link, reconnect=reconnect)

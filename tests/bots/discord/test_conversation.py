@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.conversation.refusals import NO_WORDS
 from core.models import ChatMessage, ChatSession, ConversationBinding, Role
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import (
@@ -140,9 +141,11 @@ async def test_a_bare_mention_gets_a_greeting_not_a_run(
 async def test_an_image_without_text_is_answered_with_why_not_a_run(
     fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
 ) -> None:
+    """A file that cannot be read (these bytes are no PNG), and no words: nothing to run."""
     async with running_bot(fake, pool):
         asked = await fake.send_user_message(mention(fake, ""), files={"chart.png": b"\x89PNG"})
         await fake.wait_until(lambda: bot_messages(fake, asked["id"]), WAIT, "the notice")
     (notice,) = bot_messages(fake, asked["id"])
-    assert "I can only read what a message says" in text_of(notice)
+    assert "chart.png: it is named as an image but its contents are not one" in text_of(notice)
+    assert NO_WORDS in text_of(notice)
     assert llm.requests == [] and await ChatMessage.all().count() == 0

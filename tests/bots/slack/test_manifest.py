@@ -14,8 +14,9 @@ from bots.slack.commands import SUBCOMMANDS
 from bots.slack.http import PATH
 
 README = Path(__file__).parents[3] / "README.md"
-SCOPES = {"app_mentions:read", "chat:write", "commands", "files:write", "channels:history",
-          "groups:history", "im:history", "mpim:history",  # mentions, replies, /hermes, exports, threads
+SCOPES = {"app_mentions:read", "chat:write", "commands", "files:write", "files:read",
+          "channels:history", "groups:history", "im:history",
+          "mpim:history",  # mentions, replies, /hermes, exports, attachments, threads
           "assistant:write"}  # assistant.threads.* (setStatus, setTitle, setSuggestedPrompts)
 EVENTS = {"app_mention", "message.channels", "message.groups", "message.im", "message.mpim",
           "app_home_opened", "agent_session_stopped"}  # suggested prompts, the native Stop

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,7 +31,8 @@ async def user_message(
         attachment_id = world.ids.next()
         world.attachments[attachment_id] = data
         url = core.attachment_url(channel_id, attachment_id, filename)
-        attachments.append(dp.make_attachment(attachment_id, filename, len(data), url))
+        attachments.append(dp.make_attachment(attachment_id, filename, len(data), url,
+                                              content_type=mimetypes.guess_type(filename)[0]))
     message = dp.make_message(
         id=world.ids.next(),
         channel_id=channel_id,

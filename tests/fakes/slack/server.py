@@ -14,7 +14,7 @@ from .faults import Fault, FaultBox, Outage
 from .limits import Clock, RateLimiter, SlackLimits, system_clock
 from .model import Identity, Message, Workspace
 from .socket_mode import SocketModeServer
-from .state import SlackState
+from .state import SlackState, StoredFile
 from .wire import ApiError, Args, Body, RateLimited, read_args, take_token
 
 Handler = Callable[[SlackState, Args], Body]
@@ -40,6 +40,7 @@ class FakeSlack:
         self.calls: list[Call] = []
         self.faults = FaultBox()
         self.refusals: dict[str, str] = {}  # method -> the error it always answers
+        self.files_read = True  # False: the bot token lacks files:read (url_private signs in)
         self.socket = SocketModeServer(self.state)
         self._limiter = RateLimiter(self.state.limits, clock)
         self._changed = asyncio.Condition()
@@ -52,6 +53,7 @@ class FakeSlack:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/upload/v1/{upload_id}", self._upload)
+        app.router.add_get("/files-pri/{file_id}/{name}", self._download)
         app.router.add_get("/link/", self.socket.handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
@@ -96,6 +98,18 @@ class FakeSlack:
     def file_content(self, file_id: str) -> bytes | None:
         """The bytes uploaded for a file (None until its upload URL got them)."""
         return self.state.files[file_id].content
+
+    def share_file(self, name: str, content: bytes, mimetype: str = "application/octet-stream",
+                   size: int | None = None) -> dict[str, Any]:
+        """A file a user shares: its Slack file object (for an event's `files`), served at its
+        `url_private` to a request with the bot token, as Slack does (scope files:read)."""
+        stored = StoredFile(id=self.state.new_id("F"), filename=name, length=len(content),
+                            content=content, mimetype=mimetype)
+        self.state.files[stored.id] = stored
+        url = f"{self.state.base_url}files-pri/{stored.id}/{name}"
+        return {**stored.to_api(self.state.base_url), "mimetype": mimetype,
+                "size": len(content) if size is None else size, "url_private": url,
+                "url_private_download": f"{url}?download=1", "mode": "hosted"}
 
     def calls_to(self, method: str) -> list[Call]:
         return [call for call in self.calls if call.method == method]
@@ -286,6 +300,25 @@ class FakeSlack:
         call.status = 200 if answer else 404
         await self._notify()
         return web.Response(status=call.status, text=answer or "not found")
+
+    async def _download(self, request: web.Request) -> web.Response:
+        """A file's `url_private`: its bytes for the bot token; Slack's login page (HTML, 200)
+        for a request without a valid one."""
+        file_id = request.match_info["file_id"]
+        call = Call("files-pri", {"file": file_id}, take_token(request, {}),
+                    self.state.clock())
+        await self._record(call)
+        stored = self.state.files.get(file_id)
+        token = call.token or ""
+        valid = token == self.bot_token if self.bot_token else token.startswith("xoxb-")
+        valid = valid and self.files_read
+        if stored is None or stored.content is None:
+            call.status = 404
+            return web.Response(status=404, text="not found")
+        call.status = 200
+        if not valid:
+            return web.Response(text="<html>Sign in to Slack</html>", content_type="text/html")
+        return web.Response(body=stored.content, content_type=stored.mimetype)
 
     async def _record(self, call: Call) -> None:
         self.calls.append(call)

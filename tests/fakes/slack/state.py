@@ -21,11 +21,12 @@ class StoredFile:
     alt_txt: str | None = None
     snippet_type: str | None = None
     content: bytes | None = None  # None until the upload URL received it
+    mimetype: str = "application/octet-stream"
 
     def to_api(self, base_url: str) -> dict[str, Any]:
         return {
             "id": self.id, "name": self.filename, "title": self.title or self.filename,
-            "size": len(self.content or b""), "mimetype": "application/octet-stream",
+            "size": len(self.content or b""), "mimetype": self.mimetype,
             "permalink": f"{base_url}files/{self.id}/{self.filename}",
         }
 

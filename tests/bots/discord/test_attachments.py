@@ -1,0 +1,84 @@
+"""Attachments on Discord, end to end: MESSAGE_CREATE with `attachments` into the real
+discord.py client, each read from the fake's CDN URL through `Attachment.read()`, through the
+real Bridge to the scripted LLM; what is not read is named in the reply, and the words still
+go; an edit keeps the message's files."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from core.models import Attachment, ChatMessage, Role
+from core.runtime.pool import RunPool
+from tests.bots.discord.harness import (
+    answered,
+    bot_messages,
+    mention,
+    running_bot,
+    text_of,
+)
+from tests.fakes.discordfake import FakeDiscord
+from tests.fakes.llm_server import ScriptedLLM, text_reply
+from tests.files import PNG
+
+WAIT = 15.0
+IMAGE_PART = {"type": "image_url",
+              "image_url": {"url": "data:image/png;base64," + base64.b64encode(PNG).decode()}}
+
+
+def user_message(request: dict[str, Any]) -> Any:
+    return [m["content"] for m in request["messages"] if m["role"] == "user"][-1]
+
+
+async def test_an_image_and_a_text_file_reach_the_model_and_an_edit_keeps_them(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(text_reply("A pixel and a list."), text_reply("Still a pixel."))
+    async with running_bot(fake, pool):
+        asked = await fake.send_user_message(mention(fake, "What are these?"),
+                                             files={"shot.png": PNG, "todo.csv": b"a,b\n1,2"})
+        thread = int(asked["id"])
+        await fake.wait_until(lambda: answered(fake, thread, "A pixel and a list."), WAIT, "answer")
+        await fake.edit_user_message(asked["id"], mention(fake, "And now?"))
+        await fake.wait_until(lambda: answered(fake, thread, "Still a pixel."), WAIT, "edit")
+    assert user_message(llm.requests[0]) == [
+        {"type": "text", "text": "What are these?\n\nFile: todo.csv\n```\na,b\n1,2\n```"},
+        IMAGE_PART]
+    assert user_message(llm.requests[1]) == [
+        {"type": "text", "text": "And now?\n\nFile: todo.csv\n```\na,b\n1,2\n```"}, IMAGE_PART]
+    users = await ChatMessage.filter(role=Role.USER).order_by("id")
+    assert len(users) == 2
+    for user in users:
+        names = await Attachment.filter(message_id=user.id).order_by("position").values_list(
+            "name", "mime_type")
+        assert names == [("shot.png", "image/png"), ("todo.csv", "text/csv")]
+
+
+async def test_a_supported_file_without_words_is_a_turn(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(text_reply("It is a pixel."))
+    dm = fake.dm_channel_id()
+    async with running_bot(fake, pool):
+        await fake.send_user_message("", channel_id=dm, files={"pixel.png": PNG})
+        await fake.wait_until(lambda: answered(fake, dm, "It is a pixel."), WAIT, "answer")
+    assert user_message(llm.requests[0]) == [{"type": "text", "text": "📎 pixel.png"}, IMAGE_PART]
+
+
+async def test_files_not_read_are_named_and_the_words_still_go(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(text_reply("Words only."))
+    dm = fake.dm_channel_id()
+    async with running_bot(fake, pool, attachment_max_bytes=64, attachments_per_message=2):
+        await fake.send_user_message("Please look", channel_id=dm, files={
+            "huge.log": b"x" * 65, "setup.exe": b"MZ\x90\x00", "third.txt": b"three"})
+        await fake.wait_until(lambda: answered(fake, dm, "Words only."), WAIT, "answer")
+        await fake.wait_until(lambda: [m for m in bot_messages(fake, dm)
+                                       if "did not read" in text_of(m)], WAIT, "the notice")
+    [notice] = [text_of(m) for m in bot_messages(fake, dm) if "did not read" in text_of(m)]
+    assert "huge.log: it is larger than 64 bytes" in notice
+    assert "setup.exe: this type of file is not supported" in notice
+    assert "third.txt: only 2 files of a message are read" in notice
+    assert user_message(llm.requests[0]) == "Please look"
+    assert await Attachment.all().count() == 0
