@@ -15,6 +15,7 @@ from admin.health import HealthController
 from admin.messages.controller import MessageController
 from admin.openapi import SECURITY, StrictStructSchemaPlugin, openapi_config
 from admin.request_checks import check_request
+from admin.approvals.controller import ApprovalController
 from admin.runs.controller import RunController
 from admin.services import SERVICES_KEY, AdminServices, provide_services
 from admin.sessions.controller import SessionController
@@ -41,7 +42,8 @@ def _guarded_api() -> Router:
     """Every route but health: the bearer guard, its OpenAPI security, and the services."""
     return Router(
         path="/",
-        route_handlers=[SessionController, MessageController, RunController, CatalogueController],
+        route_handlers=[SessionController, MessageController, RunController, CatalogueController,
+                        ApprovalController],
         guards=[require_admin_token],
         security=SECURITY,
         dependencies={"services": Provide(provide_services, sync_to_thread=False)},

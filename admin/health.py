@@ -7,6 +7,8 @@ answers); a Bridge that does not answer, or a platform reconnecting for less tha
 the status "degraded" (browsing and export still work), with 200. `platforms` lists only the
 platforms `serve` started with a connection to watch, and is left out when there is none.
 With a child Bridge (no HERMES_BRIDGE_URL), `bridgeProcess` says how its supervisor sees it.
+With several Bridges (HERMES_BRIDGE_URL lists them), `bridges` says how each answers: `bridge`
+is "ok" while one does (runs go to those up), and the status is "degraded" while any does not.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from litestar.response import Response
 
 from admin.services import AdminServices, provide_services
 from core import db
+from core.bridge.fleet import BridgeFleet
 from core.bridge.port import Bridge
 from core.errors import HermesChatError
 from core.platform_links import LinkState, PlatformLinks
@@ -51,11 +54,19 @@ class BridgeProcessOut(msgspec.Struct, frozen=True, rename="camel"):
     last_exit: str | None
 
 
+class BridgeOut(msgspec.Struct, frozen=True):
+    """One Bridge of several; `reason` says why it is unreachable (null when it answers)."""
+
+    state: Reachability
+    reason: str | None
+
+
 class HealthOut(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
     status: Literal["ok", "degraded"]
     database: Reachability
     bridge: Reachability
     platforms: dict[str, PlatformOut] = {}
+    bridges: dict[str, BridgeOut] = {}  # only with several Bridges
     bridge_process: BridgeProcessOut | None = None  # only with a child Bridge
 
 
@@ -75,14 +86,15 @@ class HealthController(Controller):
         )},
     )
     async def health(self, services: NamedDependency[AdminServices]) -> Response[HealthOut]:
-        database, bridge = await asyncio.gather(_database(), _bridge(services.bridge))
+        database, (bridge, bridges) = await asyncio.gather(_database(), _bridges(services.bridge))
         platforms, down = _platforms(services.platforms)
         every_part_ok = database == bridge == "ok" and all(
-            p.state is LinkState.OK for p in platforms.values())
+            p.state is LinkState.OK for p in platforms.values()) and all(
+            b.state == "ok" for b in bridges.values())
         status: Literal["ok", "degraded"] = "ok" if every_part_ok else "degraded"
         child = services.bridge_child
         process = None if child is None else msgspec.convert(child.health(), BridgeProcessOut)
-        return Response(HealthOut(status, database, bridge, platforms, process),
+        return Response(HealthOut(status, database, bridge, platforms, bridges, process),
                         status_code=200 if database == "ok" and not down else 503)
 
 
@@ -93,6 +105,18 @@ async def _database() -> Reachability:
         log.exception("health check: database unreachable")
         return "unreachable"
     return "ok"
+
+
+async def _bridges(bridge: Bridge) -> tuple[Reachability, dict[str, BridgeOut]]:
+    """The Bridge's reachability, and each one's when there are several."""
+    if not isinstance(bridge, BridgeFleet) or len(bridge.members) < 2:
+        return await _bridge(bridge), {}
+    reports = await bridge.reports(BRIDGE_TIMEOUT)
+    for report in reports:
+        if report.health is None:
+            log.warning("health check: Bridge %s unreachable: %s", report.name, report.reason)
+    each = {r.name: BridgeOut("ok" if r.health else "unreachable", r.reason) for r in reports}
+    return ("ok" if any(r.health for r in reports) else "unreachable"), each
 
 
 async def _bridge(bridge: Bridge) -> Reachability:

@@ -10,7 +10,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from bridge.checkpoints import ConversationTap
+from bridge.approval_gate import ApprovalQuestion
+from bridge.checkpoints import ConversationTap, before_tool_calls
 from bridge.clarify_board import ClarifyBoard, ClarifyTicket
 from bridge.emitter import RunEmitter
 
@@ -31,6 +32,7 @@ class AgentCallbacks:
         self._tap = tap or ConversationTap()
         self._tool_errors: dict[str, bool] = {}
         self._clarify_calls: list[str] = []  # call ids of clarify tool calls not yet asked
+        self._started: list[tuple[str, Any]] = []  # (tool name, args) of the calls started
         self.compressed = False
         self.clarify_expired = False
 
@@ -67,6 +69,7 @@ class AgentCallbacks:
         if name == "clarify":
             self._clarify_calls.append(call_id)
         data = {"tool_call_id": call_id, "tool_name": name, "args": _as_object(args)}
+        self._started = [*self._started[-15:], (name, data["args"])]
         self._emitter.emit("tool_start", data)
 
     def tool_complete(self, call_id: str, name: str, args: Any, result: Any) -> None:
@@ -107,6 +110,25 @@ class AgentCallbacks:
         data = {"clarify_id": ticket.clarify_id, "question": ticket.question,
                 "choices": ticket.choices}
         self._emitter.emit("clarify_request", data)
+
+    def tool_of(self, command: str) -> str:
+        """Which started tool an approval question is about: the one whose command (or code)
+        it shows, else the latest one."""
+        for name, args in reversed(self._started):
+            if command and command in (args.get("command"), args.get("code")):
+                return name
+        return self._started[-1][0] if self._started else "terminal"
+
+    def approval(self, question: ApprovalQuestion, ticket: ClarifyTicket) -> None:
+        """Announce an approval question; the checkpoint before it is the turn before the model
+        call that asked for the tool, so another Bridge can ask that step again and apply the
+        decision given meanwhile."""
+        messages = self._tap.snapshot()
+        if messages:
+            self._emitter.emit("checkpoint", {
+                "messages": before_tool_calls(messages), "clarify": None,
+                "approval": {"approval_id": ticket.clarify_id}})
+        self._emitter.emit("approval_request", question.event_data(ticket.clarify_id))
 
     def _checkpoint(self, clarify: dict[str, str] | None) -> None:
         messages = self._tap.snapshot()

@@ -88,6 +88,17 @@ def continuation(messages: list[Message], clarify: tuple[str, str] | None) -> li
     return history
 
 
+def before_tool_calls(messages: list[Message]) -> list[Message]:
+    """The messages before the latest assistant message that called tools (and its results):
+    the turn as it was before the model asked for the step now waiting."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, dict) and message.get("role") == "assistant" \
+                and message.get("tool_calls"):
+            return messages[:index]
+    return messages
+
+
 def _clarify_result(history: list[Message], call_id: str, answer: str) -> Message:
     from agent.tool_dispatch_helpers import make_tool_result_message
 

@@ -1,5 +1,6 @@
-"""Clarify questions: the agent's thread blocks (hermes-agent's own `tools.clarify_gateway`)
-until POST /clarify/{id}/answer, with no timeout but a configurable fallback (24 h)."""
+"""Pauses of a turn: the agent's thread blocks (hermes-agent's own `tools.clarify_gateway`)
+until an answer arrives (POST /clarify/{id}/answer, or POST /runs/{id}/approval for a tool
+approval: bridge/approval_gate.py), with no timeout but a configurable fallback (24 h)."""
 
 from __future__ import annotations
 
@@ -32,11 +33,11 @@ class ClarifyBoard:
         self._tickets: dict[str, ClarifyTicket] = {}
 
     def ask(self, run_id: str, question: str, choices: list[str],
-            announce: Callable[[ClarifyTicket], None]) -> ClarifyTicket:
+            announce: Callable[[ClarifyTicket], None], prefix: str = "clr") -> ClarifyTicket:
         """Agent thread: register, announce, block until answered, cancelled or expired."""
         from tools import clarify_gateway
 
-        ticket = ClarifyTicket(f"clr-{uuid.uuid4().hex}", run_id, question, choices[:4])
+        ticket = ClarifyTicket(f"{prefix}-{uuid.uuid4().hex}", run_id, question, choices[:4])
         with self._lock:
             self._tickets[ticket.clarify_id] = ticket
             clarify_gateway.register(ticket.clarify_id, run_id, question, ticket.choices)
@@ -46,6 +47,11 @@ class ClarifyBoard:
             if ticket.state == "pending":
                 ticket.state = "expired"
         return ticket
+
+    def find(self, clarify_id: str) -> ClarifyTicket | None:
+        """The ticket of `clarify_id`, if this Bridge asked it."""
+        with self._lock:
+            return self._tickets.get(clarify_id)
 
     def answer(self, clarify_id: str, answer: str) -> ClarifyTicket:
         """Any thread: wake the agent waiting on `clarify_id`."""

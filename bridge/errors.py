@@ -62,6 +62,14 @@ class ClarifyAnswered(BridgeError):
     status, code = 409, "clarify_answered"
 
 
+class ApprovalNotFound(BridgeError):
+    status, code = 404, "approval_not_found"
+
+
+class ApprovalAnswered(BridgeError):
+    status, code = 409, "approval_answered"
+
+
 _HTTP_CODES = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed"}
 
 

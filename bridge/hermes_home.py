@@ -7,10 +7,13 @@ imports `run_agent`.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 from bridge.settings import BridgeSettings
+
+logger = logging.getLogger(__name__)
 
 # Written only when HERMES_HOME has no config.yaml yet; operators may edit it freely.
 DEFAULT_CONFIG_YAML = """\
@@ -24,6 +27,8 @@ memory:
   nudge_interval: 0          # no background memory-review LLM calls between turns
 skills:
   creation_nudge_interval: 0 # no background skill-review LLM calls
+approvals:
+  mode: manual               # a flagged command waits for a person (no LLM approves it)
 auxiliary:
   title_generation:
     enabled: false           # chat sessions are titled by hermes-chat itself
@@ -40,4 +45,12 @@ def prepare_hermes_home(settings: BridgeSettings) -> Path:
     os.environ["HERMES_HOME"] = str(home)
     # Without this hermes-agent pip-installs optional dependencies at run time.
     os.environ["HERMES_DISABLE_LAZY_INSTALLS"] = "1"
+    # Without a CLI or a gateway, hermes-agent approves a command it flags as dangerous
+    # unasked; with this it asks the turn's registered approval path (bridge/approval_gate.py)
+    # and refuses the command when there is none. Never auto-approved.
+    os.environ["HERMES_EXEC_ASK"] = "1"
+    # hermes-agent's YOLO mode would approve every flagged command: the Bridge has no such mode.
+    if os.environ.pop("HERMES_YOLO_MODE", None) is not None:
+        logger.warning("HERMES_YOLO_MODE is ignored: the Bridge asks before any command "
+                       "hermes-agent flags as dangerous")
     return home

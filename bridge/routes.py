@@ -14,6 +14,7 @@ from bridge.auth import token_guard
 from bridge.service import BridgeService
 from bridge.sse import follow_run
 from bridge.wire import (
+    ApprovalAnswer,
     ClarifyAnswer,
     MemoryUpdate,
     RunRequest,
@@ -63,6 +64,14 @@ async def answer_clarify(
     return service.answer_clarify(clarify_id, body.answer)
 
 
+@post("/runs/{run_id:str}/approval", status_code=200)
+async def answer_approval(
+    request: Request, run_id: FromPath[str], service: Service
+) -> dict[str, Any]:
+    body = decode(await request.body(), ApprovalAnswer)
+    return service.answer_approval(run_id, body)
+
+
 @post("/sessions/{session_id:str}/reset", status_code=200)
 async def reset_session(session_id: FromPath[str], service: Service) -> dict[str, Any]:
     return service.reset_session(check_identifier("session_id", session_id))
@@ -89,7 +98,7 @@ async def health(service: Service) -> dict[str, Any]:
 
 def bridge_routes(token: str | None) -> list[Router | HTTPRouteHandler]:
     """Every endpoint, at the root path; with a token, all but `GET /health` need it."""
-    handlers = [start_run, run_events, run_status, abort_run, answer_clarify,
+    handlers = [start_run, run_events, run_status, abort_run, answer_clarify, answer_approval,
                 reset_session, read_memory, write_memory]
     guards = [token_guard(token)] if token else []
     return [Router(path="/", route_handlers=handlers, guards=guards), health]

@@ -34,6 +34,7 @@ class RunLog:
     events: list[BridgeEvent] = field(default_factory=list)
     state: str = "running"
     pending_clarify: dict[str, Any] | None = None
+    pending_approval: dict[str, Any] | None = None
     ended_at: float | None = None
     last_event_id: int = 0
     kept_bytes: int = 0
@@ -64,9 +65,10 @@ class RunLog:
         return event
 
     def clarify_resolved(self) -> None:
-        """The pending clarify was answered (or cancelled): the run is running again."""
-        if self.state == "waiting_clarify":
-            self.state, self.pending_clarify = "running", None
+        """The pending clarify or approval was answered (or cancelled): the run is running
+        again."""
+        if self.state in ("waiting_clarify", "waiting_approval"):
+            self.state, self.pending_clarify, self.pending_approval = "running", None, None
 
     @property
     def appended(self) -> int:
@@ -116,8 +118,10 @@ class RunLog:
     def _track_state(self, event: BridgeEvent, data: dict[str, Any]) -> None:
         if event.name == "clarify_request":
             self.state, self.pending_clarify = "waiting_clarify", dict(data)
+        elif event.name == "approval_request":
+            self.state, self.pending_approval = "waiting_approval", dict(data)
         elif event.is_terminal:
-            self.state, self.pending_clarify = event.name, None
+            self.state, self.pending_clarify, self.pending_approval = event.name, None, None
             self.ended_at = self.clock()
             if self.max_bytes:
                 self.max_bytes = min(self.max_bytes, ENDED_BYTES)

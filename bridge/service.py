@@ -9,17 +9,26 @@ from typing import Any
 
 from bridge.agent_factory import choose_model
 from bridge.agent_pool import AgentPool
+from bridge.approval_gate import TICKET_PREFIX, StoredDecision
 from bridge.checkpoints import continuation
 from bridge.clarify_board import ClarifyBoard
 from bridge.emitter import RunEmitter
-from bridge.errors import RunFinished, RunNotFound
+from bridge.errors import (
+    ApprovalAnswered,
+    ApprovalNotFound,
+    ClarifyAnswered,
+    ClarifyNotFound,
+    InvalidRequest,
+    RunFinished,
+    RunNotFound,
+)
 from bridge.memory_scopes import MemoryScopes
 from bridge.run_log import RunLog
 from bridge.run_registry import RunRegistry
 from bridge.session_history import SessionHistories
 from bridge.settings import BridgeSettings
 from bridge.turn import Turn, TurnPlan
-from bridge.wire import RunRequest, message_content
+from bridge.wire import ApprovalAnswer, RunRequest, message_content
 
 logger = logging.getLogger(__name__)
 _ABORTED_UNSEEN = {"message": "the run was aborted before it started", "code": "aborted"}
@@ -27,6 +36,9 @@ RESUMED = {"category": "resumed",
            "message": "Resumed after a restart of the agent service: the last step runs again."}
 ANSWERED = {"category": "resumed",
             "message": "Resumed with the answer after a restart of the agent service."}
+DECIDED = {"category": "resumed",
+           "message": "Resumed with the approval decision after a restart of the agent service: "
+                      "the step that asked for it runs again."}
 
 
 class BridgeService:
@@ -53,7 +65,7 @@ class BridgeService:
         self._memory_edited.discard(request.session_id)
         emitter = RunEmitter(log, asyncio.get_running_loop(), secret=plan.model.api_key)
         if request.resume is not None:
-            emitter.emit_now("status", ANSWERED if request.resume.clarify else RESUMED)
+            emitter.emit_now("status", _resumed_status(request))
         turn = Turn(plan, emitter, self.pool, self.board, self._histories)
         self._turns[request.run_id] = turn
         task = asyncio.create_task(self._guarded(turn, emitter), name=f"run-{request.run_id}")
@@ -74,7 +86,12 @@ class BridgeService:
             history = continuation(resume.messages, answer)
         refresh = request.session_id in self._memory_edited
         iterations = request.max_iterations or self.settings.max_iterations
-        return TurnPlan(request, model, history, iterations, refresh, resumed=resume is not None)
+        stored = None
+        if resume is not None and resume.approval is not None:
+            given = resume.approval
+            stored = StoredDecision(given.pattern_key, given.command, given.decision)
+        return TurnPlan(request, model, history, iterations, refresh,
+                        resumed=resume is not None, stored_decision=stored)
 
     async def _guarded(self, turn: Turn, emitter: RunEmitter) -> None:
         """The error boundary of a run: a bug ends the run with `internal`, never the Bridge."""
@@ -103,16 +120,37 @@ class BridgeService:
         log = self.runs.find(run_id)
         if log is None:
             return {"run_id": run_id, "session_id": None, "state": "unknown",
-                    "last_event_id": 0, "pending_clarify": None}
+                    "last_event_id": 0, "pending_clarify": None, "pending_approval": None}
         return {"run_id": run_id, "session_id": log.session_id, "state": log.state,
-                "last_event_id": log.last_event_id, "pending_clarify": log.pending_clarify}
+                "last_event_id": log.last_event_id, "pending_clarify": log.pending_clarify,
+                "pending_approval": log.pending_approval}
 
     def answer_clarify(self, clarify_id: str, answer: str) -> dict[str, Any]:
+        if clarify_id.startswith(f"{TICKET_PREFIX}-"):  # decided only by its own route
+            raise ClarifyNotFound(f"no clarify {clarify_id!r}")
         ticket = self.board.answer(clarify_id, answer)
         log = self.runs.find(ticket.run_id)
         if log is not None:
             log.clarify_resolved()
         return {"clarify_id": clarify_id, "run_id": ticket.run_id}
+
+    def answer_approval(self, run_id: str, body: ApprovalAnswer) -> dict[str, Any]:
+        """Wake the tool waiting on `approval_id` of `run_id` with the decision."""
+        ticket = self.board.find(body.approval_id)
+        if ticket is None or ticket.run_id != run_id \
+                or not ticket.clarify_id.startswith(f"{TICKET_PREFIX}-"):
+            raise ApprovalNotFound(f"no approval {body.approval_id!r} in run {run_id!r}")
+        if body.decision not in ticket.choices:
+            raise InvalidRequest(f"decision must be one of {ticket.choices}, "
+                                 f"got {body.decision!r}")
+        try:
+            self.board.answer(body.approval_id, body.decision)
+        except ClarifyAnswered as exc:
+            raise ApprovalAnswered(exc.message) from None
+        log = self.runs.find(run_id)
+        if log is not None:
+            log.clarify_resolved()
+        return {"approval_id": body.approval_id, "run_id": run_id, "decision": body.decision}
 
     def reset_session(self, session_id: str) -> dict[str, Any]:
         """Drop the session's agent (`dropped` says whether there was one) and its history."""
@@ -144,3 +182,12 @@ class BridgeService:
         for task in self._tasks:
             task.cancel()
         self.pool.close_all()
+
+
+def _resumed_status(request: RunRequest) -> dict[str, str]:
+    resume = request.resume
+    if resume is not None and resume.clarify is not None:
+        return ANSWERED
+    if resume is not None and resume.approval is not None:
+        return DECIDED
+    return RESUMED

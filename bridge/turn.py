@@ -9,6 +9,7 @@ from typing import Any
 
 from bridge.agent_factory import ModelChoice, refresh_system_prompt
 from bridge.agent_pool import AgentPool
+from bridge.approval_gate import ApprovalGate, StoredDecision
 from bridge.callbacks import AgentCallbacks
 from bridge.checkpoints import RESUME_MARKER, ConversationTap
 from bridge.clarify_board import ClarifyBoard
@@ -32,6 +33,7 @@ class TurnPlan:
     max_iterations: int
     refresh_prompt: bool = False  # the session's memory was edited since its last turn
     resumed: bool = False  # `history` is a turn another Bridge process began: go on from it
+    stored_decision: StoredDecision | None = None  # given to the approval the turn waited on
 
     @property
     def user_message(self) -> str | list[Message]:
@@ -75,10 +77,12 @@ class Turn:
                                        self._interrupt, tap)
             callbacks.install(agent)
             tap.install(agent)
+            gate = ApprovalGate(self._board, request.run_id, tuple(request.approved_patterns),
+                                self.plan.stored_decision, callbacks.approval, callbacks.tool_of)
             self._agent = agent
             try:
                 name = f"turn-{request.run_id}"
-                result = await run_in_thread(lambda: self._converse(agent, history), name)
+                result = await run_in_thread(lambda: self._converse(agent, history, gate), name)
             finally:
                 self._agent = None
                 tap.remove(agent)
@@ -93,7 +97,7 @@ class Turn:
         return self._histories.get(self.plan.request.session_id)
 
     def abort(self) -> None:
-        """End the stream now; interrupt the agent and release a pending clarify."""
+        """End the stream now; interrupt the agent and release a pending clarify or approval."""
         self.aborted = True
         self._emitter.emit_now("error", {"message": "the run was aborted", "code": "aborted"})
         self._board.cancel_run(self.plan.request.run_id)
@@ -113,15 +117,16 @@ class Turn:
         if agent is not None:
             agent.interrupt()
 
-    def _converse(self, agent: Any, history: list[Message]) -> dict[str, Any]:
+    def _converse(self, agent: Any, history: list[Message], gate: ApprovalGate) -> dict[str, Any]:
         request = self.plan.request
         if self.plan.refresh_prompt:
             refresh_system_prompt(agent)
         agent.ephemeral_system_prompt = request.system_prompt
         agent.max_iterations = self.plan.max_iterations
-        return agent.run_conversation(
-            self.plan.user_message, conversation_history=copy.deepcopy(history)
-        )
+        with gate.bound():
+            return agent.run_conversation(
+                self.plan.user_message, conversation_history=copy.deepcopy(history)
+            )
 
     def _finish(self, result: dict[str, Any], callbacks: AgentCallbacks,
                 history: list[Message], current: bool) -> None:

@@ -49,6 +49,19 @@ class ClarifyResume(msgspec.Struct, frozen=True):
     answer: str
 
 
+Decision = Literal["once", "session", "always", "deny"]
+PatternKey = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+
+
+class ApprovalResume(msgspec.Struct, frozen=True):
+    """The decision given to the approval a resumed turn waited on: applied, once, to the same
+    command when the resumed step asks for it again."""
+
+    pattern_key: PatternKey
+    command: str
+    decision: Decision
+
+
 class Resume(msgspec.Struct, frozen=True):
     """A turn another Bridge process began: its messages so far (its last `checkpoint`), and
     the id its first event here takes (one past every event the caller already has)."""
@@ -56,6 +69,7 @@ class Resume(msgspec.Struct, frozen=True):
     first_event_id: Annotated[int, msgspec.Meta(ge=1)]
     messages: list[dict[str, Any]]
     clarify: ClarifyResume | None = None
+    approval: ApprovalResume | None = None
 
 
 class RunRequest(msgspec.Struct, frozen=True):
@@ -68,10 +82,18 @@ class RunRequest(msgspec.Struct, frozen=True):
     max_iterations: Annotated[int, msgspec.Meta(ge=1, le=500)] | None = None
     history: list[HistoryMessage] | None = None
     resume: Resume | None = None
+    # hermes-agent pattern keys remembered as allowed for this run (this conversation's and
+    # the global ones): their commands run without asking
+    approved_patterns: Annotated[list[PatternKey], msgspec.Meta(max_length=1000)] = []
 
 
 class ClarifyAnswer(msgspec.Struct, frozen=True):
     answer: str
+
+
+class ApprovalAnswer(msgspec.Struct, frozen=True):
+    approval_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    decision: Decision
 
 
 class MemoryUpdate(msgspec.Struct, frozen=True):

@@ -8,8 +8,8 @@ from urllib.parse import unquote, urlsplit
 
 from core.attachments import DEFAULT_MAX_BYTES, DEFAULT_PER_MESSAGE, Limits
 from core.conversation.policy import Policy
-from core.outage import Patience
 from core.errors import InvalidInput
+from core.outage import Patience
 from core.platform_links import DOWN_SECONDS
 
 DEFAULT_DATABASE_URL = "sqlite://data/hermes-chat.sqlite3"
@@ -87,6 +87,12 @@ class Settings:
         return Limits(self.attachment_max_bytes, self.attachments_per_message)
 
     @property
+    def bridge_urls(self) -> tuple[str, ...]:
+        """Every Bridge the runtime places runs on: HERMES_BRIDGE_URL's comma-separated list,
+        else the one `serve` starts. InvalidInput for an entry that is not an http(s) URL."""
+        return _bridge_urls(self.bridge_url)
+
+    @property
     def policy(self) -> Policy:
         """Who may act on a turn and who may talk to the bot (core.conversation.policy)."""
         return Policy.of(self.conversation_actions, self.chat_admins, self.allowed_users,
@@ -100,7 +106,20 @@ class Settings:
             raw = env.get(field.name.upper(), "").strip()
             if raw:
                 values[field.name] = _convert(field.name, field.type, raw)
-        return cls(**values)  # type: ignore[arg-type]
+        settings = cls(**values)  # type: ignore[arg-type]
+        _bridge_urls(settings.bridge_url)  # a bad list is refused at start, not at a first run
+        return settings
+
+
+def _bridge_urls(raw: str) -> tuple[str, ...]:
+    urls = tuple(u.strip().rstrip("/") for u in raw.split(",") if u.strip())
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InvalidInput(f"HERMES_BRIDGE_URL must list http(s) URLs, got {url!r}")
+    if not urls or len(set(urls)) != len(urls):
+        raise InvalidInput("HERMES_BRIDGE_URL must list each Bridge once")
+    return urls
 
 
 def _url_password(url: str) -> tuple[str, ...]:

@@ -83,3 +83,9 @@ class NotYours(HermesChatError):
     def __init__(self, asker: str | None) -> None:
         super().__init__("only the person who asked (or a chat admin) may do that here")
         self.asker = asker
+
+
+class AdminOnly(HermesChatError):
+    """A decision only a chat admin may take ("Always allow" a tool's command everywhere)."""
+
+    code = "admin_only"

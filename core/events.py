@@ -84,6 +84,17 @@ class ClarifyRequest(_Event, frozen=True, tag="clarify_request"):
     choices: tuple[str, ...] = ()
 
 
+class ApprovalRequest(_Event, frozen=True, tag="approval_request"):
+    """A tool call hermes-agent flagged as dangerous, waiting for a decision."""
+
+    approval_id: Annotated[str, msgspec.Meta(min_length=1, max_length=CLARIFY_ID_MAX)]
+    command: str
+    tool: str = "terminal"
+    reason: str = ""
+    pattern_key: str = ""
+    choices: tuple[str, ...] = ()
+
+
 class ContextCompacted(_Event, frozen=True, tag="context_compacted"):
     summary: str
     compacted_until: int | None = None
@@ -96,6 +107,12 @@ class CheckpointClarify(msgspec.Struct, frozen=True):
     clarify_id: str
 
 
+class CheckpointApproval(msgspec.Struct, frozen=True):
+    """The approval a checkpoint was taken at (its messages end before the step that asked)."""
+
+    approval_id: Annotated[str, msgspec.Meta(min_length=1)]
+
+
 class Checkpoint(_Event, frozen=True, tag="checkpoint"):
     """What a continuation of the turn needs: the agent's messages so far. Its seq is the id
     of the event before it (it takes none of its own). Stored apart from the log (one per run,
@@ -103,6 +120,7 @@ class Checkpoint(_Event, frozen=True, tag="checkpoint"):
 
     messages: tuple[dict[str, Any], ...]
     clarify: CheckpointClarify | None = None
+    approval: CheckpointApproval | None = None
 
 
 class Done(_Event, frozen=True, tag="done"):
@@ -116,14 +134,15 @@ class RunError(_Event, frozen=True, tag="error"):
 
 Event = (
     TextDelta | ThinkingStatus | Step | Status | ToolProgress | ToolStart | ToolEnd
-    | TodoUpdate | ClarifyRequest | ContextCompacted | Checkpoint | Done | RunError
+    | TodoUpdate | ClarifyRequest | ApprovalRequest | ContextCompacted | Checkpoint | Done
+    | RunError
 )
 _BY_KIND: MappingProxyType[str, type[_Event]] = MappingProxyType(
     {cls.__struct_config__.tag: cls for cls in Event.__args__}
 )
 KINDS: frozenset[str] = frozenset(_BY_KIND)
 _TOOL_KINDS = frozenset({"tool_start", "tool_end", "tool_progress"})
-_VITAL_KINDS = frozenset({"done", "error", "clarify_request"})
+_VITAL_KINDS = frozenset({"done", "error", "clarify_request", "approval_request"})
 
 
 def kind_of(event: Event) -> str:
@@ -202,6 +221,7 @@ _CONTENT_FIELD: MappingProxyType[str, str] = MappingProxyType({
     "tool_progress": "preview",
     "tool_end": "result",
     "clarify_request": "question",
+    "approval_request": "command",
     "context_compacted": "summary",
     "done": "final_text",
     "error": "message",

@@ -125,6 +125,12 @@ class ChatMessage(Model):
     platform_message_id = fields.CharField(max_length=64, null=True)
     platform_refs: Any = fields.JSONField(null=True)
     author = fields.CharField(max_length=64, null=True)
+    # The run of the session this queued run waits for (a start with `queue=True`): the one
+    # in-flight assistant message per session the database allows is the one without it.
+    queued_behind = fields.CharField(max_length=64, null=True)
+    # The Bridge (its URL in HERMES_BRIDGE_URL) that holds this answer's run: where Stop,
+    # answers and replays of it go, from any replica (core/bridge/fleet.py).
+    bridge = fields.CharField(max_length=255, null=True)
     created_at = fields.DatetimeField(default=utc_now)
     completed_at = fields.DatetimeField(null=True)
 
@@ -181,6 +187,11 @@ class ChatMessageLog(Model):
         indexes = (Index(fields=("message_id", "kind"), name="idx_chat_log_kind"),)
 
 
+class PauseKind(StrEnum):
+    CLARIFY = "clarify"
+    APPROVAL = "approval"  # a tool call waiting for a decision: question holds its command
+
+
 class ClarifyPause(Model):
     """A clarify question waiting for (or having had) its answer (seed 003 §4.7)."""
 
@@ -199,6 +210,10 @@ class ClarifyPause(Model):
     platform_refs: Any = fields.JSONField(null=True)
     created_at = fields.DatetimeField(default=utc_now)
     answered_at = fields.DatetimeField(null=True)
+    kind = fields.CharEnumField(PauseKind, max_length=16, default=PauseKind.CLARIFY)
+    tool = fields.CharField(max_length=128, null=True)
+    reason = fields.TextField(null=True)
+    pattern_key = fields.CharField(max_length=500, null=True)
 
     class Meta:
         table = "clarify_pause"
@@ -206,6 +221,24 @@ class ClarifyPause(Model):
             Index(fields=("run_id",), name="idx_clarify_pause_run"),
             Index(fields=("status", "created_at"), name="idx_clarify_pause_status"),
         )
+
+
+class ApprovalRule(Model):
+    """A remembered approval: commands of hermes-agent's `pattern_key` run without asking, in one session (Allow in this conversation) or everywhere (Always allow, session null)."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    pattern_key = fields.CharField(max_length=500)
+    session: fields.ForeignKeyNullableRelation[ChatSession] = fields.ForeignKeyField(
+        "hermes.ChatSession", related_name="approval_rules", null=True,
+        on_delete=fields.CASCADE
+    )
+    session_id: int | None
+    decided_by = fields.CharField(max_length=64, null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "approval_rule"
+        unique_together = (("session", "pattern_key"),)
 
 
 class RunCheckpoint(Model):
@@ -272,3 +305,15 @@ class RunQuotaBucket(Model):
 
     class Meta:
         table = "run_quota"
+
+
+class HandledEvent(Model):
+    """A platform event id some replica took (Slack's event_id): a redelivery is dropped. Kept for a TTL, then swept."""
+
+    id = fields.BigIntField(primary_key=True)
+    event_key = fields.CharField(max_length=160, unique=True)
+    at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "handled_event"
+        indexes = (Index(fields=("at",), name="idx_handled_event_at"),)

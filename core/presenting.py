@@ -6,11 +6,32 @@ from __future__ import annotations
 from datetime import timedelta
 
 from core.events import Todo
-from core.models import MessageStatus
-from core.runtime.updates import RunUpdate
+from core.models import MessageStatus, PauseStatus
+from core.runtime.updates import PauseView, RunUpdate
 from core.thinking import ThinkingState, ToolCall
 
 TODO_MARKS = {"completed": "☑", "in_progress": "▶", "pending": "☐", "cancelled": "✖"}
+# The buttons of a tool approval, by decision (the order they are offered in).
+APPROVAL_LABELS = {"once": "Allow once", "session": "Allow in this conversation",
+                   "always": "Always allow", "deny": "Deny"}
+_DECIDED = {"once": "✅ Allowed once", "session": "✅ Allowed in this conversation",
+            "always": "✅ Always allowed", "deny": "⛔ Denied"}
+
+
+def approval_question(pause: PauseView) -> str:
+    """The first line of a tool approval (its command goes in a code block under it)."""
+    reason = f" ({pause.reason})" if pause.reason else ""
+    return f"⚠️ `{pause.tool or 'a tool'}` asks to run a command flagged as dangerous{reason}"
+
+
+def approval_outcome(pause: PauseView) -> str | None:
+    """Who decided what ("⛔ Denied by U42"), "⌛ Expired", or None while it waits."""
+    if pause.status == PauseStatus.EXPIRED:
+        return "⌛ Expired: nobody decided in time, so it did not run"
+    if pause.status != PauseStatus.ANSWERED:
+        return None
+    said = _DECIDED.get(pause.answer or "", f"Answered {pause.answer}")
+    return f"{said} by {pause.answered_by or 'someone'}"
 
 
 def duration(elapsed: timedelta) -> str:

@@ -32,3 +32,10 @@ def clean_value(value: Any, text: Callable[[str], str] = clean_text) -> Any:
     if isinstance(value, (list, tuple)):
         return [clean_value(v, text) for v in value]
     return value
+
+
+def bounded(text: str, limit: int) -> str:
+    """`text` cleaned and cut to `limit` characters, an ellipsis marking a cut (a model's
+    command or reason can be as long as it likes: what is stored and shown is not)."""
+    text = clean_text(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

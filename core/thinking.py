@@ -26,10 +26,12 @@ import msgspec
 
 from core.errors import InvalidInput
 from core.events import (
-    ClarifyRequest, ContextCompacted, Done, Event, LogRecord, RunError, Status, Step,
+    ApprovalRequest, ClarifyRequest, ContextCompacted, Done, Event, LogRecord, RunError, Status,
+    Step,
     TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
     event_from_log,
 )
+from core.safe_text import bounded
 from core.thinking_text import ThinkingText
 
 logger = logging.getLogger(__name__)
@@ -78,6 +80,23 @@ class PendingClarify:
     seq: int
 
 
+COMMAND_LIMIT = 3000  # of an approval's command, as stored and shown (a code block fits it)
+REASON_LIMIT = 500
+TOOL_LIMIT = 128
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    """Area ⑤ too: a tool call the agent waits to be allowed (its texts cut where they enter)."""
+
+    approval_id: str
+    tool: str
+    command: str
+    reason: str
+    choices: tuple[str, ...]
+    seq: int
+
+
 @dataclass(frozen=True, slots=True)
 class RunFailure:
     """How a run ended in `error` (code: aborted, llm_error, internal, clarify_expired)."""
@@ -95,6 +114,7 @@ class ThinkingState:
     tools: tuple[ToolCall, ...] = ()
     todos: tuple[Todo, ...] = ()
     pending_clarify: PendingClarify | None = None
+    pending_approval: PendingApproval | None = None
     iteration: int = 0
     compactions: int = 0
     final_text: str | None = None
@@ -166,7 +186,7 @@ def _fold_texts(state: ThinkingState, deltas: list[TextDelta]) -> ThinkingState:
     text = "".join(delta.text for delta in kept)
     return replace(state, thinking=state.thinking.append(text), last_seq=last,
                    first_at=state.first_at or kept[0].at, last_at=kept[-1].at,
-                   pending_clarify=None)
+                   pending_clarify=None, pending_approval=None)
 
 
 def replay(records: Iterable[LogRecord]) -> ThinkingState:
@@ -183,11 +203,13 @@ def replay(records: Iterable[LogRecord]) -> ThinkingState:
 
 
 def answered(state: ThinkingState, clarify_id: str) -> ThinkingState:
-    """The state once the user answered `clarify_id` (unchanged if another one is pending)."""
-    pending = state.pending_clarify
-    if pending is None or pending.clarify_id != clarify_id:
-        return state
-    return replace(state, pending_clarify=None)
+    """The state once the user answered `clarify_id`, a clarify or an approval (unchanged if
+    another one is pending)."""
+    if state.pending_clarify is not None and state.pending_clarify.clarify_id == clarify_id:
+        return replace(state, pending_clarify=None)
+    if state.pending_approval is not None and state.pending_approval.approval_id == clarify_id:
+        return replace(state, pending_approval=None)
+    return state
 
 
 def _stamp(state: ThinkingState, event: Event) -> ThinkingState:
@@ -203,6 +225,7 @@ def _stamp_fields(state: ThinkingState, event: Event) -> dict[str, Any]:
         "first_at": state.first_at or event.at,
         "last_at": event.at,
         "pending_clarify": None if moved_on else state.pending_clarify,
+        "pending_approval": None if moved_on else state.pending_approval,
     }
 
 
@@ -228,6 +251,8 @@ def _apply(state: ThinkingState, event: Event) -> ThinkingState:
         case ClarifyRequest():
             pending = PendingClarify(event.clarify_id, event.question, event.choices, event.seq)
             return replace(state, pending_clarify=pending)
+        case ApprovalRequest():
+            return replace(state, pending_approval=_approval(event))
         case ContextCompacted():
             return replace(state, compactions=state.compactions + 1)
         case Done(final_text=final_text):
@@ -235,6 +260,12 @@ def _apply(state: ThinkingState, event: Event) -> ThinkingState:
         case RunError(message=message, code=code):
             return replace(state, error=RunFailure(message, code), status=None)
     return state
+
+
+def _approval(event: ApprovalRequest) -> PendingApproval:
+    return PendingApproval(event.approval_id, bounded(event.tool, TOOL_LIMIT),
+                           bounded(event.command, COMMAND_LIMIT),
+                           bounded(event.reason, REASON_LIMIT), event.choices, event.seq)
 
 
 def _offer(state: ThinkingState, candidate: CurrentStatus) -> ThinkingState:

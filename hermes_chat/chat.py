@@ -13,17 +13,23 @@ from datetime import timedelta
 from typing import TextIO
 
 from core import db, presenting, sessions
-from core.bridge.client import BridgeClient
+from core.bridge.fleet import BridgeFleet
 from core.catalogue import load_catalogue
 from core.config import Settings
+from core.conversation.policy import Policy
 from core.errors import HermesChatError
+from core.models import PauseKind
+from core.presenting import APPROVAL_LABELS, approval_outcome, approval_question
 from core.runtime.leases import Leases
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
-from core.runtime.updates import RunUpdate
+from core.runtime.updates import PauseView, RunUpdate
 
 Reader = Callable[[], "asyncio.Future[str]"]
 PROMPT = "you> "
+TERMINAL = "terminal"  # the author of this terminal's messages
+# Whoever runs `chat` on the machine holds the Bridge and the database: the admin of its turns.
+TERMINAL_POLICY = Policy.of(admins=[TERMINAL])
 # hermes-agent relays each reply of the model as progress of this pseudo-tool; the last one is
 # the answer itself, which `hermes>` prints.
 MODEL_TEXT = "_thinking"
@@ -91,7 +97,7 @@ async def converse(pool: RunPool, session_id: int, read: Reader, out: TextIO) ->
         if not text:
             continue
         try:
-            started = await pool.start(session_id, text, author="terminal")
+            started = await pool.start(session_id, text, author=TERMINAL)
         except HermesChatError as error:
             print(f"  ! {error.message}", file=out, flush=True)
             continue
@@ -102,15 +108,27 @@ async def _follow(pool: RunPool, run_id: str, read: Reader, view: TerminalView, 
     asked: set[str] = set()
     async for update in pool.subscribe(run_id):
         view.show(update)
-        pause = update.pause
-        if pause is not None and pause.status == "UNANSWERED" and pause.clarify_id not in asked:
-            asked.add(pause.clarify_id)
-            await _ask(pool, pause, read, out)
+        for pause in (update.pause, update.approval):
+            if pause is not None and pause.status == "UNANSWERED" and pause.clarify_id not in asked:
+                asked.add(pause.clarify_id)
+                ask = _approve if pause.kind == PauseKind.APPROVAL else _ask
+                await ask(pool, pause, read, out)
         if update.finished:
             view.finish(update)
 
 
-async def _ask(pool: RunPool, pause, read: Reader, out: TextIO) -> None:  # noqa: ANN001
+async def _approve(pool: RunPool, pause: PauseView, read: Reader, out: TextIO) -> None:
+    """A tool approval: anything but a number or name of an offered decision is Deny."""
+    print(f"\n  {approval_question(pause)}:\n    {pause.question}", file=out)
+    for number, decision in enumerate(pause.choices, start=1):
+        print(f"    {number}. {APPROVAL_LABELS.get(decision, decision)}", file=out)
+    print("  your decision (a number): ", end="", file=out, flush=True)
+    picked = _decision((await read()).strip().lower(), pause.choices)
+    outcome = await pool.decide(pause.clarify_id, picked, TERMINAL, TERMINAL_POLICY)
+    print(f"  {approval_outcome(outcome.pause) or outcome.reason}", file=out, flush=True)
+
+
+async def _ask(pool: RunPool, pause, read: Reader, out: TextIO) -> None:
     print(f"\n  ? {pause.question}", file=out)
     for number, choice in enumerate(pause.choices, start=1):
         print(f"    {number}. {choice}", file=out)
@@ -118,9 +136,15 @@ async def _ask(pool: RunPool, pause, read: Reader, out: TextIO) -> None:  # noqa
     answer = (await read()).strip()
     if answer.isdigit() and 1 <= int(answer) <= len(pause.choices):
         answer = pause.choices[int(answer) - 1]
-    outcome = await pool.answer(pause.clarify_id, answer or "(no answer)", "terminal")
+    outcome = await pool.answer(pause.clarify_id, answer or "(no answer)", TERMINAL)
     if not outcome.accepted:
         print(f"  ! {outcome.reason}", file=out, flush=True)
+
+
+def _decision(typed: str, choices: tuple[str, ...]) -> str:
+    if typed.isdigit() and 1 <= int(typed) <= len(choices):
+        return choices[int(typed) - 1]
+    return typed if typed in choices else "deny"  # silence (or a typo) is not consent
 
 
 def stdin_reader() -> Reader:
@@ -133,7 +157,7 @@ async def run_chat(settings: Settings, session_id: int | None) -> None:
     await db.migrate(settings.database_url)
     await db.open_database(settings.database_url)
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
-    async with BridgeClient(settings.bridge_url, token=settings.bridge_token) as bridge:
+    async with BridgeFleet.over_http(settings.bridge_urls, token=settings.bridge_token) as bridge:
         leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
         pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs, leases=leases,
                        patience=settings.database_patience)

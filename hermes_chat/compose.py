@@ -10,18 +10,18 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from core import db
-from core.bridge.client import BridgeClient
+from core.bridge.fleet import BridgeFleet
 from core.catalogue import Catalogue, load_catalogue
 from core.config import Settings
 from core.run_quota import RunQuota
 from core.runtime.jobs import start_jobs
 from core.runtime.leases import Leases
 from core.runtime.metrics import RunMetrics
-from core.runtime.pool import RunPool
 from core.runtime.notify import listening
+from core.runtime.pool import RunPool
 from core.runtime.recovery import keep_taking_over, recover
 from core.runtime.singleton import UPKEEP_HERE, SchedulerLock, Upkeep
-from hermes_chat.bridge_process import BridgeSupervisor, bridge_child
+from hermes_chat.bridge_process import BridgeEndpoint, BridgeSupervisor, bridge_child
 
 log = logging.getLogger("hermes_chat.serve")
 
@@ -32,7 +32,7 @@ class Parts:
 
     settings: Settings
     catalogue: Catalogue
-    bridge: BridgeClient
+    bridge: BridgeFleet  # every Bridge of HERMES_BRIDGE_URL (or the child), as one
     pool: RunPool
     bridge_child: BridgeSupervisor | None = None  # None: an external Bridge
 
@@ -51,8 +51,8 @@ async def running_parts(settings: Settings,
         metrics = RunMetrics()
         async with bridge_child(settings, catalogue, environ) as endpoint, \
                 listening(settings.database_url) as notices, \
-                BridgeClient(endpoint.url, token=endpoint.token,
-                             sleep=metrics.reconnect_pause) as bridge:
+                BridgeFleet.over_http(_bridge_urls(settings, endpoint), token=endpoint.token,
+                                      sleep=metrics.reconnect_pause) as bridge:
             leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
             pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
                            metrics=metrics, leases=leases, log_notices=notices,
@@ -79,6 +79,11 @@ async def running_parts(settings: Settings,
     finally:
         await lock.release()
         await db.close_database()
+
+
+def _bridge_urls(settings: Settings, endpoint: BridgeEndpoint) -> tuple[str, ...]:
+    """The child Bridge, or each external one HERMES_BRIDGE_URL lists."""
+    return (endpoint.url,) if endpoint.child is not None else settings.bridge_urls
 
 
 async def _migrate(database_url: str) -> None:

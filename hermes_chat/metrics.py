@@ -11,8 +11,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 from prometheus_client.registry import Collector
 
+from admin.health import BRIDGE_TIMEOUT
 from admin.services import SupervisedBridge
 from core import feedback
+from core.bridge.fleet import BridgeFleet
 from core.models import FeedbackValue, MessageStatus, PauseStatus
 from core.platform_links import LinkState, PlatformLinks
 from core.runtime.pool import RunPool
@@ -75,6 +77,31 @@ class BridgeChildCollector(Collector):
                                   value=float(restarts) if isinstance(restarts, int) else 0.0)
 
 
+class BridgeFleetCollector(Collector):
+    """Each Bridge of the fleet: does it answer (asked just before the scrape), and how many of
+    this replica's runs in flight it holds."""
+
+    def __init__(self, fleet: BridgeFleet, pool: RunPool) -> None:
+        self.fleet = fleet
+        self.pool = pool
+        self.answering: dict[str, bool] = {}
+
+    async def refresh(self) -> None:
+        reports = await self.fleet.reports(BRIDGE_TIMEOUT)
+        self.answering = {r.name: r.health is not None for r in reports}
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("hermes_bridge_answering", "1 while the Bridge answers /health",
+                               labels=["bridge"])
+        held = GaugeMetricFamily("hermes_bridge_runs", "runs in flight here held by the Bridge",
+                                 labels=["bridge"])
+        holding = self.fleet.holding(u.run_id for u in self.pool.active())
+        for name in self.fleet.members:
+            up.add_metric([name], 1.0 if self.answering.get(name) else 0.0)
+            held.add_metric([name], holding[name])
+        yield from (up, held)
+
+
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, doc, value=value)
 
@@ -125,10 +152,15 @@ def metrics_route(pool: RunPool, links: PlatformLinks | None = None,
     registry.register(PlatformLinkCollector(links if links is not None else PlatformLinks()))
     if bridge_child is not None:
         registry.register(BridgeChildCollector(bridge_child))
+    fleet = BridgeFleetCollector(pool.bridge, pool) if isinstance(pool.bridge, BridgeFleet) else None
+    if fleet is not None:
+        registry.register(fleet)
 
     @get("/metrics", include_in_schema=False)
     async def metrics() -> Response[bytes]:
         await rated.refresh()
+        if fleet is not None:
+            await fleet.refresh()
         return Response(generate_latest(registry), media_type="text/plain; version=0.0.4")
 
     return metrics

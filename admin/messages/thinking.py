@@ -8,6 +8,7 @@ import msgspec
 
 from core.thinking import (
     CurrentStatus,
+    PendingApproval,
     PendingClarify,
     RunFailure,
     ThinkingState,
@@ -45,19 +46,32 @@ class ClarifyOut(msgspec.Struct, frozen=True, rename="camel"):
     seq: int
 
 
+class ApprovalPendingOut(msgspec.Struct, frozen=True, rename="camel"):
+    """A tool call waiting for a decision (POST /api/chat/approvals/{approvalId}/decision)."""
+
+    approval_id: str
+    tool: str
+    command: str
+    reason: str
+    choices: list[str]
+    seq: int
+
+
 class FailureOut(msgspec.Struct, frozen=True, rename="camel"):
     message: str
     code: str
 
 
 class ThinkingOut(msgspec.Struct, frozen=True, rename="camel"):
-    """Streamed thinking, current status, tools, todos, pending clarify and how the run ended."""
+    """Streamed thinking, current status, tools, todos, pending clarify or tool approval and how
+    the run ended."""
 
     thinking: str
     status: StatusOut | None
     tools: list[ToolCallOut]
     todos: list[TodoOut]
     pending_clarify: ClarifyOut | None
+    pending_approval: ApprovalPendingOut | None
     tool_calls: int
     iteration: int
     compactions: int
@@ -73,7 +87,8 @@ def thinking_out(state: ThinkingState) -> ThinkingOut:
         thinking=str(state.thinking), status=_status(state.status),
         tools=[_tool(t) for t in state.tools],
         todos=[TodoOut(t.id, t.content, t.status) for t in state.todos],
-        pending_clarify=_clarify(state.pending_clarify), tool_calls=state.tool_calls,
+        pending_clarify=_clarify(state.pending_clarify),
+        pending_approval=_approval(state.pending_approval), tool_calls=state.tool_calls,
         iteration=state.iteration, compactions=state.compactions,
         elapsed_seconds=state.elapsed.total_seconds(), final_text=state.final_text,
         error=_failure(state.error), last_seq=state.last_seq,
@@ -98,6 +113,13 @@ def _clarify(pending: PendingClarify | None) -> ClarifyOut | None:
     if pending is None:
         return None
     return ClarifyOut(pending.clarify_id, pending.question, list(pending.choices), pending.seq)
+
+
+def _approval(pending: PendingApproval | None) -> ApprovalPendingOut | None:
+    if pending is None:
+        return None
+    return ApprovalPendingOut(pending.approval_id, pending.tool, pending.command, pending.reason,
+                              list(pending.choices), pending.seq)
 
 
 def _failure(failure: RunFailure | None) -> FailureOut | None:

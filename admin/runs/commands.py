@@ -20,7 +20,7 @@ from core import sessions, tree
 from core.conversation import turns
 from core.errors import Conflict, NotFound
 from core.field_errors import InvalidField
-from core.models import ChatMessage, ClarifyPause, MessageStatus, Role
+from core.models import ChatMessage, ClarifyPause, MessageStatus, PauseKind, Role
 from core.runtime.clarify import ClarifyOutcome
 from core.runtime.pool import RunPool
 from core.runtime.records import locked_session
@@ -63,7 +63,7 @@ async def resume(
 ) -> ClarifyOutcome:
     """Answer the run's clarify question; a question already answered or expired is a conflict."""
     await run_message(run_id)
-    pause = await ClarifyPause.get_or_none(clarify_id=clarify_id)
+    pause = await ClarifyPause.get_or_none(clarify_id=clarify_id, kind=PauseKind.CLARIFY)
     if pause is None or pause.run_id != run_id:
         raise InvalidField("clarify_id", f"run {run_id} asked no question {clarify_id}")
     outcome = await pool.answer(clarify_id, answer, answered_by)

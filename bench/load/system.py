@@ -23,7 +23,7 @@ from admin.app import create_app
 from admin.services import AdminServices
 from bots.discord import DiscordBot
 from core import db
-from core.bridge.client import BridgeClient
+from core.bridge.fleet import BridgeFleet
 from core.bridge.types import RunRequest
 from core.catalogue import load_catalogue
 from core.config import Settings
@@ -100,8 +100,8 @@ async def running_system(settings: Settings) -> AsyncIterator[System]:
     metrics = RunMetrics()
     try:
         async with bridge_child(settings, catalogue) as endpoint, \
-                BridgeClient(endpoint.url, token=endpoint.token,
-                             sleep=metrics.reconnect_pause) as bridge:
+                BridgeFleet.over_http([endpoint.url], token=endpoint.token,
+                                      sleep=metrics.reconnect_pause) as bridge:
             await _warm_up(bridge)
             buffer = TimedLogBuffer(metrics)
             pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs,
@@ -122,7 +122,7 @@ async def running_system(settings: Settings) -> AsyncIterator[System]:
         await db.close_database()
 
 
-async def _warm_up(bridge: BridgeClient) -> None:
+async def _warm_up(bridge: BridgeFleet) -> None:
     """One run straight to the Bridge, unrecorded: a Bridge's first run imports the agent
     (seconds), which one that has been serving did long ago."""
     request = RunRequest(run_id=uuid.uuid4().hex, session_id="chat-load-warm-up",

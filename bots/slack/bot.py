@@ -120,7 +120,7 @@ class SlackBot:
 
 
 def _register(app: AsyncApp, services: SlackServices, settings: Settings) -> None:
-    app.use(InboundMiddleware())  # every listener gets its payload typed, or nothing at all
+    app.use(InboundMiddleware(services.ledger))  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
     files = SlackFiles(services.sender.client)
     SlackConversations(services, commands, files, settings.attachment_limits).register(app)

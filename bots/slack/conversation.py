@@ -107,18 +107,24 @@ class SlackConversations:
                                         queue=message.place.key)
 
     def _may_talk(self, message: SlackIncoming) -> bool:
-        """Whether the author may talk to the bot (ALLOWED_USERS); one who may not is told
-        so privately, once per conversation (remembered in a bounded memory of this replica,
-        so a restart or another replica may tell them once more), and nothing runs."""
+        """Whether the author may talk to the bot (ALLOWED_USERS). One who may not is told
+        so privately, once per conversation, and nothing runs."""
         services, place, user = self._services, message.place, message.user
         if services.policy.may_talk(user):
             return True
-        if services.told_not_allowed.first((place.key, user)):
-            services.background.spawn(
-                services.sender.ephemeral(place.team, place.channel, user, NOT_ALLOWED,
-                                          place.reply_thread),
-                unheard, f"not allowed {message.ts}", queue=place.key)
+        if services.told_not_allowed.first((place.key, user)):  # the cheap check, this replica
+            services.background.spawn(self._not_allowed(place, user), unheard,
+                                      f"not allowed {message.ts}", queue=place.key)
         return False
+
+    async def _not_allowed(self, place: SlackPlace, user: str) -> None:
+        """Tell `user` they may not talk to the bot, unless a replica told them in this
+        conversation already: recorded in the event ledger (database), so a restart or
+        another replica does not tell them again (for the ledger's EVENT_TTL)."""
+        told = f"not-allowed:{place.team}:{place.channel}:{place.key.thread}:{user}"
+        if await self._services.ledger.first("slack", told):
+            await self._services.sender.ephemeral(place.team, place.channel, user, NOT_ALLOWED,
+                                                  place.reply_thread)
 
     # --- what a message and an edit do ---
 

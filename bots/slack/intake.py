@@ -4,6 +4,8 @@ once when it is nothing for us (no 404 or 5xx for Slack to retry and count again
 `InboundMiddleware`, a bolt global middleware (it runs after bolt's signature check and
 authorization), parses the body (`inbound.parse`), keeps the typed value in the request's
 context for the listener (`typed`), and answers an ignored one itself, logged once at debug.
+An event a replica took already (its `event_id` is in core's EventLedger: a retry, or the
+same delivery load-balanced twice) is answered here too, and no listener sees it again.
 The transports (http.py, Socket Mode in supervisor.py) first ask `readable`: a body bolt
 itself cannot read (it indexes some fields while building a request) never reaches it.
 """
@@ -24,6 +26,8 @@ from slack_bolt.request.internals import parse_body
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 
+from bots.fields import text
+from core.conversation.event_ledger import EventLedger
 from core.conversation.refusals import not_yours, refusal_text
 from core.errors import HermesChatError, NotYours
 
@@ -50,11 +54,18 @@ T = TypeVar("T", bound=Inbound)
 
 
 class InboundMiddleware(AsyncMiddleware):
+    def __init__(self, ledger: EventLedger) -> None:
+        self._ledger = ledger
+
     async def async_process(self, *, req: AsyncBoltRequest, resp: BoltResponse,
                             next: Callable[[], Awaitable[BoltResponse]]) -> BoltResponse | None:
         value = parse(req.body)
         if isinstance(value, Ignored):
             log.debug("slack: ignored %s", value.reason)
+            return BoltResponse(status=200, body="")
+        event_id = text(req.body.get("event_id"))
+        if event_id and not await self._ledger.first("slack", event_id):
+            log.debug("slack: event %s was handled already", event_id)
             return BoltResponse(status=200, body="")
         req.context[KEY] = value
         return await next()

@@ -12,6 +12,7 @@ from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.conversation.dedupe import Seen
 from core.conversation.policy import Policy
+from core.conversation.event_ledger import EventLedger
 from core.runtime.pool import RunPool
 
 from .delivery.budgets import OpenMessages
@@ -62,9 +63,11 @@ class SlackServices:
     background: Background
     policy: Policy = field(default_factory=Policy)
     seen: Seen = field(default_factory=Seen)
+    ledger: EventLedger = field(default_factory=EventLedger)  # event ids, across replicas
     locks: SlotLocks = field(default_factory=SlotLocks)
     features: WorkspaceFeatures = field(default_factory=WorkspaceFeatures)
     open_live: OpenMessages = field(default_factory=OpenMessages)
-    # who was told they may not talk to the bot, per conversation (bounded, per replica)
+    # who was told they may not talk to the bot, per conversation (this replica; the
+    # ledger has it for all of them)
     told_not_allowed: Seen = field(default_factory=Seen)
     titles: ShownTitles = field(default_factory=ShownTitles)

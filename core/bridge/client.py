@@ -38,6 +38,11 @@ class _Answer(msgspec.Struct):
     run_id: str
 
 
+class _Decided(msgspec.Struct):
+    approval_id: str
+    run_id: str
+
+
 class _Reset(msgspec.Struct):
     session_id: str
     dropped: bool
@@ -177,6 +182,13 @@ class BridgeClient:
         """Send the user's answer; returns the run id. Conflict if already answered."""
         path = f"/clarify/{_seg(clarify_id)}/answer"
         return (await self._call("POST", path, _Answer, {"answer": answer})).run_id
+
+    async def answer_approval(self, run_id: str, approval_id: str, decision: str) -> str:
+        """Send the decision on a tool approval; returns the run id. NotFound if the Bridge
+        does not know it, Conflict if already decided."""
+        body = {"approval_id": approval_id, "decision": decision}
+        path = f"/runs/{_seg(run_id)}/approval"
+        return (await self._call("POST", path, _Decided, body)).run_id
 
     async def reset_session(self, session_id: str) -> bool:
         """Drop the session's agent; True if one was loaded."""

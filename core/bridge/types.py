@@ -6,7 +6,9 @@ from typing import Any, Literal
 
 import msgspec
 
-RunStateName = Literal["running", "waiting_clarify", "done", "error", "unknown"]
+RunStateName = Literal["running", "waiting_clarify", "waiting_approval", "done", "error",
+                       "unknown"]
+Decision = Literal["once", "session", "always", "deny"]
 
 
 class ModelRef(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,6 +37,15 @@ class ClarifyResume(msgspec.Struct, frozen=True):
     answer: str
 
 
+class ApprovalResume(msgspec.Struct, frozen=True):
+    """The decision given to the approval a resumed turn waited on; the Bridge applies it once
+    when the resumed step asks about the same command again."""
+
+    pattern_key: str
+    command: str
+    decision: Decision
+
+
 class Resume(msgspec.Struct, frozen=True, kw_only=True):
     """A turn continued on another Bridge process: its messages so far (its last checkpoint)
     and the id its first event takes there, one past every event the runtime has seen."""
@@ -42,6 +53,7 @@ class Resume(msgspec.Struct, frozen=True, kw_only=True):
     first_event_id: int
     messages: tuple[dict[str, Any], ...]
     clarify: ClarifyResume | None = None
+    approval: ApprovalResume | None = None
 
 
 class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,6 +70,7 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
     max_iterations: int | None = None
     history: tuple[HistoryMessage, ...] | None = None
     resume: Resume | None = None
+    approved_patterns: tuple[str, ...] = ()  # remembered approvals that apply to this run
 
     def to_json(self) -> dict[str, Any]:
         """The wire body: `history` is omitted when None, present (even empty) otherwise;
@@ -67,8 +80,12 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
             del body["history"]
         if self.resume is None:
             del body["resume"]
+        elif self.resume.approval is None:
+            del body["resume"]["approval"]
         if self.user_content is None:
             del body["user_content"]
+        if not self.approved_patterns:
+            del body["approved_patterns"]
         return body
 
     @property
@@ -93,6 +110,7 @@ class RunState(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str | None = None
     last_event_id: int = 0
     pending_clarify: ClarifyInfo | None = None
+    pending_approval: dict[str, Any] | None = None
 
 
 class Memory(msgspec.Struct, frozen=True):

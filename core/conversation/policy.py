@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from core.db import first_value
-from core.errors import InvalidInput, NotYours
+from core.errors import AdminOnly, InvalidInput, NotYours
 from core.models import ChatMessage, ClarifyPause, Role
 
 
@@ -72,6 +72,16 @@ class Policy:
         """NotYours (code `not_yours`) unless `user` may act on the turn `asker` started."""
         if not self.may_act(user, asker):
             raise NotYours(asker)
+
+
+    def check_approve(self, user: str, asker: str | None, decision: str) -> None:
+        """A tool approval is decided by the asker or a chat admin only, whatever
+        CONVERSATION_ACTIONS says (NotYours); "always" allows the pattern in every
+        conversation, so it is an admin's only (AdminOnly, code `admin_only`)."""
+        if not self.is_admin(user) and (asker is None or user != asker):
+            raise NotYours(asker)
+        if decision == "always" and not self.is_admin(user):
+            raise AdminOnly("only a chat admin may always allow a command")
 
 
 async def asker_of_message(message_id: int) -> str | None:

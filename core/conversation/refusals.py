@@ -7,7 +7,14 @@ Plain text with `code` spans only: both platforms render those alike.
 
 from __future__ import annotations
 
-from core.errors import BridgeUnavailable, Busy, HermesChatError, InvalidInput, NotFound
+from core.errors import (
+    AdminOnly,
+    BridgeUnavailable,
+    Busy,
+    HermesChatError,
+    InvalidInput,
+    NotFound,
+)
 from core.models import PauseStatus
 from core.runtime.updates import PauseView
 
@@ -30,6 +37,8 @@ NO_CONVERSATION = ("There is no conversation here yet: mention me to start one (
 NOT_HERE = "I don't answer in this channel."
 QUESTION_EXPIRED = "This question has expired: the run that asked it is over."
 EMPTY_ANSWER = "Please write an answer."
+ADMIN_ONLY = ("🔒 Only a chat admin may always allow a command everywhere, so nothing was "
+              "changed. Allow it once or in this conversation instead.")
 NOT_ALLOWED = ("🔒 You are not on the list of people who may talk to me here, so I did not "
                "answer. Ask an admin of this bot to add you.")
 
@@ -48,6 +57,8 @@ def refusal_text(error: BaseException) -> str:
     else as INTERNAL (its details go to the log, not to the user)."""
     if isinstance(error, Busy):
         return BUSY
+    if isinstance(error, AdminOnly):
+        return ADMIN_ONLY
     if isinstance(error, BridgeUnavailable):
         return BRIDGE_DOWN.format(detail=error.message)
     if isinstance(error, NotFound):

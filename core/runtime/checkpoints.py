@@ -34,12 +34,14 @@ _UPSERT = ("INSERT INTO run_checkpoint (message_id, seq, messages_json, clarify_
 
 @dataclass(frozen=True, slots=True)
 class StoredCheckpoint:
-    """A run's latest checkpoint as read back: its seq, messages and the clarify it waits on."""
+    """A run's latest checkpoint as read back: its seq, messages and the pause it waits on
+    (a clarify, or a tool approval: `clarify_json` holds either)."""
 
     seq: int
     messages: list[dict[str, Any]]
     call_id: str | None = None  # the clarify tool call the turn waited on, if it did
     clarify_id: str | None = None
+    approval_id: str | None = None  # the approval the turn waited on (messages end before it)
 
 
 async def store_checkpoints(points: dict[int, Checkpoint]) -> None:
@@ -60,16 +62,17 @@ async def load_checkpoint(message_id: int) -> StoredCheckpoint | None:
     row = await RunCheckpoint.get_or_none(message_id=message_id)
     if row is None:
         return None
-    clarify = json.loads(row.clarify_json) if row.clarify_json else {}
-    return StoredCheckpoint(row.seq, json.loads(row.messages_json), clarify.get("call_id"),
-                            clarify.get("clarify_id"))
+    pause = json.loads(row.clarify_json) if row.clarify_json else {}
+    return StoredCheckpoint(row.seq, json.loads(row.messages_json), pause.get("call_id"),
+                            pause.get("clarify_id"), pause.get("approval_id"))
 
 
 async def _upsert(message_id: int, point: Checkpoint) -> None:
     connection = connections.get("default")
     dialect = str(connection.capabilities.dialect)
     marks = [f"${i}" for i in range(1, 6)] if dialect == "postgres" else ["?"] * 5
-    clarify = msgspec.json.encode(point.clarify).decode() if point.clarify else None
+    waits_on = point.clarify or point.approval
+    clarify = msgspec.json.encode(waits_on).decode() if waits_on else None
     values = [message_id, point.seq, msgspec.json.encode(point.messages).decode(), clarify,
               utc_now()]
     await connection.execute_query(_UPSERT.format(*marks), values)

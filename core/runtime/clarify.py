@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from tortoise.exceptions import IntegrityError
@@ -9,7 +10,7 @@ from tortoise.exceptions import IntegrityError
 from core.bridge.port import Bridge
 from core.errors import BridgeUnavailable, Conflict, NotFound
 from core.events import ClarifyRequest
-from core.models import IN_FLIGHT, ChatMessage, ClarifyPause, PauseStatus, utc_now
+from core.models import IN_FLIGHT, ChatMessage, ClarifyPause, PauseKind, PauseStatus, utc_now
 from core.runtime.updates import PauseView
 
 
@@ -28,7 +29,8 @@ def view(pause: ClarifyPause) -> PauseView:
     return PauseView(
         pause_id=pause.id, clarify_id=pause.clarify_id, question=pause.question,
         choices=tuple(pause.choices or ()), status=PauseStatus(pause.status),
-        answer=pause.answer, answered_by=pause.answered_by,
+        answer=pause.answer, answered_by=pause.answered_by, kind=PauseKind(pause.kind),
+        tool=pause.tool, reason=pause.reason,
     )
 
 
@@ -46,16 +48,19 @@ async def persist_pause(run_id: str, message_id: int, event: ClarifyRequest) -> 
 
 
 async def find_pause(clarify_id: str | None = None, pause_id: int | None = None) -> ClarifyPause:
-    """A pause by its clarify id or its row id; NotFound otherwise."""
+    """A clarify pause by its clarify id or its row id; NotFound otherwise (a tool approval is
+    decided through core/runtime/approvals.py, under its own policy)."""
     query = {"clarify_id": clarify_id} if clarify_id is not None else {"id": pause_id}
-    pause = await ClarifyPause.get_or_none(**query)
+    pause = await ClarifyPause.get_or_none(kind=PauseKind.CLARIFY, **query)
     if pause is None:
         raise NotFound(f"no clarify question {clarify_id or pause_id}")
     return pause
 
 
-async def answer_pause(bridge: Bridge, pause: ClarifyPause, answer: str, user: str | None) -> ClarifyOutcome:
-    """Claim the pause for this answer, then wake the agent; a Bridge failure un-claims it."""
+async def answer_pause(bridge: Bridge, pause: ClarifyPause, answer: str, user: str | None,
+                       wake: Callable[[], Awaitable[object]] | None = None) -> ClarifyOutcome:
+    """Claim the pause for this answer, then wake the agent (`wake`, by default the clarify
+    answer to the Bridge); a Bridge failure un-claims it."""
     claimed = await ClarifyPause.filter(id=pause.id, status=PauseStatus.UNANSWERED).update(
         status=PauseStatus.ANSWERED, answer=answer, answered_by=user, answered_at=utc_now()
     )
@@ -63,7 +68,7 @@ async def answer_pause(bridge: Bridge, pause: ClarifyPause, answer: str, user: s
         current = await ClarifyPause.get(id=pause.id)
         return ClarifyOutcome(False, view(current), _why_not(current))
     try:
-        await bridge.answer_clarify(pause.clarify_id, answer)
+        await (wake() if wake is not None else bridge.answer_clarify(pause.clarify_id, answer))
     except BridgeUnavailable:
         await ClarifyPause.filter(id=pause.id).update(
             status=PauseStatus.UNANSWERED, answer=None, answered_by=None, answered_at=None

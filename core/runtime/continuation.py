@@ -6,6 +6,10 @@ on from its last checkpoint on whichever Bridge answers now.
   was running when the Bridge died runs again.
 - A turn that waited on a clarify waits here for the answer, with no thread and no limit but
   the clarify fallback; the answer then becomes that clarify tool call's result.
+- A turn that waited on a tool approval waits the same way for the decision; its checkpoint
+  ends before the model call that asked for the tool, so that step runs again and the Bridge
+  applies the decision to the same command when the model asks for it (a different command is
+  asked about anew).
 
 The resumed turn's events continue the run's ids (`first_event_id`), so every log row is stored
 once, under the same assistant message; the Bridge opens it with a `resumed` status the chat
@@ -17,11 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
-from core.bridge.types import ClarifyResume, Resume, RunRequest
+from core.bridge.types import ApprovalResume, ClarifyResume, Decision, Resume, RunRequest
 from core.errors import HermesChatError
 from core.events import Event
 from core.models import ClarifyPause, PauseStatus
@@ -46,9 +50,12 @@ async def continue_run(pool: RunPool, live: LiveRun,
     point = await pool.durably(load_checkpoint, live.message_id)
     request = await pool.durably(build_request, live, pool.catalogue, max_iterations)
     messages, clarify = await _where_to_go_on(pool, live, point, request)
+    approval = await _decision(pool, live, point.approval_id) if point and point.approval_id \
+        else None
     seen = (pool.buffer.persisted_seq(live.message_id), live.state.last_seq,
             live.checkpoint_seq, point.seq if point else 0)
-    resume = Resume(first_event_id=max(seen) + 1, messages=tuple(messages), clarify=clarify)
+    resume = Resume(first_event_id=max(seen) + 1, messages=tuple(messages), clarify=clarify,
+                    approval=approval)
     resumed = msgspec.structs.replace(request, resume=resume)
     return pool.bridge.stream(resumed, lambda: pool.buffer.persisted_seq(live.message_id))
 
@@ -76,11 +83,20 @@ async def _answer(pool: RunPool, live: LiveRun, clarify_id: str) -> str | None:
             return pause.answer or ""
         if pause.status == PauseStatus.EXPIRED:
             raise HermesChatError(EXPIRED)
-        if live.pause is None or live.pause.clarify_id != clarify_id:
-            live.pause = view(pause)
+        if live.show(view(pause)):
             pool.publish(live)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(live.answered.wait(), PAUSE_POLL_SECONDS)
+
+
+async def _decision(pool: RunPool, live: LiveRun, approval_id: str) -> ApprovalResume | None:
+    """The decision on the approval the turn waited on, once there is one (None: it never
+    reached the chat, so the resumed step asks again)."""
+    decision = await _answer(pool, live, approval_id)
+    if decision is None:
+        return None
+    pause = await pool.durably(ClarifyPause.get, clarify_id=approval_id)
+    return ApprovalResume(pause.pattern_key or "", pause.question, cast(Decision, decision))
 
 
 def _turn_start(request: RunRequest) -> list[Message]:

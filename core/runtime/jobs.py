@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from core.conversation.event_ledger import EventLedger
 from core.errors import HermesChatError
 from core.models import ClarifyPause, PauseStatus, utc_now
 
@@ -53,6 +54,8 @@ def start_jobs(pool: RunPool, clarify_fallback: timedelta = timedelta(hours=24))
                       id="clarify-fallback", next_run_time=now)
     scheduler.add_job(pool.prune, "interval", minutes=1, id="prune", next_run_time=now)
     scheduler.add_job(pool.quota.sweep, "interval", minutes=10, id="sweep-quota",
+                      next_run_time=now)
+    scheduler.add_job(EventLedger().sweep, "interval", minutes=10, id="sweep-events",
                       next_run_time=now)
     scheduler.start()
     return scheduler

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import msgspec
 
 from core.events import Event, TextDelta
-from core.models import MessageStatus
+from core.models import MessageStatus, PauseKind, PauseStatus
 from core.runtime.records import Turn
 from core.runtime.updates import PauseView, RunUpdate
 from core.thinking import ThinkingState, fold
@@ -24,7 +24,8 @@ class LiveRun:
     folded: ThinkingState = field(default_factory=ThinkingState)
     position: int | None = None
     announced_position: int | None = None  # the queue position subscribers were last woken for
-    pause: PauseView | None = None
+    pause: PauseView | None = None  # the latest clarify question
+    approval: PauseView | None = None  # the latest tool approval
     error: str | None = None
     summary_ids: tuple[int, ...] = ()
     history_ids: tuple[int, ...] = ()
@@ -78,12 +79,33 @@ class LiveRun:
             cut += 1
         del self.events[:cut]
 
+    def show(self, pause: PauseView) -> bool:
+        """Hold `pause` as the run's clarify or approval; False if it already was that one."""
+        held = self.approval if pause.kind == PauseKind.APPROVAL else self.pause
+        if held == pause:
+            return False
+        if pause.kind == PauseKind.APPROVAL:
+            self.approval = pause
+        else:
+            self.pause = pause
+        return True
+
+    def expire_pauses(self) -> bool:
+        """Mark the unanswered clarify and approval expired; True if one was."""
+        changed = False
+        for name in ("pause", "approval"):
+            held: PauseView | None = getattr(self, name)
+            if held is not None and held.status == PauseStatus.UNANSWERED:
+                setattr(self, name, replace(held, status=PauseStatus.EXPIRED))
+                changed = True
+        return changed
+
     def update(self) -> RunUpdate:
         return RunUpdate(
             run_id=self.run_id, session_id=self.session_id,
             user_message_id=self.turn.user.id, message_id=self.message_id,
             status=self.status, state=self.state, position=self.position, pause=self.pause,
-            error=self.error, model_id=self.turn.assistant.model_id,
+            approval=self.approval, error=self.error, model_id=self.turn.assistant.model_id,
             skill_folder=self.turn.assistant.skill_folder, summary_ids=self.summary_ids,
         )
 

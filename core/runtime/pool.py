@@ -11,18 +11,19 @@ import functools
 import logging
 import time
 import uuid
-from dataclasses import replace
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar
 
 from core import tree
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
+from core.conversation.policy import Policy
 from core.errors import Busy, InvalidInput, NotFound
-from core.models import IN_FLIGHT, MessageStatus, PauseStatus
+from core.models import IN_FLIGHT, MessageStatus
 from core.outage import Patience, is_outage, outlast
 from core.run_quota import RunQuota
 from core.runtime import records
+from core.runtime.approvals import decide, find_approval
 from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
 from core.runtime.leases import Leases
 from core.runtime.live import LiveRun
@@ -110,7 +111,7 @@ class RunPool:
             raise Busy(f"session {session_id} is still working on run {previous.run_id}")
         await self.quota.take(fields.get("author"))
         return await self._launch(
-            session_id, RunOptions(max_iterations, after=self._done_future(previous)),
+            session_id, RunOptions(max_iterations, after=self.done_future(previous)),
             text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
         )
 
@@ -147,8 +148,7 @@ class RunPool:
         # The Bridge closed the run's question: say so now, not once its `error` event is read,
         # so a click right after Stop is told it expired instead of racing the run's end.
         await records.expire_questions(live.message_id)
-        if live.pause is not None and live.pause.status == PauseStatus.UNANSWERED:
-            live.pause = replace(live.pause, status=PauseStatus.EXPIRED)
+        if live.expire_pauses():
             self.publish(live)
         return live.update()
 
@@ -158,10 +158,21 @@ class RunPool:
         if not answer.strip():
             raise InvalidInput("an answer cannot be empty")
         pause = await find_pause(clarify_id, pause_id)
-        outcome = await answer_pause(self.bridge, pause, answer, user)
-        live = self._runs.get(pause.run_id)
+        return await self._answered(pause.run_id,
+                                    await answer_pause(self.bridge, pause, answer, user))
+
+    async def decide(self, approval_id: str | None, decision: str, user: str, policy: Policy,
+                     pause_id: int | None = None) -> ClarifyOutcome:
+        """Decide on a tool approval as `user` (the asker or a chat admin; "always" an admin
+        only); the first decision wins."""
+        pause = await find_approval(approval_id, pause_id)
+        return await self._answered(pause.run_id,
+                                    await decide(self.bridge, policy, pause, decision, user))
+
+    async def _answered(self, run_id: str, outcome: ClarifyOutcome) -> ClarifyOutcome:
+        live = self._runs.get(run_id)
         if live is not None:
-            live.pause = outcome.pause
+            live.show(outcome.pause)
             live.answered.set()  # a run continued after a restart waits for this answer
             self.publish(live)
         elif outcome.continued:  # nobody here drives it: adopt it now (if no replica does)
@@ -285,7 +296,7 @@ class RunPool:
         except Exception:  # nothing was written: leave no lease behind either
             await self.leases.release([run_id])
             raise
-        live = LiveRun(run_id, turn, status)
+        live = LiveRun(run_id, turn, MessageStatus(turn.assistant.status))  # QUEUED if behind
         self.adopt(live, options)
         self.publish(live)
         return live.update()
@@ -313,7 +324,9 @@ class RunPool:
         if (live := self._in_flight(session_id)) is not None:
             raise Busy(f"session {session_id} is still working on run {live.run_id}")
 
-    def _done_future(self, previous: LiveRun | None) -> asyncio.Future[None] | None:
+    def done_future(self, previous: LiveRun | None) -> asyncio.Future[None] | None:
+        """Set once the run's task ends here (None if it has none): what a run queued behind
+        it waits for."""
         if previous is None or previous.task is None:
             return None
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from tortoise.exceptions import IntegrityError
+
 from core import attachment_store, sessions, tree
 from core.attachments import StoredFile
 from core.outage import transaction
@@ -60,9 +62,15 @@ async def insert_turn(
 ) -> Turn:
     """In one transaction: the busy check, the user node (unless given; an edit's new version
     of `edit_of`, which keeps its files) with its `files`, and the assistant node. A refused
-    turn changes nothing in the tree."""
-    async with locked_session(session_id, allow_busy) as session:
+    turn changes nothing in the tree.
+
+    With `allow_busy`, a turn started while a run is in flight in the session is QUEUED behind
+    it. The database allows one other in-flight answer per session (0008_one_run_per_session):
+    a start that lost the race to another replica's is refused as Busy by the constraint."""
+    async with one_run_at_a_time(session_id), locked_session(session_id, allow_busy) as session:
         answer_fields = {"run_id": run_id, **_answer_fields(fields)}
+        if allow_busy and (running := await busy_run(session_id)):
+            status, answer_fields["queued_behind"] = MessageStatus.QUEUED, running
         if edit_of is not None:  # the edited user node, made only now the session is free
             user_fields = {k: v for k, v in fields.items() if k in USER_ONLY}
             user = await tree.edit(edit_of, text or "", session_id, **user_fields)
@@ -86,6 +94,18 @@ async def insert_turn(
     return Turn(session, user, assistant)
 
 
+@asynccontextmanager
+async def one_run_at_a_time(session_id: int) -> AsyncIterator[None]:
+    """Turn the database's one-run-per-session constraint, broken by a start that lost the
+    race to another replica's, into the Busy every other refusal of a busy session is."""
+    try:
+        yield
+    except IntegrityError as error:
+        if not await busy_run(session_id):
+            raise
+        raise Busy(f"session {session_id} is still working on another run") from error
+
+
 USER_ONLY = ("author", "platform_message_id")  # platform_refs: where the answer is shown
 
 
@@ -98,8 +118,11 @@ async def leave_queue(message_id: int) -> bool:
     """Mark an assistant message RUNNING unless it ended meanwhile (a Stop recorded by another
     replica while it was queued here): whether the run may start. One statement, so a Stop
     cannot slip in between a check and the write."""
-    return bool(await ChatMessage.filter(id=message_id, status__in=IN_FLIGHT)
-                .update(status=MessageStatus.RUNNING))
+    try:
+        return bool(await ChatMessage.filter(id=message_id, status__in=IN_FLIGHT)
+                    .update(status=MessageStatus.RUNNING, queued_behind=None))
+    except IntegrityError as error:  # the run it queued behind is still in flight
+        raise Busy("the conversation is still working on an earlier run") from error
 
 
 async def ended_status(message_id: int) -> tuple[MessageStatus, str | None]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.errors import BridgeUnavailable
@@ -44,7 +45,7 @@ async def recover(pool: RunPool) -> int:
             if (plan := await _recover_one(pool, message)) is not None:
                 plans.append(plan)
         for live, options in sorted(plans, key=_precedence):  # stable: oldest first in each
-            pool.adopt(live, options)
+            pool.adopt(live, _after_its_predecessor(pool, live, options))
             pool.publish(live)  # adapters show the live message (and any clarify buttons) again
     return len(plans)
 
@@ -58,6 +59,16 @@ def _precedence(plan: tuple[LiveRun, RunOptions]) -> int:
     if options.ended is not None:
         return 1
     return 2 if options.resume else 3
+
+
+def _after_its_predecessor(pool: RunPool, live: LiveRun, options: RunOptions) -> RunOptions:
+    """A run queued behind its session's run (`queue=True`) waits for that one again when
+    both are adopted here (the one it waits for is adopted first: it runs, or queued earlier)."""
+    ahead = live.turn.assistant.queued_behind
+    previous = pool.live(ahead) if ahead else None
+    if previous is None or options.after is not None:
+        return options
+    return replace(options, after=pool.done_future(previous))
 
 
 async def keep_taking_over(pool: RunPool) -> None:
@@ -114,7 +125,7 @@ async def _rebuild(message: ChatMessage) -> tuple[LiveRun, Event | None]:
     live = LiveRun(message.run_id, turn, MessageStatus(message.status), state)
     pause = await ClarifyPause.filter(run_id=message.run_id).order_by("-id").first()
     if pause is not None:
-        live.pause = view(pause)
+        live.show(view(pause))
         if pause.status != PauseStatus.UNANSWERED:
             live.state = answered(live.state, pause.clarify_id)
     return live, _stored_end(logged) if state.terminal else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from core import attachment_store, attachments
 from core.bridge.types import ModelRef, RunRequest
 from core.catalogue import Catalogue, skill_system_prompt
+from core.runtime.approvals import approved_patterns
 from core.runtime.history import conversation_before
 from core.runtime.live import LiveRun
 
@@ -27,6 +28,7 @@ async def build_request(
         model=_model(catalogue, assistant.model_id),
         max_iterations=max_iterations,
         history=tuple(entry for _, entry in history),
+        approved_patterns=await approved_patterns(live.turn.session.id),
     )
 
 

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from core.errors import (
     BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound, RunLost,
 )
-from core.events import Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError
+from core.events import ApprovalRequest, Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError
 from core.models import ENDED, MessageStatus
 from core.runtime import records
+from core.runtime.approvals import persist_approval
 from core.runtime.clarify import persist_pause
 from core.runtime.continuation import continue_run
 from core.runtime.live import LiveRun
@@ -157,6 +158,11 @@ async def _clarify(pool: RunPool, live: LiveRun, event: ClarifyRequest) -> None:
     live.pause = await pool.durably(persist_pause, live.run_id, live.message_id, event)
 
 
+async def _approval(pool: RunPool, live: LiveRun, event: ApprovalRequest) -> None:
+    await pool.durably(pool.buffer.flush)
+    live.approval = await pool.durably(persist_approval, live.run_id, live.message_id, event)
+
+
 async def _done(pool: RunPool, live: LiveRun, event: Done) -> None:
     await pool.durably(pool.buffer.flush)
     await pool.durably(records.finish_success, live.turn, event.final_text)
@@ -219,5 +225,5 @@ async def _flush_quietly(pool: RunPool) -> None:
 
 # What an event does beyond its row, its fold and the update (the other kinds: nothing).
 _STEPS: dict[type, Callable[[RunPool, LiveRun, Any], Awaitable[None]]] = {
-    ClarifyRequest: _clarify, ContextCompacted: _compacted, Done: _done, RunError: _error,
+    ClarifyRequest: _clarify, ApprovalRequest: _approval, ContextCompacted: _compacted, Done: _done, RunError: _error,
 }

@@ -7,13 +7,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from core.models import ENDED, MessageStatus, PauseStatus
+from core.models import ENDED, MessageStatus, PauseKind, PauseStatus
 from core.thinking import ThinkingState
 
 
 @dataclass(frozen=True, slots=True)
 class PauseView:
-    """A clarify question as the chat shows it (with who answered, once answered)."""
+    """A clarify question, or a tool approval (`kind` "approval": `question` is its command,
+    `answer` the decision), as the chat shows it (with who answered, once answered)."""
 
     pause_id: int
     clarify_id: str
@@ -22,6 +23,9 @@ class PauseView:
     status: PauseStatus
     answer: str | None = None
     answered_by: str | None = None
+    kind: PauseKind = PauseKind.CLARIFY
+    tool: str | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +39,8 @@ class RunUpdate:
     status: MessageStatus
     state: ThinkingState
     position: int | None = None  # place in the global queue while QUEUED
-    pause: PauseView | None = None
+    pause: PauseView | None = None  # the latest clarify question
+    approval: PauseView | None = None  # the latest tool approval (kind approval)
     error: str | None = None
     model_id: str | None = None
     skill_folder: str | None = None

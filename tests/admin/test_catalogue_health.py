@@ -5,7 +5,15 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from admin.app import create_app
+from admin.services import AdminServices
 from core import db as database
+from core.bridge.client import BridgeClient
+from core.bridge.fleet import BridgeFleet
+from core.catalogue import Catalogue
+from core.config import Settings
+from core.runtime.pool import RunPool
+from tests.admin.server import serving
 from tests.fakes.fake_bridge import FakeBridge
 
 
@@ -57,3 +65,22 @@ async def test_health_without_the_database_is_503(
     response = await anonymous.get("/api/health")
     assert response.status_code == 503
     assert response.json() == {"status": "degraded", "database": "unreachable", "bridge": "ok"}
+
+
+async def test_health_with_several_bridges_says_how_each_answers(
+    db: str, catalogue: Catalogue, fake_bridge: FakeBridge
+) -> None:
+    async with FakeBridge() as gone:
+        await gone.stop()  # configured, but nothing listens on its port
+        fleet = BridgeFleet({fake_bridge.url: BridgeClient(fake_bridge.url),
+                             gone.url: BridgeClient(gone.url)})
+        runtime = RunPool(fleet, catalogue)
+        app = create_app(Settings(), AdminServices(fleet, catalogue, runtime))
+        async with fleet, serving(app) as url, httpx.AsyncClient(base_url=url) as client:
+            response = await client.get("/api/health")
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["status"], body["bridge"]) == ("degraded", "ok"), "one Bridge up still works"
+    assert body["bridges"][fake_bridge.url] == {"state": "ok", "reason": None}
+    assert body["bridges"][gone.url]["state"] == "unreachable"
+    assert "did not answer" in body["bridges"][gone.url]["reason"]

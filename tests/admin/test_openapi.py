@@ -28,6 +28,10 @@ ROUTES = {
     ("get", "/api/chat/runs/{run_id}/state"),
     ("post", "/api/chat/runs/{run_id}/resume"),
     ("post", "/api/chat/runs/{run_id}/stop"),
+    ("get", "/api/chat/approvals"),
+    ("post", "/api/chat/approvals/{approval_id}/decision"),
+    ("get", "/api/chat/approval-rules"),
+    ("delete", "/api/chat/approval-rules/{rule_id}"),
     ("get", "/api/models"),
     ("get", "/api/skills"),
 }
@@ -40,6 +44,7 @@ BODIES = {  # the routes that take a JSON body: its schema, and whether it may b
     ("patch", "/api/chat/messages/{message_id}"): ("MessageEdit", True),
     ("post", "/api/chat/sessions/{session_id}/runs"): ("RunStart", True),
     ("post", "/api/chat/runs/{run_id}/resume"): ("ResumeIn", True),
+    ("post", "/api/chat/approvals/{approval_id}/decision"): ("DecisionIn", True),
 }
 NO_DATABASE = {("get", "/api/models"), ("get", "/api/skills"), ("get", "/api/chat/runs")}
 
@@ -76,7 +81,8 @@ async def test_every_route_is_documented_with_its_answers(db: str, anonymous: ht
 async def test_bodies_are_camel_case_and_closed(db: str, anonymous: httpx.AsyncClient) -> None:
     schemas = (await _document(anonymous))["components"]["schemas"]
     assert set(schemas["SessionPatch"]["properties"]) == {"title", "modelId", "skillFolder", "status"}
-    for name in ("SessionCreate", "SessionPatch", "ResetIn", "MessageEdit", "RunStart", "ResumeIn"):
+    for name in ("SessionCreate", "SessionPatch", "ResetIn", "MessageEdit", "RunStart", "ResumeIn",
+                 "DecisionIn"):
         assert schemas[name]["additionalProperties"] is False
     assert "hasActiveRun" in schemas["SessionOut"]["required"]
     thinking = schemas["ThinkingOut"]["properties"]

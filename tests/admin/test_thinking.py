@@ -47,6 +47,7 @@ async def test_a_finished_run_replays_all_five_areas(db: str, api: httpx.AsyncCl
             {"id": "2", "content": "Explain", "status": "in_progress"},
         ],
         "pendingClarify": None,  # answered: the run went on after it
+        "pendingApproval": None,
         "toolCalls": 1,
         "iteration": 1,
         "compactions": 0,

@@ -38,11 +38,13 @@ class RunningBridge:
 
 
 @asynccontextmanager
-async def running_bridge(settings: BridgeSettings,
-                         secrets: Mapping[str, str] | None = None) -> AsyncIterator[RunningBridge]:
-    """Serve `create_app(settings, secrets)` until the block exits."""
+async def running_bridge(settings: BridgeSettings, secrets: Mapping[str, str] | None = None,
+                         port: int = 0) -> AsyncIterator[RunningBridge]:
+    """Serve `create_app(settings, secrets)` until the block exits (on `port`, else a free
+    one: a Bridge started again on the same port stands for a restarted one)."""
     sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     app = create_app(settings, secrets)
     config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)

@@ -73,4 +73,5 @@ async def test_run_state_after_done(bridge: RunningBridge, llm: ScriptedLLM) -> 
 
     state = (await bridge.client.get(f"/runs/{body['run_id']}")).json()
     assert state == {"run_id": body["run_id"], "session_id": body["session_id"],
-                     "state": "done", "last_event_id": events[-1].id, "pending_clarify": None}
+                     "state": "done", "last_event_id": events[-1].id, "pending_clarify": None,
+                     "pending_approval": None}

@@ -34,6 +34,18 @@ def test_bad_values_are_named(env: dict[str, str]) -> None:
         Settings.from_env(env)
 
 
+def test_several_bridges_are_a_comma_separated_list_of_urls() -> None:
+    settings = Settings.from_env({"HERMES_BRIDGE_URL": "http://b1:18731/, https://b2:1 ,"})
+    assert settings.bridge_urls == ("http://b1:18731", "https://b2:1")
+    assert Settings.from_env({}).bridge_urls == ("http://127.0.0.1:18731",)
+
+
+@pytest.mark.parametrize("listed", ["http://b1:1,bridge-2:1", "http://b1:1,http://b1:1", ","])
+def test_a_bad_list_of_bridges_is_refused_at_start(listed: str) -> None:
+    with pytest.raises(InvalidInput, match="HERMES_BRIDGE_URL"):
+        Settings.from_env({"HERMES_BRIDGE_URL": listed})
+
+
 def test_env_example_documents_every_setting() -> None:
     import re
     from dataclasses import fields

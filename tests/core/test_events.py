@@ -10,7 +10,8 @@ import pytest
 
 from core.errors import InvalidInput, MalformedEvent
 from core.events import (
-    KINDS, TOOL_NAME_MAX, Checkpoint, CheckpointClarify, ClarifyRequest, ContextCompacted, Done, LogRecord,
+    KINDS, TOOL_NAME_MAX, ApprovalRequest, Checkpoint, CheckpointApproval, CheckpointClarify,
+    ClarifyRequest, ContextCompacted, Done, LogRecord,
     RunError, Status, Step, TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
     event_from_log, event_to_log, is_terminal, kind_of, parse_event,
 )
@@ -44,12 +45,20 @@ WIRE = [
      ClarifyRequest(seq=1, at=AT, clarify_id="k1", question="Which?", choices=("a", "b"))),
     ("clarify_request", {"clarify_id": "k2", "question": "Name?", "choices": []},
      ClarifyRequest(seq=1, at=AT, clarify_id="k2", question="Name?")),
+    ("approval_request", {"approval_id": "a1", "tool": "terminal", "command": "rm -rf /tmp/x",
+                          "reason": "delete in root path", "pattern_key": "delete in root path",
+                          "choices": ["once", "deny"]},
+     ApprovalRequest(seq=1, at=AT, approval_id="a1", command="rm -rf /tmp/x",
+                     reason="delete in root path", pattern_key="delete in root path",
+                     choices=("once", "deny"))),
     ("context_compacted", {"summary": "so far", "compacted_until": 12},
      ContextCompacted(seq=1, at=AT, summary="so far", compacted_until=12)),
     ("checkpoint", {"messages": [{"role": "user", "content": "hi"}], "clarify": None},
      Checkpoint(seq=1, at=AT, messages=({"role": "user", "content": "hi"},))),
     ("checkpoint", {"messages": [], "clarify": {"call_id": "c1", "clarify_id": "k1"}},
      Checkpoint(seq=1, at=AT, messages=(), clarify=CheckpointClarify("c1", "k1"))),
+    ("checkpoint", {"messages": [], "clarify": None, "approval": {"approval_id": "a1"}},
+     Checkpoint(seq=1, at=AT, messages=(), approval=CheckpointApproval("a1"))),
     ("done", {"final_text": "All done."}, Done(seq=1, at=AT, final_text="All done.")),
     ("error", {"message": "stopped", "code": "aborted"},
      RunError(seq=1, at=AT, message="stopped", code="aborted")),
@@ -181,6 +190,7 @@ VITAL_MALFORMED = [
     ("done without an id", "done", '{"final_text": "x"}'),
     ("error with a list message", "error", '{"message": ["x"]}'),
     ("question without an id", "clarify_request", '{"question": "Which?"}'),
+    ("approval without a command", "approval_request", '{"approval_id": "a1"}'),
     ("question id too long for its column", "clarify_request",
      json.dumps({"clarify_id": "k" * 65, "question": "Which?"})),
     ("question with choices of numbers", "clarify_request",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, UTC
 
 from core import presenting
 from core.events import Done, TextDelta, TodoUpdate, Todo, ToolEnd, ToolStart
-from core.models import MessageStatus
-from core.runtime.updates import RunUpdate
+from core.models import MessageStatus, PauseKind, PauseStatus
+from core.presenting import APPROVAL_LABELS, approval_outcome, approval_question
+from core.runtime.updates import PauseView, RunUpdate
 from core.thinking import ThinkingState, fold
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -56,3 +58,17 @@ def test_the_closing_line_says_the_time_once() -> None:
         "✅ Done in 1m 20s · 2 tool calls · 1/2 todos · model fast")
     stopped = _update(MessageStatus.STOPPED, state)
     assert presenting.closing_line(stopped) == "⏹ Stopped · 1m 20s · 2 tool calls · 1/2 todos"
+
+
+def test_an_approval_says_what_it_asks_and_who_decided_what() -> None:
+    asked = PauseView(pause_id=1, clarify_id="apr-1", question="rm -rf /tmp/x", choices=(
+        "once", "session", "always", "deny"), status=PauseStatus.UNANSWERED,
+        kind=PauseKind.APPROVAL, tool="terminal", reason="delete in root path")
+    assert approval_question(asked) == (
+        "⚠️ `terminal` asks to run a command flagged as dangerous (delete in root path)")
+    assert [APPROVAL_LABELS[c] for c in asked.choices] == [
+        "Allow once", "Allow in this conversation", "Always allow", "Deny"]
+    assert approval_outcome(asked) is None
+    decided = replace(asked, status=PauseStatus.ANSWERED, answer="session", answered_by="U42")
+    assert approval_outcome(decided) == "✅ Allowed in this conversation by U42"
+    assert approval_outcome(replace(asked, status=PauseStatus.EXPIRED)).startswith("⌛ Expired")

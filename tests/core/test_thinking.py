@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.events import (
-    ClarifyRequest, ContextCompacted, Done, Event, LogRecord, RunError, Status, Step,
+    ApprovalRequest, ClarifyRequest, ContextCompacted, Done, Event, LogRecord, RunError, Status, Step,
     TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart, event_to_log,
 )
 from core.thinking import (
-    ARGS_PREVIEW_CHARS, RESULT_PREVIEW_CHARS, CurrentStatus, StatusSource, ThinkingState,
+    ARGS_PREVIEW_CHARS, COMMAND_LIMIT, RESULT_PREVIEW_CHARS, CurrentStatus, StatusSource, ThinkingState,
     ThinkingText, answered, fold, reduce, replay,
 )
 
@@ -213,6 +213,30 @@ def test_answered_clears_only_the_named_clarify() -> None:
     assert answered(state, "other") is state
     assert answered(state, "k1").pending_clarify is None
     assert answered(ThinkingState(), "k1") == ThinkingState()
+
+
+def approval(aid: str, command: str = "rm -rf /tmp/x") -> Event:
+    return ApprovalRequest(seq=1, at=T0, approval_id=aid, command=command, tool="terminal",
+                           reason="delete in root path", pattern_key="delete in root path",
+                           choices=("once", "session", "always", "deny"))
+
+
+def test_a_pending_approval_shows_its_command_until_the_run_moves_on() -> None:
+    state = run(start("c1", "terminal"), approval("a1"), spin("waiting"))
+    pending = state.pending_approval
+    assert pending is not None and pending.seq == 2
+    assert (pending.tool, pending.command, pending.reason) == (
+        "terminal", "rm -rf /tmp/x", "delete in root path")
+    assert pending.choices == ("once", "session", "always", "deny")
+    assert run(approval("a1"), end("c1", "terminal")).pending_approval is None
+    assert answered(state, "a1").pending_approval is None
+    assert answered(state, "other") is state
+
+
+def test_an_approvals_command_is_cut_and_cleaned_where_it_enters() -> None:
+    pending = run(approval("a1", "echo \x00" + "y" * 10_000)).pending_approval
+    assert pending is not None and len(pending.command) == COMMAND_LIMIT
+    assert "\x00" not in pending.command and pending.command.endswith("…")
 
 
 # --- counters, end, idempotence ------------------------------------------------------------

@@ -207,12 +207,13 @@ async def _apply(session_id: int, name: str, pick: int) -> None:
         if leaf is None or leaf.role != Role.USER:
             await tree.append_user(session_id, f"question {pick}")
     elif name == "answer" and leaf is not None and leaf.role == Role.USER:
-        await tree.append_assistant(session_id, leaf.id, run_id=f"r{pick}")
+        await tree.append_assistant(session_id, leaf.id, MessageStatus.SUCCESS, run_id=f"r{pick}")
     elif name == "turn":  # a run's start: its user node and answer in one pass
         await insert_turn(session_id, f"t{pick}", MessageStatus.RUNNING, text=f"ask {pick}",
                           allow_busy=True)
     elif name == "regenerate" and by_role[Role.ASSISTANT]:
-        await tree.regenerate(_nth(by_role[Role.ASSISTANT], pick).id, session_id)
+        await tree.regenerate(_nth(by_role[Role.ASSISTANT], pick).id, session_id,
+                              MessageStatus.SUCCESS)  # a stored version: one run at a time
     elif name == "edit":
         await tree.edit(_nth(by_role[Role.USER], pick).id, f"edited {pick}", session_id)
     elif name == "activate":

@@ -15,6 +15,11 @@ from core.runtime.updates import RunUpdate
 from core.thinking import ThinkingState, fold
 from hermes_chat.chat import MODEL_TEXT, PROMPT, TerminalView, converse
 from tests.core.runtime.conftest import pool, skills_dir  # noqa: F401
+from tests.core.runtime.test_approvals import (  # noqa: F401 (fixtures)
+    runs as terminal_pool,
+    terminal_bridge,
+    terminal_settings,
+)
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.hermes_chat.test_serve import code_path
 
@@ -46,6 +51,24 @@ async def test_a_terminal_conversation_with_a_clarify(pool: RunPool, llm: Script
     assert "hermes> Medium it is." in text and "✅ Done" in text
     assert text.count("Medium it is.") == 1 and text.count(PROMPT) == 3, text  # /quit: the 3rd
     assert '"user_response": "M"' in llm.requests[-1]["messages"][-1]["content"]
+
+
+async def test_a_terminal_conversation_decides_a_tool_approval(
+    terminal_pool: RunPool, llm: ScriptedLLM, tmp_path  # noqa: ANN001
+) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    rm = ToolCall("terminal", {"command": f"rm -rf {victim}"})
+    llm.script(tool_reply(rm), text_reply("Kept it."), tool_reply(rm), text_reply("Gone."))
+    session = await sessions.create_session()
+    out = io.StringIO()
+    await converse(terminal_pool, session.id,
+                   lines("clean up\n", "maybe\n", "clean up again\n", "1\n", "/quit\n"), out)
+    text = out.getvalue()
+    assert f"rm -rf {victim}" in text and "1. Allow once" in text and "4. Deny" in text
+    assert "⛔ Denied by terminal" in text  # anything but an offered decision is Deny
+    assert "✅ Allowed once by terminal" in text and "hermes> Gone." in text
+    assert not victim.exists()
 
 
 def test_the_view_prints_only_what_changed() -> None:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from prometheus_client import CollectorRegistry, generate_latest
 
 from core import sessions
+from core.bridge.client import BridgeClient
+from core.bridge.fleet import BridgeFleet
 from core.platform_links import PlatformLinks
 from core.runtime.pool import RunPool
-from hermes_chat.metrics import PlatformLinkCollector, RuntimeCollector
-from tests.core.runtime.conftest import fake_bridge, fake_pool, skills_dir  # noqa: F401
+from hermes_chat.metrics import BridgeFleetCollector, PlatformLinkCollector, RuntimeCollector
+from tests.core.runtime.conftest import FAST, catalogue_for, fake_bridge, fake_pool, skills_dir  # noqa: F401
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 
@@ -52,3 +56,31 @@ def test_each_configured_platform_has_its_connection_reconnects_and_drops() -> N
     assert 'hermes_platform_dropped_events_total{platform="discord"} 1.0' in text
     slack.stopped("Slack refused SLACK_APP_TOKEN (invalid_auth)")
     assert 'hermes_platform_connected{platform="slack"} 0.0' in generate_latest(registry).decode()
+
+
+async def test_each_bridge_of_several_shows_whether_it_answers_and_the_runs_it_holds(
+    db: str, fake_bridge: FakeBridge, skills_dir: Path  # noqa: F811
+) -> None:
+    async with FakeBridge() as gone:
+        await gone.stop()
+        fleet = BridgeFleet({fake_bridge.url: BridgeClient(fake_bridge.url, policy=FAST),
+                             gone.url: BridgeClient(gone.url, policy=FAST)})
+        async with fleet:
+            pool = RunPool(fleet, catalogue_for(None, skills_dir))
+            await pool.open()
+            try:
+                fake_bridge.default_script = lambda run_id: [ev("text", text="a"), Stall(run_id)]
+                session = await sessions.create_session()
+                run = await pool.start(session.id, "x")  # placed on `gone` or not: it runs here
+                await until(pool, run.run_id, lambda u: u.state.last_seq == 1)
+                collector = BridgeFleetCollector(fleet, pool)
+                registry = CollectorRegistry()
+                registry.register(collector)
+                await collector.refresh()
+                text = generate_latest(registry).decode()
+            finally:
+                await pool.close()
+    assert f'hermes_bridge_answering{{bridge="{fake_bridge.url}"}} 1.0' in text
+    assert f'hermes_bridge_answering{{bridge="{gone.url}"}} 0.0' in text
+    assert f'hermes_bridge_runs{{bridge="{fake_bridge.url}"}} 1.0' in text
+    assert f'hermes_bridge_runs{{bridge="{gone.url}"}} 0.0' in text

@@ -195,3 +195,17 @@ async def test_asker_refuses_another_users_native_stop(ah: Harness, llm: Scripte
     gate.set()
     await until(lambda: any("Finished anyway." in texts(m) for m in ah.bot_messages(CHANNEL_ID, thread)))
     assert await ChatMessage.filter(status=MessageStatus.STOPPED).count() == 0
+
+
+async def test_a_refused_person_is_told_once_across_restarts(
+        fake_slack: FakeSlack, fake_pool: RunPool, fast_clock: FastClock) -> None:
+    """Who was told is in the database (the event ledger), not only in one process."""
+    thread = None
+    for _ in range(2):  # the second bot is a restart (or another replica)
+        async with running(fake_slack, fake_pool, fast_clock, allowed_users=(ASKER,)) as h:
+            event = await h.event("app_mention", text="hello", user=OTHER, thread_ts=thread)
+            thread = thread or event["ts"]
+            await h.bot.idle()
+            await until(lambda: NOT_ALLOWED in h.ephemerals(OTHER))
+    assert h.ephemerals(OTHER) == [NOT_ALLOWED]
+    assert await nothing_stored()

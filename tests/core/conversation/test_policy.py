@@ -8,7 +8,8 @@ from core import sessions
 from core.config import Settings
 from core.conversation import policy
 from core.conversation.policy import ActionMode, Policy
-from core.errors import InvalidInput, NotYours
+from core.conversation.refusals import ADMIN_ONLY, refusal_text
+from core.errors import AdminOnly, InvalidInput, NotYours
 from core.models import ChatMessage, ClarifyPause
 from tests.core.tree_helpers import answer, user_turn
 
@@ -27,6 +28,23 @@ def test_anyone_mode_admits_everybody() -> None:
     rule = Policy.of("anyone")
     assert rule.actions is ActionMode.ANYONE
     assert rule.may_act("U2", "U1") and rule.may_act("U2", None)
+
+
+@pytest.mark.parametrize("actions", ["asker", "anyone"])
+def test_a_tool_approval_is_the_askers_or_an_admins_whatever_the_mode(actions: str) -> None:
+    rules = Policy.of(actions, admins=["UADMIN"])
+    for decision in ("once", "session", "deny"):
+        rules.check_approve("UASKER", "UASKER", decision)
+        rules.check_approve("UADMIN", "UASKER", decision)
+        with pytest.raises(NotYours):
+            rules.check_approve("UOTHER", "UASKER", decision)
+        with pytest.raises(NotYours):  # a turn nobody on a platform started: admins only
+            rules.check_approve("UOTHER", None, decision)
+    rules.check_approve("UADMIN", None, "always")
+    with pytest.raises(AdminOnly):
+        rules.check_approve("UASKER", "UASKER", "always")
+    with pytest.raises(NotYours):
+        rules.check_approve("UOTHER", "UASKER", "always")
 
 
 def test_who_may_talk() -> None:
@@ -60,3 +78,8 @@ async def test_the_asker_of_a_turn_is_the_author_of_its_user_message(db: str) ->
     assert await policy.asker_of_pause(pause.id) == "U1"
     assert await policy.asker_of_message(10**9) is None
     assert await policy.asker_of_run("no-such-run") is None
+
+
+def test_an_admin_only_refusal_says_what_to_do_instead() -> None:
+    assert refusal_text(AdminOnly("only a chat admin may always allow a command")) == ADMIN_ONLY
+    assert "once or in this conversation" in ADMIN_ONLY

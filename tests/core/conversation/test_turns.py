@@ -4,6 +4,7 @@ driven (two run pools on one database and one Bridge stand for two replicas)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from core import sessions, tree
 from core.bridge.client import BridgeClient
 from core.conversation import turns, views
 from core.errors import Busy, Conflict, NotFound
-from core.models import ChatMessage, ChatMessageLog, ChatSession, MessageStatus, Role
+from core.models import IN_FLIGHT, ChatMessage, ChatMessageLog, ChatSession, MessageStatus, Role
+from core.runtime import records
 from core.runtime.pool import RunPool
 from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.core.runtime.waiting import finished, until
@@ -180,3 +182,62 @@ async def test_the_user_node_of_a_platform_message_is_its_newest_version(db: str
     assert (await turns.user_node(session.id, "m1")).id == edited.id
     assert await turns.user_node(session.id, "m2") is None
     assert (await ChatMessage.get(id=edited.id)).role == Role.USER
+
+
+async def _race(a: RunPool, b: RunPool, session_id: int) -> tuple[list[object], list[Busy]]:
+    """Both replicas start a run in the session at the same instant: the runs and the refusals."""
+    results = await asyncio.gather(a.start(session_id, "from A"), b.start(session_id, "from B"),
+                                   return_exceptions=True)
+    refused = [r for r in results if isinstance(r, Busy)]
+    return [r for r in results if not isinstance(r, BaseException)], refused
+
+
+async def _in_flight(session_id: int) -> list[ChatMessage]:
+    return await ChatMessage.filter(session_id=session_id, role=Role.ASSISTANT,
+                                    status__in=IN_FLIGHT)
+
+
+async def test_two_replicas_starting_one_session_at_once_get_one_run_and_one_busy(
+    replicas: tuple[RunPool, RunPool], fake_bridge: FakeBridge
+) -> None:
+    a, b = replicas
+    session = await sessions.create_session()
+    stall(fake_bridge)
+    runs, refused = await _race(a, b, session.id)
+    assert (len(runs), len(refused)) == (1, 1), (runs, refused)
+    assert len(await _in_flight(session.id)) == 1
+    assert await ChatMessage.filter(session_id=session.id).count() == 2, "the refusal wrote nothing"
+
+
+async def test_the_database_refuses_the_second_run_even_past_the_busy_check(
+    replicas: tuple[RunPool, RunPool], fake_bridge: FakeBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check is gone (as if both replicas read the session idle): the constraint holds."""
+    a, b = replicas
+    session = await sessions.create_session()
+    stall(fake_bridge)
+    unchecked = records.locked_session
+    monkeypatch.setattr(records, "locked_session", lambda sid, allow_busy=False: unchecked(sid, True))
+    runs, refused = await _race(a, b, session.id)
+    assert (len(runs), len(refused)) == (1, 1), (runs, refused)
+    assert "still working" in refused[0].message
+    assert len(await _in_flight(session.id)) == 1
+    assert await ChatMessage.filter(session_id=session.id).count() == 2, "the refusal wrote nothing"
+
+
+async def test_a_run_queued_behind_another_replicas_run_is_refused_when_it_would_start(
+    replicas: tuple[RunPool, RunPool], fake_bridge: FakeBridge
+) -> None:
+    """B cannot wait for a run A drives: rather than run beside it, its queued run ends as busy."""
+    a, b = replicas
+    session = await sessions.create_session()
+    stall(fake_bridge)
+    first = await a.start(session.id, "long job")
+    queued = await b.start(session.id, "next", queue=True)
+    assert queued.status == MessageStatus.QUEUED
+    done = await finished(b, queued.run_id)
+    assert done.status == MessageStatus.FAILED and "still working" in (done.error or "")
+    assert queued.run_id not in fake_bridge.runs, "two runs of one session reached the Bridge"
+    assert [m.run_id for m in await _in_flight(session.id)] == [first.run_id]
+    fake_bridge.release(first.run_id)
+    assert (await finished(a, first.run_id)).status == MessageStatus.SUCCESS

@@ -180,7 +180,7 @@ async def test_the_upkeep_jobs_are_scheduled_and_finished_runs_are_pruned(
         scheduler = start_jobs(pool)
         try:
             jobs = {job.id for job in scheduler.get_jobs()}
-            assert jobs == {"expire-pauses", "clarify-fallback", "prune", "sweep-quota"}
+            assert jobs == {"expire-pauses", "clarify-fallback", "prune", "sweep-quota", "sweep-events"}
             run = await pool.start((await sessions.create_session()).id, "hi")
             await finished(pool, run.run_id)
             now[0] = 299.0
@@ -293,3 +293,32 @@ async def test_an_answer_taken_by_another_replica_continues_the_run_where_it_wai
                  and r.body.get("resume")]
     assert resumed["clarify"] == {"call_id": "call-1", "answer": "a"}
     assert resumed["messages"] == CHECKPOINTED and resumed["first_event_id"] == 3
+
+
+async def test_a_run_queued_behind_its_sessions_run_waits_for_it_again_after_a_restart(
+    db: str, skills_dir: Path
+):
+    async with FakeBridge() as fake:
+        fake.default_script = lambda run_id: [ev("text", text="half"), Stall(run_id),
+                                              ev("done", final_text=f"done {run_id}")]
+        pool, client = await _pool(fake.url, None, skills_dir)
+        session = (await sessions.create_session()).id
+        first = await pool.start(session, "one")
+        await until(pool, first.run_id, lambda u: u.state.last_seq == 1)
+        queued = await pool.start(session, "two", queue=True)
+        await pool.close()  # a restart: both stay in flight, the second still queued
+        again, client2 = await _pool(fake.url, None, skills_dir)
+        try:
+            assert await recover(again) == 2
+            waiting = await until(again, queued.run_id, lambda u: True)
+            assert waiting.status == MessageStatus.QUEUED, "it started beside the first"
+            fake.release(first.run_id)
+            assert (await finished(again, first.run_id)).status == MessageStatus.SUCCESS
+            await until(again, queued.run_id, lambda u: u.state.last_seq == 1)
+            fake.release(queued.run_id)
+            done = await finished(again, queued.run_id)
+        finally:
+            await again.close()
+            await client.aclose()
+            await client2.aclose()
+    assert done.status == MessageStatus.SUCCESS
