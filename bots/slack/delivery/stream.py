@@ -100,7 +100,7 @@ class StreamedMessage:
     async def finish(self, update: RunUpdate, versions: Versions, urgent: bool = True,
                      session_status: str | None = None) -> None:
         """Stop the stream with the answer's first part and its controls (the caller posts
-        the rest: answers.show_rest); `session_status` moves the thread's agent session."""
+        the rest: live.show_rest); `session_status` moves the thread's agent session."""
         slot, chunks, blocks = self.slot, self._diff.changed(update), self.closing_blocks(update, versions)
         parts = answer_parts(update.state.final_text or "")
         if update.status == MessageStatus.SUCCESS and parts:
