@@ -1,4 +1,4 @@
-"""The data model of DESIGN §3 (names follow seed 000 §4.1), tortoise app label hermes.
+"""The data model (README "Architecture"), tortoise app label hermes.
 
 Model docstrings become table comments: tortoise's SQLite migrations split statements on
 semicolons, so none may contain one.
@@ -99,7 +99,7 @@ class ConversationBinding(Model):
 
 
 class ChatMessage(Model):
-    """A node of the message tree (seed 000 §4.1.2, §4.1.4)."""
+    """A node of the message tree: a user or assistant message, or a summary."""
 
     id = fields.BigIntField(primary_key=True)
     session: fields.ForeignKeyRelation[ChatSession] = fields.ForeignKeyField(
@@ -193,7 +193,7 @@ class PauseKind(StrEnum):
 
 
 class ClarifyPause(Model):
-    """A clarify question waiting for (or having had) its answer (seed 003 §4.7)."""
+    """A question the agent asked (a clarify, or a tool approval): waiting, or answered."""
 
     id = fields.BigIntField(primary_key=True)
     run_id = fields.CharField(max_length=64)
