@@ -1,4 +1,4 @@
-"""The Slack adapter (DESIGN §6): threads are sessions, one live message per turn, clarify
+"""The Slack adapter: threads are sessions, one live message per turn, clarify
 buttons and modal, versions, `/hermes` commands. Only translates between Slack and `core`."""
 
 from .bot import SlackBot

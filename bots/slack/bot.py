@@ -21,23 +21,18 @@ from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 
 from . import ids
-from .answer_listeners import AnswerListeners
-from .clarify_listeners import ClarifyListeners
-from .command_listener import CommandListener
-from .container_listeners import ContainerListeners
-from .commands import Commands
-from .conversation import Conversations
-from .event_listeners import EventListeners
-from .feedback_listeners import FeedbackListeners
+from .actions.clarify import ClarifyListeners
+from .actions.thinking import InsightListeners
+from .actions.turn import AnswerListeners
+from .commands import CommandListener, Commands
+from .container import ContainerListeners
+from .conversation import SlackConversations
+from .delivery.live import RunFollower
+from .delivery.sender import SlackSender
 from .files import SlackFiles
-from .follower import RunFollower
 from .http import events_route
-from .insight_listeners import InsightListeners
-from .intake import InboundMiddleware, retired
-from .sender import SlackSender
-from .services import Services
-from .session_listeners import SessionListeners
-from .stop_listeners import StopListeners
+from .intake import Background, ErrorBoundary, InboundMiddleware, reply_to, retired
+from .services import SlackServices
 from .supervisor import PING_INTERVAL, SupervisedSocketModeHandler
 
 log = logging.getLogger(__name__)
@@ -68,11 +63,14 @@ class SlackBot:
             process_before_response=True,  # listeners ack at once and start tracked tasks
         )
         sender = SlackSender(self.client, limiter or RateLimiter(clock))
-        self.services = Services(pool, catalogue, bridge, sender)
+        boundary = ErrorBoundary(lambda inbound: reply_to(self.services.sender, inbound))
+        self.services = SlackServices(pool, catalogue, bridge, sender, Background(boundary),
+                                 settings.policy)
         self.follower = RunFollower(self.services)
         self._socket: SupervisedSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
         _register(self.app, self.services, settings)
+        self.app.error(boundary.on_error)  # the one error boundary (bots/slack/intake.py)
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
         """The Litestar route of the Events / Interactivity / slash command request URL."""
@@ -83,7 +81,7 @@ class SlackBot:
         the background: slack_sdk keeps trying while Slack is unreachable, and `serve` must
         not wait for it)."""
         # One connection pool for every call. slack_sdk ignores its own `timeout` on a session
-        # it is given: a call that hangs past api_timeout counts as Slack being down (sender.py).
+        # it is given: a call that hangs past api_timeout counts as Slack being down (delivery/sender.py).
         self.client.session = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=self._api_timeout))
         self.follower.start()
@@ -121,18 +119,14 @@ class SlackBot:
         await self.follower.idle()
 
 
-def _register(app: AsyncApp, services: Services, settings: Settings) -> None:
+def _register(app: AsyncApp, services: SlackServices, settings: Settings) -> None:
     app.use(InboundMiddleware(services.ledger))  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
     files = SlackFiles(services.sender.client)
-    conversations = Conversations(services, files, settings.attachment_limits)
-    EventListeners(services, conversations, commands).register(app)
+    SlackConversations(services, commands, files, settings.attachment_limits).register(app)
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)
     AnswerListeners(services).register(app)
-    FeedbackListeners(services).register(app)
     ContainerListeners(services, settings.slack_suggested_prompts).register(app)
     InsightListeners(services).register(app)
-    SessionListeners(services).register(app)
-    StopListeners(services).register(app)
     app.action(re.compile(rf"^{re.escape(ids.OURS)}"))(retired)  # last: what no listener above took

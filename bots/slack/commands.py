@@ -1,23 +1,34 @@
-"""What each `/hermes` subcommand says on Slack; `core.conversation.commands` decides what it
-does, and the listeners decide where the reply goes."""
+"""`/hermes` on Slack: the words (pure parsing and help), what each subcommand says
+(`HANDLERS`, a table of word → handler; `core.conversation.commands` decides what it does),
+the slash command's listener, which decides where the reply goes, and the model and skill
+menus those commands answer with.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from core.bridge.types import Memory
 from core.conversation import bindings, commands
-from core.conversation.refusals import NO_CONVERSATION
+from core.conversation.commands import COMMANDS, Status
+from core.conversation.refusals import NO_CONVERSATION, NOT_ALLOWED
 from core.errors import NotFound
 from core.models import ChatSession, Platform
+from core.presenting import status_line
 from core.sessions import ThreadKey, session_for_thread
 
-from .blocks import Payload, section
-from .command_words import Command, help_text
-from .menus import choice_menu
-from .places import Place
-from .services import Services
-from .status_view import memory_payload, status_payload
+from . import ids
+from .actions import check_session, click_listener
+from .inbound import Click, SlackPlace, SlashCommand, is_dm, place_of
+from .intake import to_clicker, to_user, typed
+from .render.blocks import Payload, actions, clip, option, section
+from .render.mrkdwn import escape
+from .services import SlackServices
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,14 +38,14 @@ class Where:
     team: str
     channel: str
     user: str
-    place: Place | None = None  # known for mentions and DMs
+    place: SlackPlace | None = None  # known for mentions and DMs
 
 
-Handler = Callable[["Commands", Command, Where], Awaitable[Payload]]
+Handler = Callable[["Commands", "Command", Where], Awaitable[Payload]]
 
 
 class Commands:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: SlackServices) -> None:
         self._services = services
 
     async def run(self, command: Command, where: Where) -> Payload:
@@ -130,3 +141,175 @@ def skill_chosen(name: str | None) -> str:
 
 def _text(text: str) -> Payload:
     return Payload(text, [section(text)])
+
+
+# --- the words (pure) ---------------------------------------------------------------------
+# `/hermes` subcommands (pure): parsing, and the help text for anything else.
+
+SUBCOMMANDS = tuple(COMMANDS)
+TAKES_ARGUMENT = ("model", "skill", "export")
+USAGE = {"model": "model [name]", "skill": "skill [name]", "export": "export [md|json] [active|all]"}
+HELP = "\n".join([
+    "*Hermes commands* (`/hermes <command>`, or mention me with the same words in a thread)",
+    *(f"• `{USAGE.get(name, name)}`: {what}" for name, what in COMMANDS.items() if name != "help"),
+])
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    argument: str | None = None
+    unknown: str | None = None  # what the user typed when it was no command
+
+
+def parse_command(text: str) -> Command:
+    """A slash command's text; anything unknown becomes help that says so."""
+    words = text.split()
+    if not words:
+        return Command("help")
+    name = words[0].lower()
+    if name not in SUBCOMMANDS or (len(words) > 1 and name not in TAKES_ARGUMENT):
+        return Command("help", unknown=text.strip())
+    return Command(name, " ".join(words[1:]) or None)
+
+
+def mention_command(text: str) -> Command | None:
+    """A mention that is a command: one subcommand word, plus one argument where it takes one.
+    Anything longer is a message for the agent ("status of the deploy?" is not `status`)."""
+    words = text.split()
+    if not words or words[0].lower() not in SUBCOMMANDS:
+        return None
+    name = words[0].lower()
+    most = 3 if name == "export" else 2 if name in TAKES_ARGUMENT else 1
+    return Command(name, " ".join(words[1:]) or None) if len(words) <= most else None
+
+
+def help_text(command: Command) -> str:
+    if command.unknown:
+        return f"I don't know the command `{command.unknown}`.\n\n{HELP}"
+    return HELP
+
+
+# --- status and memory (pure) -------------------------------------------------------------
+# `/hermes status` and `/hermes memory` as messages (pure).
+
+MEMORY_CHARS = 2800
+
+
+def status_payload(status: Status) -> Payload:
+    lines = [f"*Runs:* {status.running} running, {status.queued} queued"]
+    session = status.session
+    if session is not None:
+        mine = status.current
+        lines.append(f"*This conversation:* {escape(status_line(mine)) if mine else 'idle'}")
+        lines.append(f"*Model:* `{escape(session.model_id or 'default')}` · "
+                     f"*Skill:* `{escape(session.skill_folder or 'none')}`")
+    text = "\n".join(lines)
+    return Payload(text, [section(text)])
+
+
+def memory_payload(memory: Memory) -> Payload:
+    parts = [("What the agent remembers (MEMORY.md)", memory.memory),
+             ("What it knows about you (USER.md)", memory.user)]
+    blocks = [section(f"*{title}*\n{escape(clip(body.strip(), MEMORY_CHARS)) or '_empty_'}")
+              for title, body in parts]
+    return Payload("The agent's memory", blocks)
+
+
+# --- the model and skill menus (pure) -----------------------------------------------------
+# The model and skill select menus (pure); the chosen option carries the session id.
+
+MAX_OPTIONS = 100
+ACTION = {"model": ids.SET_MODEL, "skill": ids.SET_SKILL}
+
+
+def choice_menu(kind: str, session_id: int, options: list[tuple[str, str]],
+                current: str | None) -> Payload:
+    """"Choose a model" with a select of the catalogue, the current choice preselected."""
+    if not options:
+        text = f"No {kind}s are configured." + (" Add them to MODELS_FILE." if kind == "model"
+                                                 else " Add skill folders to SKILLS_DIR.")
+        return Payload(text, [section(text)])
+    now = f"Current {kind}: `{escape(current)}`." if current else f"No {kind} chosen yet (the default)."
+    choices = [option(name, option_value(session_id, value)) for value, name in options[:MAX_OPTIONS]]
+    select = {"type": "static_select", "action_id": ACTION[kind], "options": choices,
+              "placeholder": {"type": "plain_text", "text": f"Choose a {kind}"}}
+    chosen = next((c for c, (value, _) in zip(choices, options, strict=False) if value == current), None)
+    if chosen is not None:
+        select["initial_option"] = chosen
+    return Payload(f"Choose a {kind}", [section(f"{now} Choose the {kind} of this conversation:"),
+                                        actions(select)])
+
+
+def option_value(session_id: int, value: str) -> str:
+    return f"{session_id}:{value}"
+
+
+def parse_option(value: str | None) -> tuple[int, str]:
+    """(session id, model id or skill folder) of a chosen option."""
+    session, _, chosen = (value or "").partition(":")
+    return ids.unpack(session, 1)[0], chosen
+
+
+# --- the slash command --------------------------------------------------------------------
+# `/hermes`: quick subcommands answer in the acknowledgement itself (only the user sees it);
+# the ones that call the Bridge or upload a file acknowledge at once and finish in a task.
+
+class CommandListener:
+    """`/hermes` and the menus its `model` and `skill` answer with."""
+
+    def __init__(self, services: SlackServices, commands: Commands) -> None:
+        self._services = services
+        self._commands = commands
+
+    def register(self, app: AsyncApp) -> None:
+        app.command(ids.COMMAND)(self.on_command)
+        menu = click_listener(self._services, self._choose, "choose model or skill")
+        app.action(ids.SET_MODEL)(menu)
+        app.action(ids.SET_SKILL)(menu)
+
+    async def on_command(self, ack: AsyncAck, context: AsyncBoltContext) -> None:
+        command = typed(context, SlashCommand)
+        if not self._services.policy.may_talk(command.user):
+            await ack(text=NOT_ALLOWED)  # the command's own reply, which only its user sees
+            return
+        parsed = parse_command(command.text)
+        where = _where(command)
+        if parsed.name not in SLOW:  # a refusal here is the acknowledgement (intake.py)
+            payload = await self._commands.run(parsed, where)
+            await ack(text=payload.text, blocks=payload.blocks)
+            return
+        await ack(text=f"⏳ {SLOW[parsed.name]}")
+        reply = to_user(self._services.sender, where.team, where.channel, where.user)
+        self._services.background.spawn(self._slow(parsed.name, self._commands.run(parsed, where), where),
+                                        reply, f"/hermes {parsed.name}")
+
+    async def _slow(self, name: str, work: Any, where: Where) -> None:
+        payload = await work
+        if name != "export":  # the export's file is its own message in the thread
+            await self._services.sender.ephemeral(where.team, where.channel, where.user, payload.text,
+                                                  blocks=payload.blocks or None)
+
+    async def _choose(self, clicked: Click) -> None:
+        """A choice in the model or skill menu of `/hermes model` or `/hermes skill`."""
+        session_id, chosen = parse_option(clicked.value)
+        await check_session(clicked, session_id)
+        catalogue = self._services.catalogue
+        if clicked.action_id == ids.SET_MODEL:
+            entry = await commands.choose_model(catalogue, session_id, chosen)
+            text = model_chosen(entry.name, entry.id)
+        else:
+            skill = await commands.choose_skill(catalogue, session_id, chosen)
+            text = skill_chosen(skill.name if skill else None)
+        await to_clicker(self._services.sender, clicked)(text)
+
+
+SLOW = {"reset": "Resetting…", "memory": "Reading the agent's memory…", "export": "Exporting…",
+        "new": "Starting a new conversation…"}  # these call the Bridge or post to Slack
+
+
+def _where(command: SlashCommand) -> Where:
+    team, channel, user = command.team, command.channel, command.user
+    dm = is_dm(channel)
+    place = place_of(team, channel, "", None, "im") if dm else None
+    return Where(team, channel, user, place)

@@ -1,36 +1,135 @@
-"""A user's message becomes a run of its thread's session; an edit becomes a branch
+"""A person writing in a conversation: the Events API listeners (mentions, messages in DMs
+and bound threads, edits), the gate of who may talk to the bot, and `SlackConversations`,
+which turns a message into a run of its thread's session and an edit into a branch
 (`core.conversation.turns` decides; this says it in the thread).
 
-Retries and double deliveries start nothing twice: the Slack ts of every user message is
-stored on its node, so one that is already there (or arrives while it is being stored) is
-ignored, on any replica.
+Each listener acknowledges at once (bolt acks events for us) and does the work in a tracked
+task of its thread's queue.
 """
 
 from __future__ import annotations
 
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+
 from core.attachments import Limits
 from core.conversation import bindings, turns, written
-from core.conversation.refusals import BUSY, EDIT_BUSY
+from core.conversation.policy import first_refusal
+from core.conversation.refusals import BUSY, EDIT_BUSY, NOT_ALLOWED
 from core.errors import Busy
 from core.models import ChatSession
 from core.sessions import session_for_thread
 
 from . import ids
-from .blocks import Payload, actions, button, section
 from .files import SlackFiles
-from .inbound import Incoming
-from .places import Place
+from .commands import Command, Commands, Where, mention_command
+from .inbound import (
+    MessageEdit,
+    MessageEvent,
+    SlackIncoming,
+    SlackPlace,
+    edited,
+    incoming,
+)
+from .intake import in_thread, inbound_of, typed, unheard
 from .refs import Slot
-from .services import Services
+from .render.blocks import Payload, actions, button, section
+from .services import SlackServices
 
 
-class Conversations:
-    def __init__(self, services: Services, files: SlackFiles, limits: Limits) -> None:
+class SlackConversations:
+    """Retries and double deliveries start nothing twice: the Slack ts of every user message
+    is stored on its node, so one that is already there (or arrives while it is being stored)
+    is ignored, on any replica."""
+
+    def __init__(self, services: SlackServices, commands: Commands, files: SlackFiles,
+                 limits: Limits) -> None:
         self._services = services
+        self._commands = commands
         self._files = files
         self._limits = limits
 
-    async def message(self, incoming: Incoming, create: bool) -> None:
+    def register(self, app: AsyncApp) -> None:
+        app.event("app_mention")(self.on_mention)
+        app.event("message")(self.on_message)
+
+    async def on_mention(self, context: AsyncBoltContext) -> None:
+        message = incoming(typed(context, MessageEvent), context.bot_user_id)
+        if self._services.seen.first(message.key):
+            self._handle(message, create=True, commands=True)
+
+    async def on_message(self, context: AsyncBoltContext) -> None:
+        bot = context.bot_user_id
+        event = inbound_of(context)
+        if isinstance(event, MessageEdit):
+            return self._edit(edited(event, bot), event.edit_ts)
+        if not isinstance(event, MessageEvent):
+            return None
+        message = incoming(event, bot)
+        if not message.place.is_dm and f"<@{bot}>" in event.text:
+            return None  # a mention: app_mention handles those
+        if not message.place.is_dm and not event.thread_ts:
+            return None  # channel chatter outside any thread the bot is in
+        if self._services.seen.first(message.key):
+            self._handle(message, create=message.place.is_dm, commands=message.place.is_dm)
+        return None
+
+    def _handle(self, message: SlackIncoming, create: bool, commands: bool) -> None:
+        """A mention or DM may be a command ("@hermes status"); the rest goes to the agent
+        (files shared without a word too: they are the message)."""
+        if not self._may_talk(message):
+            return
+        command = _command_in(message.text) if commands and not message.files else None
+        if command is not None:
+            work = self._command(command, message.place, message.user)
+        else:
+            work = self.message(message, create)
+        reply = in_thread(self._services.sender, message.place)
+        self._services.background.spawn(work, reply, f"message {message.ts}", queue=message.place.key)
+
+    async def _command(self, command: Command, place: SlackPlace, user: str) -> None:
+        try:
+            payload = await self._commands.run(command, Where(place.team, place.channel, user, place))
+        except Busy:
+            session = await bindings.bound_session(place.key)
+            if session is None:
+                raise
+            await self.refuse_busy(session.id, place)  # with the Stop button
+            return
+        await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
+
+    def _edit(self, message: SlackIncoming | None, edit_ts: str) -> None:
+        if message is None or not self._services.seen.first(("edit", *message.key, edit_ts)):
+            return
+        if not self._may_talk(message):
+            return
+        reply = in_thread(self._services.sender, message.place)
+        self._services.background.spawn(self.edit(message), reply, f"edit {message.ts}",
+                                        queue=message.place.key)
+
+    def _may_talk(self, message: SlackIncoming) -> bool:
+        """Whether the author may talk to the bot (ALLOWED_USERS). One who may not is told
+        so privately, once per conversation, and nothing runs."""
+        services, place, user = self._services, message.place, message.user
+        if services.policy.may_talk(user):
+            return True
+        if services.told_not_allowed.first((place.key, user)):  # the cheap check, this replica
+            services.background.spawn(self._not_allowed(place, user), unheard,
+                                      f"not allowed {message.ts}", queue=place.key)
+        return False
+
+    async def _not_allowed(self, place: SlackPlace, user: str) -> None:
+        """Tell `user` they may not talk to the bot, unless a replica told them in this
+        conversation already (`policy.first_refusal`: recorded in the database, so neither a
+        restart nor another replica tells them again)."""
+        if await first_refusal(place.key, user):
+            await self._services.sender.ephemeral(place.team, place.channel, user, NOT_ALLOWED,
+                                                  place.reply_thread)
+
+    # --- what a message and an edit do ---
+
+
+    async def message(self, incoming: SlackIncoming, create: bool) -> None:
         """Start the run that answers `incoming` (creating the session when asked); its
         files skipped (or that nothing in it could be read) are said in the thread first."""
         session = await self._session(incoming.place, create)
@@ -51,7 +150,7 @@ class Conversations:
             if not await turns.user_node(session.id, incoming.ts):  # not a duplicate
                 await self.refuse_busy(session.id, incoming.place)
 
-    async def edit(self, incoming: Incoming) -> None:
+    async def edit(self, incoming: SlackIncoming) -> None:
         """A user edited a message the bot answered: answer the new text in a new branch."""
         session = await bindings.bound_session(incoming.place.key)
         node = await turns.user_node(session.id, incoming.ts) if session else None
@@ -65,7 +164,7 @@ class Conversations:
         except Busy:
             await self.refuse_busy(session.id, incoming.place, EDIT_BUSY)
 
-    async def refuse_busy(self, session_id: int, place: Place, text: str = BUSY) -> None:
+    async def refuse_busy(self, session_id: int, place: SlackPlace, text: str = BUSY) -> None:
         """Say the conversation is busy, with a Stop button for the run in the way (whichever
         replica drives it: Stop works from anywhere)."""
         blocks = [section(text)]
@@ -73,11 +172,15 @@ class Conversations:
             blocks.append(actions(button("Stop", ids.STOP, ids.run_value(run_id), "danger")))
         await self._say(place, Payload(text, blocks))
 
-    async def _say(self, place: Place, payload: Payload) -> None:
+    async def _say(self, place: SlackPlace, payload: Payload) -> None:
         await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
 
-    async def _session(self, place: Place, create: bool) -> ChatSession | None:
+    async def _session(self, place: SlackPlace, create: bool) -> ChatSession | None:
         if not create:
             return await bindings.bound_session(place.key)
         session, _ = await session_for_thread(place.key)
         return session
+
+
+def _command_in(text: str) -> Command | None:
+    return mention_command(text) if text else Command("help")

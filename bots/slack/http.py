@@ -9,7 +9,7 @@ read (bots/slack/intake.py) is acknowledged here, 200, without it."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from litestar import Request, Response, post
 from litestar.handlers import HTTPRouteHandler
@@ -45,7 +45,7 @@ def events_route(app: AsyncApp, signing_secret: str | None, path: str = PATH) ->
     verifier = SignatureVerifier(signing_secret) if signing_secret else None
 
     @post(path, include_in_schema=False, status_code=200)
-    async def slack_events(request: Request) -> Response[bytes]:  # type: ignore[type-arg]
+    async def slack_events(request: Request) -> Response[bytes]:
         body = await request.body()
         if not _verifiable(body, request.headers.get("x-slack-request-timestamp", "0")):
             return Response(content=REFUSAL, status_code=401,
@@ -53,7 +53,8 @@ def events_route(app: AsyncApp, signing_secret: str | None, path: str = PATH) ->
         text = body.decode("utf-8")
         if not readable(text, request.headers.get("content-type", "").split(";")[0] or None):
             return _acknowledged(verifier, text, request.headers)
-        headers = {name: request.headers.getall(name) for name in request.headers}
+        headers: dict[str, str | Sequence[str]] = {
+            name: request.headers.getall(name) for name in request.headers}
         bolt_request = AsyncBoltRequest(body=text, headers=headers,
                                         query=request.scope.get("query_string", b"").decode())
         answer = await app.async_dispatch(bolt_request)
@@ -64,7 +65,7 @@ def events_route(app: AsyncApp, signing_secret: str | None, path: str = PATH) ->
 
 
 def _acknowledged(verifier: SignatureVerifier | None, body: str,
-                  headers: Mapping[str, str]) -> Response[bytes]:  # type: ignore[type-arg]
+                  headers: Mapping[str, str]) -> Response[bytes]:
     if verifier is not None and not verifier.is_valid(
             body, headers.get("x-slack-request-timestamp", ""), headers.get("x-slack-signature", "")):
         return Response(content=REFUSAL, status_code=401, media_type="application/json")

@@ -47,6 +47,11 @@ def unpack(value: str | None, count: int) -> tuple[int, ...]:
     return tuple(int(p) for p in parts)
 
 
+def first_id(value: str | None) -> int:
+    """The first id a value made by `pack` carries (a clarify choice: the pause's)."""
+    return unpack(value, len((value or "").split(":")))[0]
+
+
 def run_value(run_id: str) -> str:
     return run_id
 

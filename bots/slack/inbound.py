@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bots.fields import Json, first_text, items, obj, text
+from core.models import Platform
+from core.sessions import ThreadKey
 
 from . import ids
-from .mrkdwn import from_slack
-from .places import Place, place_of
+from .render.mrkdwn import from_slack
 
 USER_SUBTYPES = (None, "file_share", "thread_broadcast")  # a user's words for the agent
 
@@ -274,10 +275,10 @@ def _team(body: Json) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Incoming:
+class SlackIncoming:
     """A user's message (or the new text of an edited one) for the agent."""
 
-    place: Place
+    place: SlackPlace
     user: str
     ts: str
     text: str
@@ -288,19 +289,19 @@ class Incoming:
         return ("message", self.place.team, self.place.channel, self.ts)
 
 
-def incoming(event: MessageEvent, bot_user_id: str | None) -> Incoming:
+def incoming(event: MessageEvent, bot_user_id: str | None) -> SlackIncoming:
     place = place_of(event.team, event.channel, event.ts, event.thread_ts, event.channel_type)
-    return Incoming(place, event.user, event.ts, from_slack(event.text, bot_user_id),
+    return SlackIncoming(place, event.user, event.ts, from_slack(event.text, bot_user_id),
                     event.files)
 
 
-def edited(edit: MessageEdit, bot_user_id: str | None) -> Incoming | None:
+def edited(edit: MessageEdit, bot_user_id: str | None) -> SlackIncoming | None:
     """The new text of an edit a user made to their own message (None for an unfurl, a bot's
     message, or a change that leaves the text as it was)."""
     if not edit.user or edit.bot_id or edit.user == bot_user_id or edit.text == edit.previous_text:
         return None
     place = place_of(edit.team, edit.channel, edit.ts, edit.thread_ts, edit.channel_type)
-    return Incoming(place, edit.user, edit.ts, from_slack(edit.text, bot_user_id))
+    return SlackIncoming(place, edit.user, edit.ts, from_slack(edit.text, bot_user_id))
 
 
 # --- what slack-bolt itself can read ----------------------------------------------------
@@ -327,3 +328,34 @@ def bolt_can_read(body: object, depth: int = 0) -> bool:
     nested: list[Any] = [body.get(k) for k in _NESTED if isinstance(body.get(k), Mapping)]
     nested += list(items(body.get("authorizations")))[:1]
     return depth > 2 or all(bolt_can_read(n, depth + 1) for n in nested)
+
+
+# --- places -------------------------------------------------------------------------------
+# Where a Slack message lives and which conversation it belongs to (pure).
+#
+# A channel thread is one session (an @mention at the top level starts the thread). A DM is one
+# session however the user threads in it; replies go where the user wrote.
+
+@dataclass(frozen=True, slots=True)
+class SlackPlace:
+    team: str
+    channel: str
+    reply_thread: str | None  # thread_ts of the bot's replies (None: the DM's top level)
+    key: ThreadKey
+
+    @property
+    def is_dm(self) -> bool:
+        return self.key.thread == "" and self.channel.startswith("D")
+
+
+def is_dm(channel: str, channel_type: str | None = None) -> bool:
+    return channel_type == "im" or (channel_type is None and channel.startswith("D"))
+
+
+def place_of(team: str, channel: str, ts: str, thread_ts: str | None,
+             channel_type: str | None = None) -> SlackPlace:
+    """The conversation of a message with timestamp `ts` (in thread `thread_ts`, if any)."""
+    if is_dm(channel, channel_type):
+        return SlackPlace(team, channel, thread_ts, ThreadKey(Platform.SLACK, team, channel, ""))
+    thread = thread_ts or ts
+    return SlackPlace(team, channel, thread, ThreadKey(Platform.SLACK, team, channel, thread))

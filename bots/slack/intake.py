@@ -12,9 +12,11 @@ itself cannot read (it indexes some fields while building a request) never reach
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Hashable
+from typing import Any, TypeVar
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -22,11 +24,29 @@ from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.internals import parse_body
 from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
 
 from bots.fields import text
 from core.conversation.event_ledger import EventLedger
+from core.conversation.refusals import not_yours, refusal_text
+from core.errors import HermesChatError, NotYours
 
-from .inbound import Click, Ignored, Inbound, bolt_can_read, parse
+from . import ids
+from .delivery.sender import SlackSender
+from .inbound import (
+    Click,
+    Ignored,
+    Inbound,
+    MessageEdit,
+    MessageEvent,
+    SlackPlace,
+    SlashCommand,
+    ViewSubmission,
+    bolt_can_read,
+    parse,
+    place_of,
+)
+from .render.blocks import Payload, section
 
 log = logging.getLogger(__name__)
 KEY = "hermes_inbound"
@@ -82,3 +102,168 @@ def readable(raw: str, content_type: str | None) -> bool:
 
 def unreadable(what: str) -> None:
     log.debug("slack: acknowledged %s that slack-bolt cannot read", what)
+
+
+# --- the error boundary -------------------------------------------------------------------
+# The one error boundary of every event and interaction: bolt's `app.error`.
+#
+# A listener raises; `ErrorBoundary.on_error`, registered with `app.error`, logs the error and
+# tells the user with the refusal vocabulary (core.conversation.refusals): in the answer to
+# the request itself when it can carry words (a slash command's reply, a modal's field error),
+# else through the Web API where the request came from (an ephemeral for who clicked or
+# typed, a reply in the thread for a message). Work that runs after Slack got its
+# acknowledgement (within 3 s) runs in `Background` tasks, and what they raise reaches the
+# same handler. Cancellation goes through.
+
+log = logging.getLogger(__name__)
+Reply = Callable[[str], Awaitable[None]]
+ReplyTo = Callable[[Inbound], Reply]  # where the words about a request go
+
+
+def refusal(error: BaseException) -> str:
+    """What a refused user is told; a click on someone else's turn names who may."""
+    if isinstance(error, NotYours):
+        return not_yours(error.asker, mention=f"<@{error.asker}>" if error.asker else None)
+    return refusal_text(error)
+
+
+def explain(error: Exception, what: str) -> str:
+    """Log `error` (a refusal briefly, anything else with its traceback); the user's text."""
+    if isinstance(error, HermesChatError):
+        log.info("%s refused: %s", what, error.message)
+    else:
+        log.error("%s failed", what, exc_info=error)
+    return refusal(error)
+
+
+def answer_carrying(inbound: Inbound, text: str) -> BoltResponse | None:
+    """The acknowledgement itself, for requests whose answer can carry the words."""
+    body: dict[str, Any]
+    if isinstance(inbound, SlashCommand):
+        body = {"text": text}
+    elif isinstance(inbound, ViewSubmission):  # the modal stays open, the error on its field
+        body = {"response_action": "errors", "errors": {ids.ANSWER_BLOCK: text}}
+    else:
+        return None
+    return BoltResponse(status=200, body=json.dumps(body),
+                        headers={"content-type": "application/json;charset=utf-8"})
+
+
+class ErrorBoundary:
+    def __init__(self, reply_to: ReplyTo) -> None:
+        self._reply_to = reply_to
+
+    async def on_error(self, error: Exception, context: AsyncBoltContext) -> BoltResponse:
+        """bolt's global error handler (`app.error`): what a listener raised."""
+        inbound = inbound_of(context)
+        text = explain(error, type(inbound).__name__)
+        answer = answer_carrying(inbound, text)
+        if answer is not None:
+            return answer
+        await tell(self._reply_to(inbound), text, type(inbound).__name__)
+        return BoltResponse(status=200, body="")  # acknowledged: Slack must not retry it
+
+    async def guarded(self, work: Awaitable[None], reply: Reply, what: str) -> None:
+        """Run `work` (after the ack); what it raises is handled as `on_error` does."""
+        try:
+            await work
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - the boundary: every error is told
+            await tell(reply, explain(error, what), what)
+
+
+async def tell(reply: Reply, text: str, what: str) -> None:
+    try:
+        await reply(text)
+    except asyncio.CancelledError:
+        raise
+    except (TimeoutError, SlackApiError, OSError) as error:
+        log.warning("%s: could not tell the user (%s)", what, error)
+
+
+async def _after(before: asyncio.Task[Any] | None, work: Coroutine[Any, Any, None]) -> None:
+    """`work` once `before` (the previous task of the same thread) has ended."""
+    try:
+        if before is not None:
+            await asyncio.wait([before])  # wait() never cancels `before` if we are cancelled
+    except asyncio.CancelledError:
+        work.close()
+        raise
+    await work
+
+
+class Background:
+    """Tasks started after an ack, inside the error boundary; those of one `queue` (a thread)
+    run one after another, in the order Slack delivered them. `close` cancels the ones still
+    running."""
+
+    def __init__(self, boundary: ErrorBoundary) -> None:
+        self.boundary = boundary
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._last: dict[Hashable, asyncio.Task[Any]] = {}
+
+    def spawn(self, work: Coroutine[Any, Any, None], reply: Reply, what: str,
+              queue: Hashable | None = None) -> None:
+        before = self._last.get(queue) if queue is not None else None
+        guarded = self.boundary.guarded(work, reply, what)
+        task = asyncio.create_task(_after(before, guarded), name=f"slack:{what}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if queue is not None:
+            self._last[queue] = task
+            task.add_done_callback(lambda done: self._forget(queue, done))
+
+    def _forget(self, queue: Hashable, task: asyncio.Task[Any]) -> None:
+        if self._last.get(queue) is task:
+            del self._last[queue]
+
+    async def idle(self) -> None:
+        """Until every task started so far (and any they start) has ended."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+
+# --- where the words go -------------------------------------------------------------------
+# Where the error boundary's words go: the thread, or only the user who clicked.
+
+def reply_to(sender: SlackSender, inbound: Inbound) -> Reply:
+    """Where the error boundary tells about a request: who clicked or typed a command
+    (privately), the thread of a message; nobody for the rest (the log has it)."""
+    if isinstance(inbound, Click):
+        return to_clicker(sender, inbound)
+    if isinstance(inbound, MessageEvent | MessageEdit):
+        return in_thread(sender, place_of(inbound.team, inbound.channel, inbound.ts,
+                                            inbound.thread_ts, inbound.channel_type))
+    if isinstance(inbound, SlashCommand):
+        return to_user(sender, inbound.team, inbound.channel, inbound.user)
+    return unheard
+
+
+def in_thread(sender: SlackSender, place: SlackPlace) -> Reply:
+    async def reply(text: str) -> None:
+        await sender.post(place.team, place.channel, place.reply_thread,
+                                   Payload(text, [section(text)]))
+    return reply
+
+
+def to_clicker(sender: SlackSender, click: Click) -> Reply:
+    async def reply(text: str) -> None:
+        if click.channel:
+            await sender.ephemeral(click.team, click.channel, click.user, text, click.thread_ts)
+    return reply
+
+
+def to_user(sender: SlackSender, team: str, channel: str, user: str) -> Reply:
+    async def reply(text: str) -> None:
+        await sender.ephemeral(team, channel, user, text)
+    return reply
+
+
+async def unheard(text: str) -> None:
+    """For work no user waits on (a tidy-up, suggested prompts): the boundary logs a failure."""

@@ -153,7 +153,8 @@ def _about(word: str, answered: bool | None = None) -> Callable[[RequestBody], b
 
 
 async def _mention(http: httpx.AsyncClient, at: Replica, text: str) -> str:
-    payload = make_slack_event("app_mention", text=text)
+    # U0ALICE asks, so her clicks (`_click`) are the asker's (CONVERSATION_ACTIONS=asker)
+    payload = make_slack_event("app_mention", text=text, user="U0ALICE")
     request = event_request(payload, SECRET)
     response = await http.post(f"{at.url}/slack/events", content=request.body,
                                headers=request.headers)

@@ -173,7 +173,9 @@ async def a_version_switch_waits_for_a_run_of_any_replica(chat: Chat, runs: RunP
     await chat.click(await chat.shown(conv, "Version one.", "regenerate"), "regenerate")
     second = await chat.shown(conv, "Version two.", "previous")
     bridge.default_script = lambda run_id: [Stall(run_id), ev("done", final_text="late")]
-    running = await other.start((await session()).id, "from another replica")
+    asker = (await ChatMessage.filter(role=Role.USER).order_by("id").first()).author
+    # the same person, through another replica: Stop is theirs (CONVERSATION_ACTIONS=asker)
+    running = await other.start((await session()).id, "from another replica", author=asker)
     await chat.click(second, "previous")
     await chat.told(conv, refusals.SWITCH_BUSY)
     assert [m.is_active for m in await assistants()] == [False, True, True]
@@ -212,7 +214,9 @@ async def command_reset_waits_for_a_run_of_any_replica(chat: Chat, runs: RunPool
     conv = await started(chat, bridge)
     before = (await session()).hermes_session
     bridge.default_script = lambda run_id: [Stall(run_id), ev("done", final_text="late")]
-    running = await other.start((await session()).id, "from another replica")
+    asker = (await ChatMessage.filter(role=Role.USER).order_by("id").first()).author
+    # the same person, through another replica: Stop is theirs (CONVERSATION_ACTIONS=asker)
+    running = await other.start((await session()).id, "from another replica", author=asker)
     said = await chat.command(conv, "reset")
     assert refusals.BUSY in said
     assert (await session()).hermes_session == before, "nothing renewed"

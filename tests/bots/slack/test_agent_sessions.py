@@ -149,7 +149,7 @@ async def test_a_dm_thread_is_titled_after_its_session(h: Harness, llm: Scripted
 async def test_an_app_not_declared_as_an_agent_goes_without_logged_once(
         h: Harness, llm: ScriptedLLM, caplog: pytest.LogCaptureFixture) -> None:
     h.slack.agent = False
-    caplog.set_level(logging.WARNING, logger="bots.slack.features")
+    caplog.set_level(logging.WARNING, logger="bots.slack.delivery.sender")
     llm.script(text_reply("One."), text_reply("Two."))
     thread = (await h.event("app_mention", text="first"))["ts"]
     [first] = await h.answered(CHANNEL_ID, thread)

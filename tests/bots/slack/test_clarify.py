@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
+
+import pytest
 
 from bots.slack import ids
 from core.bridge.client import BridgeClient
@@ -41,7 +44,7 @@ async def question_saved() -> None:
 
 async def test_a_choice_button_answers_and_the_buttons_give_way(h: Harness, llm: ScriptedLLM) -> None:
     llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Blue it is."))
-    thread = (await h.event("app_mention", text="paint the shed"))["ts"]
+    thread = (await h.event("app_mention", text="paint the shed", user="U0ALICE"))["ts"]
     question = await asked(h, thread)
     assert "Which colour?" in texts(question)
     assert [b["text"]["text"] for b in question.blocks[1]["elements"]] == ["red", "blue", "Custom answer…"]
@@ -53,9 +56,17 @@ async def test_a_choice_button_answers_and_the_buttons_give_way(h: Harness, llm:
     assert not has_button(h.slack.message(CHANNEL_ID, question.ts), ids.CLARIFY_CUSTOM)
 
 
-async def test_a_double_click_is_told_who_answered(h: Harness, llm: ScriptedLLM) -> None:
+@pytest.fixture
+async def admin_h(fake_slack: FakeSlack, pool: RunPool, fast_clock: FastClock) -> AsyncIterator[Harness]:
+    """U0BOB is a chat admin: he may answer U0ALICE's question too."""
+    async with running(fake_slack, pool, fast_clock, chat_admins=("U0BOB",)) as harness:
+        yield harness
+
+
+async def test_a_double_click_is_told_who_answered(admin_h: Harness, llm: ScriptedLLM) -> None:
+    h = admin_h
     llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Done."))
-    thread = (await h.event("app_mention", text="paint"))["ts"]
+    thread = (await h.event("app_mention", text="paint", user="U0ALICE"))["ts"]
     question = await asked(h, thread)
     await asyncio.gather(h.click(question, ids.choice_action(0), user="U0ALICE"),
                          h.click(question, ids.choice_action(1), user="U0BOB"))  # both at once

@@ -37,7 +37,7 @@ async def test_opening_the_messages_tab_offers_the_suggested_prompts(
         assert [p["message"] for p in shown] == list(PROMPTS[:4])
 
         fake_slack.refuse("assistant.threads.setSuggestedPrompts", "not_authorized")
-        caplog.set_level(logging.WARNING, logger="bots.slack.features")
+        caplog.set_level(logging.WARNING, logger="bots.slack.delivery.sender")
         for _ in range(2):
             await open_tab(h, "messages")
         await until(lambda: len(fake_slack.calls_to("assistant.threads.setSuggestedPrompts")) == 2)

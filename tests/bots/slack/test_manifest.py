@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml  # litestar's own dependency
 
-from bots.slack.command_words import SUBCOMMANDS
+from bots.slack.commands import SUBCOMMANDS
 from bots.slack.http import PATH
 
 README = Path(__file__).parents[3] / "README.md"

@@ -67,7 +67,7 @@ async def test_a_workspace_without_streams_gets_the_edited_message_and_it_is_rem
         h: Harness, llm: ScriptedLLM, caplog: pytest.LogCaptureFixture) -> None:
     h.slack.streaming = False
     llm.script(text_reply(f"One.\n\n{TABLE}"), text_reply("Two."))
-    caplog.set_level(logging.WARNING, logger="bots.slack.features")
+    caplog.set_level(logging.WARNING, logger="bots.slack.delivery.sender")
     thread = (await h.event("app_mention", text="first"))["ts"]
     [first] = await h.answered(CHANNEL_ID, thread)
     assert first.blocks[0] == {"type": "markdown", "text": f"One.\n\n{TABLE}"}  # a table renders
@@ -118,7 +118,7 @@ async def test_the_loading_status_is_set_and_cleared_and_a_refusal_is_skipped(
     assert h.slack.workspace.thread_status == {}  # cleared by the answer
 
     h.slack.refuse("assistant.threads.setStatus", "not_allowed")
-    caplog.set_level(logging.WARNING, logger="bots.slack.features")
+    caplog.set_level(logging.WARNING, logger="bots.slack.delivery.sender")
     for count, text in enumerate(("again", "and again"), start=2):
         await h.event("thread_message", text=text, thread_ts=thread)
         await h.answered(CHANNEL_ID, thread, count=count)

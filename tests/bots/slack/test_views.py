@@ -8,15 +8,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bots.slack import ids
-from bots.slack.answer_view import MAX_MESSAGES, answer_parts, render_answer
-from bots.slack.blocks import MAX_BLOCKS, MAX_MARKDOWN, MAX_SECTION, MAX_TEXT, Payload
-from bots.slack.clarify_view import custom_answer_modal, render_clarify
-from bots.slack.command_words import Command, mention_command, parse_command
-from bots.slack.live_view import render_live
-from bots.slack.menus import choice_menu, parse_option
-from bots.slack.modals import thinking_modal, thinking_pages
-from bots.slack.mrkdwn import from_slack, to_mrkdwn
-from bots.slack.places import place_of
+from bots.slack.render.turn import MAX_MESSAGES, answer_parts, render_answer
+from bots.slack.render.blocks import MAX_BLOCKS, MAX_MARKDOWN, MAX_SECTION, MAX_TEXT, Payload
+from bots.slack.actions.clarify import custom_answer_modal, render_clarify
+from bots.slack.commands import Command, mention_command, parse_command
+from bots.slack.render.turn import render_live
+from bots.slack.commands import choice_menu, parse_option
+from bots.slack.actions.thinking import thinking_modal, thinking_pages
+from bots.slack.render.mrkdwn import from_slack, to_mrkdwn
+from bots.slack.inbound import place_of
 from bots.slack.refs import Slot
 from core.conversation.commands import export_options
 from core.conversation.views import versions_of

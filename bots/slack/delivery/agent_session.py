@@ -1,12 +1,12 @@
 """A turn's agent session (Slack's agent container, for an app declared as an agent): the
 thread's session is `processing` while a run is in flight, which shows Slack's native Stop
-button (its `agent_session_stopped` runs through the same Stop as ours: stop_listeners.py),
+button (its `agent_session_stopped` runs through the same Stop as ours: actions/turn.py),
 and `active` once the run ends, by the stream's own chat.stopStream where the turn streamed
 (`session_status`), else agents.sessions.setStatus. The thread's title follows its session's
 title (agents.sessions.rename; assistant.threads.setTitle in a DM, the assistant's threads).
 
 An app not declared as an agent gets `not_authorized`: every later turn of the workspace
-skips these calls, said once in the log (features.py). `processing` goes out only when its
+skips these calls, said once in the log (sender.WorkspaceFeatures). `processing` goes out only when its
 budget has room now (like the loading status); `active` then always follows, since a
 session left `processing` would show a Stop for a run that has ended.
 """
@@ -20,10 +20,10 @@ from slack_sdk.errors import SlackApiError
 
 from core.models import ChatSession
 
-from .blocks import clip
-from .features import AGENT_SESSIONS, THREAD_TITLES
-from .refs import Slot
-from .services import Services
+from ..refs import Slot
+from ..render.blocks import clip
+from ..services import SlackServices
+from .sender import AGENT_SESSIONS, THREAD_TITLES
 
 log = logging.getLogger(__name__)
 PROCESSING, ACTIVE = "processing", "active"
@@ -31,7 +31,7 @@ MAX_TITLE = 200  # Slack's limit on a session's title
 
 
 class AgentSession:
-    def __init__(self, services: Services, session_id: int) -> None:
+    def __init__(self, services: SlackServices, session_id: int) -> None:
         self._services = services
         self._session_id = session_id
         self._opened = False  # `processing` was sent: the thread has a session
@@ -82,7 +82,7 @@ class AgentSession:
         return clip(session.title, MAX_TITLE) if session is not None and session.title else None
 
 
-async def settle(services: Services, slot: Slot) -> None:
+async def settle(services: SlackServices, slot: Slot) -> None:
     """The thread's session is active again: a turn ended, or the native Stop was pressed
     while no run was in flight (Slack leaves the status to the app)."""
     if slot.thread_ts is None or not services.features.has(slot.team, AGENT_SESSIONS):
@@ -91,7 +91,7 @@ async def settle(services: Services, slot: Slot) -> None:
         slot.team, slot.channel, slot.thread_ts, ACTIVE, None, None, now=False))
 
 
-async def _call(services: Services, slot: Slot, feature: str, call: Awaitable[object]) -> bool:
+async def _call(services: SlackServices, slot: Slot, feature: str, call: Awaitable[object]) -> bool:
     """Await `call`; a refusal is remembered (logged once), any other error logged: the agent
     container is never worth breaking a turn over. Whether it went through."""
     try:

@@ -1,17 +1,54 @@
-"""Read-only modals (pure): the full thinking and tool history, paginated; a summary."""
+"""Read-only modals: Show thinking (paginated) and a compaction's summary.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from slack_bolt.async_app import AsyncApp
+
+from core.conversation import views
 from core.conversation.views import NOTHING_RECORDED, thinking_sections
 from core.presenting import tool_line
 from core.splitting import split_markdown
 from core.thinking import ThinkingState
 
-from . import ids
-from .blocks import Block, actions, button, context, plain, section
-from .mrkdwn import escape
+from .. import ids
+from ..inbound import Click
+from ..render.blocks import Block, actions, button, context, plain, section
+from ..render.mrkdwn import escape
+from ..services import SlackServices
+from . import click_listener, message_here
+
+
+class InsightListeners:
+    def __init__(self, services: SlackServices) -> None:
+        self._services = services
+
+    def register(self, app: AsyncApp) -> None:
+        app.action(ids.SHOW_THINKING)(click_listener(self._services, self._thinking, "show thinking"))
+        app.action(ids.THINKING_PAGE_PATTERN)(click_listener(self._services, self._page, "thinking page"))
+        app.action(ids.SHOW_SUMMARY)(click_listener(self._services, self._summary, "show summary"))
+
+    async def _thinking(self, clicked: Click) -> None:
+        (message_id,) = ids.unpack(clicked.value, 1)
+        await message_here(clicked, message_id)
+        pages = thinking_pages(await views.thinking_of(self._services.pool, message_id))
+        await self._services.sender.open_view(clicked.trigger_id, thinking_modal(message_id, pages, 0))
+
+    async def _page(self, clicked: Click) -> None:
+        message_id, page = ids.unpack(clicked.value, 2)
+        pages = thinking_pages(await views.thinking_of(self._services.pool, message_id))
+        await self._services.sender.update_view(clicked.team, clicked.view_id or "",
+                                                thinking_modal(message_id, pages, page))
+
+    async def _summary(self, clicked: Click) -> None:
+        summary = await message_here(clicked, ids.unpack(clicked.value, 1)[0])
+        await self._services.sender.open_view(clicked.trigger_id, summary_modal(summary.content))
+
+
+# --- the modals (pure) --------------------------------------------------------------------
+# Read-only modals (pure): the full thinking and tool history, paginated; a summary.
 
 PAGE_CHARS = 2900
 SECTIONS_PER_PAGE = 4

@@ -1,7 +1,8 @@
 """The app's Messages tab: opening it (`app_home_opened`, tab `messages`) offers the
 suggested prompts of SLACK_SUGGESTED_PROMPTS (assistant.threads.setSuggestedPrompts, at most
 four). A workspace or app that refuses them (an app not declared with the AI-app features)
-goes without, said once in the log."""
+goes without, said once in the log.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +12,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 
-from .blocks import clip
-from .features import SUGGESTED_PROMPTS
+from .delivery.sender import SUGGESTED_PROMPTS
 from .inbound import HomeOpened
-from .intake import typed
-from .replies import unheard
-from .services import Services
+from .intake import typed, unheard
+from .render.blocks import clip
+from .services import SlackServices
 
 log = logging.getLogger(__name__)
 MAX_PROMPTS = 4
@@ -29,7 +29,7 @@ def prompts(texts: tuple[str, ...]) -> list[dict[str, str]]:
 
 
 class ContainerListeners:
-    def __init__(self, services: Services, suggested: tuple[str, ...]) -> None:
+    def __init__(self, services: SlackServices, suggested: tuple[str, ...]) -> None:
         self._services = services
         self._prompts = prompts(suggested)
 

@@ -18,21 +18,22 @@ from core.conversation import turns
 from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
 
-from . import budgets
-from .answer_view import (
+from ..refs import Slot
+from ..render.blocks import Block, Payload, context, section
+from ..render.turn import (
     ATTACHED,
+    BRANCHED,
     MAX_MESSAGES,
+    ChunkDiff,
     Versions,
     answer_controls,
     answer_parts,
     render_answer,
+    stop_control,
 )
-from .blocks import Block, context, section
-from .features import STREAMING
-from .live_chunks import ChunkDiff
-from .live_view import BRANCHED
-from .refs import Slot
-from .services import Services
+from ..services import SlackServices
+from . import budgets
+from .sender import STREAMING
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +43,13 @@ class StreamBroken(Exception):
 
 
 class StreamedMessage:
-    def __init__(self, services: Services, slot: Slot, diff: ChunkDiff) -> None:
+    def __init__(self, services: SlackServices, slot: Slot, diff: ChunkDiff) -> None:
         self._services = services
         self.slot = slot
         self._diff = diff
 
     @classmethod
-    async def open(cls, services: Services, slot: Slot, update: RunUpdate,
+    async def open(cls, services: SlackServices, slot: Slot, update: RunUpdate,
                    recipient: str | None) -> StreamedMessage | None:
         """The stream, started; None when the turn should take the fallback. A stream lives
         in a thread: at a DM's top level it opens the thread of the user's message."""
@@ -75,7 +76,7 @@ class StreamedMessage:
         return cls(services, slot.moved(ts=ts, thread_ts=thread, streamed=True), diff)
 
     @staticmethod
-    async def close_stale(services: Services, slot: Slot) -> None:
+    async def close_stale(services: SlackServices, slot: Slot) -> None:
         """Stop a stream a restart left open, so its message can be edited (one Slack
         already ended, or that expired, is refused: nothing is left to do)."""
         try:
@@ -99,7 +100,7 @@ class StreamedMessage:
     async def finish(self, update: RunUpdate, versions: Versions, urgent: bool = True,
                      session_status: str | None = None) -> None:
         """Stop the stream with the answer's first part and its controls (the caller posts
-        the rest: answers.show_rest); `session_status` moves the thread's agent session."""
+        the rest: live.show_rest); `session_status` moves the thread's agent session."""
         slot, chunks, blocks = self.slot, self._diff.changed(update), self.closing_blocks(update, versions)
         parts = answer_parts(update.state.final_text or "")
         if update.status == MessageStatus.SUCCESS and parts:
@@ -124,3 +125,35 @@ class StreamedMessage:
             return [*head, *render_answer(update, versions).main.blocks]
         long = len(answer_parts(update.state.final_text or "")) > MAX_MESSAGES
         return [*head, *([section(ATTACHED)] if long else []), *answer_controls(update, versions)]
+
+
+# --- the Stop beside a stream ---------------------------------------------------------
+# A streamed turn's Stop where Slack shows none of its own: a streamed message cannot hold a
+# button while it streams (chat.startStream / appendStream take Markdown, task and plan
+# chunks; blocks only come with chat.stopStream), and Slack's native Stop exists only while the
+# thread's agent session is `processing` (an app declared as an agent, whose setStatus went
+# out). For an app Slack refuses agent sessions, a small message under the stream carries our
+# Stop button while the run is in flight (posted only if its budget has room now: it never
+# holds the turn up); it is deleted once the turn has ended, at progress priority.
+
+COMPANION_TEXT = "Working on it… Stop it here."
+
+
+class StopCompanion:
+    def __init__(self, services: SlackServices) -> None:
+        self._services = services
+        self._slot: Slot | None = None
+
+    async def show(self, slot: Slot, run_id: str) -> None:
+        payload = Payload(COMPANION_TEXT, [context(COMPANION_TEXT), stop_control(run_id)])
+        ts = await self._services.sender.post_now(slot.team, slot.channel, slot.thread_ts, payload)
+        self._slot = None if ts is None else slot.moved(ts=ts)
+
+    @property
+    def shown(self) -> bool:
+        return self._slot is not None
+
+    async def remove(self) -> None:
+        slot, self._slot = self._slot, None
+        if slot is not None and slot.ts is not None:
+            await self._services.sender.delete(slot.team, slot.channel, slot.ts)

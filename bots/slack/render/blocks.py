@@ -1,4 +1,5 @@
-"""Block Kit primitives and Slack's size limits, as plain dicts (pure)."""
+"""Block Kit primitives and Slack's size limits, as plain dicts (pure).
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,136 @@
+"""Clicks on a turn's message: Stop (and the native Stop of Slack's agent session, through the
+same rule), Regenerate (Retry), the version switcher ◀ ▶, and 👍 / 👎."""
+
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from core import feedback
+from core.conversation import bindings, policy, turns, views
+from core.conversation.refusals import FINISHED, SWITCH_BUSY
+from core.errors import Busy, Conflict, NotFound, NotYours
+from core.models import Platform
+
+from .. import ids, refs
+from ..delivery.agent_session import settle
+from ..delivery.live import show_answer
+from ..inbound import Click, SessionStopped, place_of
+from ..intake import refusal, to_clicker, typed, unheard
+from ..refs import Slot
+from ..services import SlackServices
+from . import click_listener, message_here, run_here
+
+
+class AnswerListeners:
+    def __init__(self, services: SlackServices) -> None:
+        self._services = services
+
+    def register(self, app: AsyncApp) -> None:
+        services = self._services
+        app.action(ids.STOP)(click_listener(services, self._stop, "stop", _asker_of_run))
+        app.action(ids.REGENERATE)(click_listener(services, self._regenerate, "regenerate",
+                                                  _asker_of_answer))
+        app.action(ids.SWITCH_PATTERN)(click_listener(services, self._switch, "switch version",
+                                                      _asker_of_shown))
+        app.action(ids.POSITION)(self.on_position)
+        app.action(ids.FEEDBACK)(click_listener(services, self._rate, "feedback"))  # open to all
+        app.event("agent_session_stopped")(self.on_session_stopped)
+
+    async def on_session_stopped(self, context: AsyncBoltContext) -> None:
+        """The native Stop of Slack's agent session: the thread's run in flight stops through
+        the same Stop as our button, for the same people (who may act); with no run in flight
+        the session is set active again, which Slack leaves to the app."""
+        stopped = typed(context, SessionStopped)
+        self._services.background.spawn(self._native_stop(stopped), unheard,
+                                        f"native stop in {stopped.channel}/{stopped.thread_ts}")
+
+    async def on_position(self, ack: AsyncAck) -> None:
+        await ack()  # the "2/3" label is a button only to sit between the arrows
+
+    async def _stop(self, clicked: Click) -> None:
+        run_id = ids.parse_run(clicked.value)
+        await run_here(clicked, run_id)
+        if not await stop_run(self._services, run_id):
+            await to_clicker(self._services.sender, clicked)(FINISHED)
+
+    async def _regenerate(self, clicked: Click) -> None:
+        (message_id,) = ids.unpack(clicked.value, 1)
+        await message_here(clicked, message_id)
+        slot = await self._slot(message_id, clicked)
+        await self._services.pool.regenerate(message_id, author=clicked.user,
+                                             platform_refs=slot.moved(final=False).to_refs())
+
+    async def _switch(self, clicked: Click) -> None:
+        current, target = ids.unpack(clicked.value, 2)
+        await message_here(clicked, current)
+        await message_here(clicked, target)
+        slot = await self._slot(current, clicked)
+        own = await refs.slot_of(target)
+        try:
+            await turns.switch_version(target)
+        except Busy:
+            await to_clicker(self._services.sender, clicked)(SWITCH_BUSY)
+            return
+        update = await views.stored_update(target)
+        await show_answer(self._services, update, slot.moved(branched=own.branched if own else slot.branched))
+
+    async def _slot(self, message_id: int, clicked: Click) -> Slot:
+        """The message the click came from (its refs, else the click's own coordinates)."""
+        slot = await refs.slot_of(message_id)
+        if slot is not None and slot.ts is not None:
+            return slot
+        if not clicked.channel or not clicked.message_ts:
+            raise NotFound("the message of this answer is unknown")
+        return Slot(clicked.team, clicked.channel, clicked.thread_ts, clicked.message_ts)
+
+    async def _rate(self, clicked: Click) -> None:
+        """👍 / 👎 under an answer (a `feedback_buttons` element): stored as the clicker's
+        rating of that assistant message, replacing an earlier one, and acknowledged to them
+        alone."""
+        kind, message_id = ids.parse_feedback(clicked.value)
+        await message_here(clicked, message_id)
+        value = feedback.value_of(kind)
+        await feedback.give(message_id, Platform.SLACK, clicked.user, value)
+        await to_clicker(self._services.sender, clicked)(feedback.THANKS[value])
+
+    async def _native_stop(self, stopped: SessionStopped) -> None:
+        services = self._services
+        place = place_of(stopped.team, stopped.channel, stopped.thread_ts, stopped.thread_ts)
+        session = await bindings.bound_session(place.key)
+        run_id = await turns.run_in_flight(session.id) if session is not None else None
+        if run_id is not None and not services.policy.may_act(
+                stopped.user, asker := await policy.asker_of_run(run_id)):
+            await services.sender.ephemeral(stopped.team, stopped.channel, stopped.user,
+                                            refusal(NotYours(asker)), stopped.thread_ts)
+            return
+        if run_id is None or not await stop_run(services, run_id):
+            await settle(services, Slot(stopped.team, stopped.channel, stopped.thread_ts))
+
+
+async def stop_run(services: SlackServices, run_id: str) -> bool:
+    """Stop run `run_id` (our Stop button and the agent session's native Stop: one rule). It
+    stops on whichever replica drives it (`core.conversation.turns.stop`); when no run of this
+    process will show its end, its message is given the end here. False when it had already
+    ended (or never was)."""
+    try:
+        update = await turns.stop(services.pool, run_id)
+    except (Conflict, NotFound):
+        return False
+    slot = await refs.slot_of(update.message_id)
+    if services.pool.view(run_id) is None and slot is not None and slot.ts is not None:
+        await show_answer(services, update, slot)  # no run of ours will show its end
+    return True
+
+
+async def _asker_of_run(clicked: Click) -> str | None:
+    return await policy.asker_of_run(ids.parse_run(clicked.value))
+
+
+async def _asker_of_answer(clicked: Click) -> str | None:
+    return await policy.asker_of_message(ids.unpack(clicked.value, 1)[0])
+
+
+async def _asker_of_shown(clicked: Click) -> str | None:
+    """◀ ▶ carry the shown answer's id, then the target's."""
+    return await policy.asker_of_message(ids.unpack(clicked.value, 2)[0])
