@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import msgspec
 
@@ -31,18 +31,17 @@ from core.events import Event
 from core.models import ClarifyPause, PauseStatus
 from core.runtime.checkpoints import StoredCheckpoint, load_checkpoint
 from core.runtime.clarify import view
+from core.runtime.context import RunContext
 from core.runtime.live import LiveRun
 from core.runtime.requests import build_request
 
-if TYPE_CHECKING:
-    from core.runtime.pool import RunPool
 
 PAUSE_POLL_SECONDS = 5.0  # an answer taken by another replica is seen within this
 EXPIRED = "Nobody answered the question in time, so this run ended."
 Message = dict[str, Any]
 
 
-async def continue_run(pool: RunPool, live: LiveRun,
+async def continue_run(pool: RunContext, live: LiveRun,
                        max_iterations: int | None = None) -> AsyncIterator[Event]:
     """The events of the run continued from its checkpoint (after the answer, if it waits on a
     clarify); raises HermesChatError if its question expired meanwhile."""
@@ -60,7 +59,7 @@ async def continue_run(pool: RunPool, live: LiveRun,
     return pool.bridge.stream(resumed, lambda: pool.buffer.persisted_seq(live.message_id))
 
 
-async def _where_to_go_on(pool: RunPool, live: LiveRun, point: StoredCheckpoint | None,
+async def _where_to_go_on(pool: RunContext, live: LiveRun, point: StoredCheckpoint | None,
                           request: RunRequest) -> tuple[list[Message], ClarifyResume | None]:
     if point is None:  # no step completed: the turn from its start
         return _turn_start(request), None
@@ -72,7 +71,7 @@ async def _where_to_go_on(pool: RunPool, live: LiveRun, point: StoredCheckpoint 
     return point.messages, ClarifyResume(point.call_id, answer)
 
 
-async def _answer(pool: RunPool, live: LiveRun, clarify_id: str) -> str | None:
+async def _answer(pool: RunContext, live: LiveRun, clarify_id: str) -> str | None:
     """The answer to the question, once there is one (None: no such question was stored)."""
     while True:
         live.answered.clear()
@@ -89,7 +88,7 @@ async def _answer(pool: RunPool, live: LiveRun, clarify_id: str) -> str | None:
             await asyncio.wait_for(live.answered.wait(), PAUSE_POLL_SECONDS)
 
 
-async def _decision(pool: RunPool, live: LiveRun, approval_id: str) -> ApprovalResume | None:
+async def _decision(pool: RunContext, live: LiveRun, approval_id: str) -> ApprovalResume | None:
     """The decision on the approval the turn waited on, once there is one (None: it never
     reached the chat, so the resumed step asks again)."""
     decision = await _answer(pool, live, approval_id)

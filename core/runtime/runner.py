@@ -10,7 +10,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core.errors import (
     BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound, RunLost,
@@ -21,11 +21,10 @@ from core.runtime import records
 from core.runtime.approvals import persist_approval
 from core.runtime.clarify import persist_pause
 from core.runtime.continuation import continue_run
+from core.runtime.context import RunContext
 from core.runtime.live import LiveRun
 from core.runtime.requests import build_request
 
-if TYPE_CHECKING:
-    from core.runtime.pool import RunPool
 
 log = logging.getLogger(__name__)
 YIELD_EVERY = 64  # events handled before the event loop gets a turn (a burst's one wait)
@@ -41,7 +40,7 @@ class RunOptions:
     resume: bool = False  # recovery: the Bridge lost it; continue it from its checkpoint
 
 
-async def drive(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
+async def drive(pool: RunContext, live: LiveRun, options: RunOptions) -> None:
     """The whole life of a run in this process; cancellation, or a database away for longer
     than the pool's patience, leaves it resumable."""
     extra = {"run_id": live.run_id, "session_id": live.session_id}
@@ -72,7 +71,7 @@ async def drive(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
             await pool.leases.release([live.run_id])
 
 
-async def _wait_for_slot(pool: RunPool, live: LiveRun) -> bool:
+async def _wait_for_slot(pool: RunContext, live: LiveRun) -> bool:
     """Take a slot, waiting in the queue if the cap is full; False when the run was stopped
     while it waited (Stop on another replica can only record that: no Bridge had it yet)."""
     if not pool.slots.try_take(live.run_id):
@@ -93,7 +92,7 @@ async def _wait_for_slot(pool: RunPool, live: LiveRun) -> bool:
     return True
 
 
-async def _stream(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
+async def _stream(pool: RunContext, live: LiveRun, options: RunOptions) -> None:
     """The run's events until its end; each time the Bridge loses the run, it goes on from
     its last checkpoint on the Bridge that answers now."""
     events = await _first_events(pool, live, options)
@@ -109,7 +108,7 @@ async def _stream(pool: RunPool, live: LiveRun, options: RunOptions) -> None:
             events = await continue_run(pool, live, options.max_iterations)
 
 
-async def _first_events(pool: RunPool, live: LiveRun, options: RunOptions) -> AsyncIterator[Event]:
+async def _first_events(pool: RunContext, live: LiveRun, options: RunOptions) -> AsyncIterator[Event]:
     last = lambda: pool.buffer.persisted_seq(live.message_id)  # noqa: E731
     if options.ended is not None:  # nothing more will come from the Bridge: just finish it
         return _only(options.ended)
@@ -121,7 +120,7 @@ async def _first_events(pool: RunPool, live: LiveRun, options: RunOptions) -> As
     return pool.bridge.stream(request, last)
 
 
-async def _consume(pool: RunPool, live: LiveRun, events: AsyncIterator[Event]) -> None:
+async def _consume(pool: RunContext, live: LiveRun, events: AsyncIterator[Event]) -> None:
     buffer, metrics, message_id = pool.buffer, pool.metrics, live.message_id
     async for event in events:  # the hot path: most events are only stored, folded, published
         if type(event) is Checkpoint:  # kept for a continuation; no row, nothing to show
@@ -153,28 +152,28 @@ async def _only(event: Event) -> AsyncIterator[Event]:
     yield event
 
 
-async def _clarify(pool: RunPool, live: LiveRun, event: ClarifyRequest) -> None:
+async def _clarify(pool: RunContext, live: LiveRun, event: ClarifyRequest) -> None:
     await pool.durably(pool.buffer.flush)
     live.pause = await pool.durably(persist_pause, live.run_id, live.message_id, event)
 
 
-async def _approval(pool: RunPool, live: LiveRun, event: ApprovalRequest) -> None:
+async def _approval(pool: RunContext, live: LiveRun, event: ApprovalRequest) -> None:
     await pool.durably(pool.buffer.flush)
     live.approval = await pool.durably(persist_approval, live.run_id, live.message_id, event)
 
 
-async def _done(pool: RunPool, live: LiveRun, event: Done) -> None:
+async def _done(pool: RunContext, live: LiveRun, event: Done) -> None:
     await pool.durably(pool.buffer.flush)
     await pool.durably(records.finish_success, live.turn, event.final_text)
     live.status = MessageStatus.SUCCESS
 
 
-async def _error(pool: RunPool, live: LiveRun, event: RunError) -> None:
+async def _error(pool: RunContext, live: LiveRun, event: RunError) -> None:
     await pool.durably(pool.buffer.flush)
     await _ended_in_error(pool, live, event)
 
 
-async def _compacted(pool: RunPool, live: LiveRun, event: ContextCompacted) -> None:
+async def _compacted(pool: RunContext, live: LiveRun, event: ContextCompacted) -> None:
     """Hang the summary under the last message it replaced (or the run's user message)."""
     index = (event.compacted_until or 0) - 1
     ids = live.history_ids
@@ -187,7 +186,7 @@ async def _compacted(pool: RunPool, live: LiveRun, event: ContextCompacted) -> N
     live.summary_ids = (*live.summary_ids, node.id)
 
 
-async def _ended_in_error(pool: RunPool, live: LiveRun, event: RunError) -> None:
+async def _ended_in_error(pool: RunContext, live: LiveRun, event: RunError) -> None:
     if event.code == "aborted":
         status, error = MessageStatus.STOPPED, "Stopped."
     else:
@@ -198,7 +197,7 @@ async def _ended_in_error(pool: RunPool, live: LiveRun, event: RunError) -> None
     live.status, live.error = status, error
 
 
-async def _fail(pool: RunPool, live: LiveRun, reason: str) -> None:
+async def _fail(pool: RunContext, live: LiveRun, reason: str) -> None:
     await _flush_quietly(pool)
     try:
         await pool.durably(records.set_status, live.message_id, MessageStatus.FAILED, error=reason)
@@ -210,13 +209,13 @@ async def _fail(pool: RunPool, live: LiveRun, reason: str) -> None:
     pool.finished(live)
 
 
-def _left_for_recovery(pool: RunPool, live: LiveRun, error: DatabaseUnavailable) -> None:
+def _left_for_recovery(pool: RunContext, live: LiveRun, error: DatabaseUnavailable) -> None:
     log.error("run left in flight for recovery: %s", error.message,
               extra={"run_id": live.run_id, "session_id": live.session_id})
     pool.let_go(live)
 
 
-async def _flush_quietly(pool: RunPool) -> None:
+async def _flush_quietly(pool: RunContext) -> None:
     try:
         await pool.buffer.flush()
     except Exception:  # the rows stay queued for the next flush
@@ -224,6 +223,6 @@ async def _flush_quietly(pool: RunPool) -> None:
 
 
 # What an event does beyond its row, its fold and the update (the other kinds: nothing).
-_STEPS: dict[type, Callable[[RunPool, LiveRun, Any], Awaitable[None]]] = {
+_STEPS: dict[type, Callable[[RunContext, LiveRun, Any], Awaitable[None]]] = {
     ClarifyRequest: _clarify, ApprovalRequest: _approval, ContextCompacted: _compacted, Done: _done, RunError: _error,
 }
