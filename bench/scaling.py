@@ -12,7 +12,7 @@ the replicas in turn, as a load balancer would. Slack only: Discord is not shard
 replicas, so every replica would hold the same gateway session.
 
 Per configuration, after one unrecorded `@hermes help` per replica and four conversations per
-Bridge (bolt's token check, the agent's import), the offered rate steps up (x1.5 from
+Bridge (bolt's token check, the agent's import), the offered rate steps up (x1.4 from
 `--start-rate` conversations a minute, each step `--step-seconds` of arrivals spread evenly); a
 step holds when every one of its conversations got its first reply (user's message sent -> the
 fake received the bot's first post there, bench/load's observer) and their p99 is within the
@@ -270,20 +270,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicas", default="1,2,3")
     parser.add_argument("--bridges", default=None, help="default 1,2 (--quick: 1)")
     parser.add_argument("--target-p99", type=float, default=2.0, help="seconds")
-    parser.add_argument("--start-rate", type=float, default=200.0, help="conversations a minute")
+    parser.add_argument("--start-rate", type=float, default=120.0, help="conversations a minute")
     parser.add_argument("--factor", type=float, default=None,
-                        help="rate increase per step (default 1.25, --quick 1.5)")
+                        help="rate increase per step (default 1.4, --quick 2)")
     parser.add_argument("--step-seconds", type=float, default=None, help="default 8 (--quick 5)")
-    parser.add_argument("--max-steps", type=int, default=None, help="default 9 (--quick 4)")
+    parser.add_argument("--max-steps", type=int, default=None, help="default 10 (--quick 5)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     plan = Plan(replicas=[int(n) for n in args.replicas.split(",")],
                 bridges=[int(n) for n in (args.bridges or ("1" if args.quick else "1,2")).split(",")],
                 target_p99=args.target_p99, start_rate=args.start_rate,
-                factor=args.factor or (1.5 if args.quick else 1.25),
+                factor=args.factor or (2.0 if args.quick else 1.4),
                 step_seconds=args.step_seconds or (5.0 if args.quick else 8.0),
-                max_steps=args.max_steps or (4 if args.quick else 9), rounds=args.rounds)
+                max_steps=args.max_steps or (5 if args.quick else 10), rounds=args.rounds)
     rounds = asyncio.run(run(plan))
     if args.json:
         print(json.dumps([[asdict(o) for o in r] for r in rounds]))
