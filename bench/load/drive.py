@@ -24,7 +24,7 @@ async def converse(world: World, events_url: str, conversations: int, ramp: floa
     """Send every conversation's message; wait until each shows its answer or `deadline`
     seconds pass. Returns what was seen and the seconds from the first message on."""
     async with httpx.AsyncClient(timeout=60) as http:
-        await _warm_up_slack(world, http, events_url)
+        await warm_up_slack(world, http, events_url)
         observer = Observer(world)
         started = time.monotonic()
         sends = [_send_later(world, observer, http, events_url, number,
@@ -49,27 +49,28 @@ async def _settle(observer: Observer) -> None:
         observer.slack_settled_s = time.monotonic() - answered
 
 
-async def _warm_up_slack(world: World, http: httpx.AsyncClient, url: str) -> None:
+async def warm_up_slack(world: World, http: httpx.AsyncClient, url: str, answered: int = 1) -> None:
     """`@hermes help` once, unrecorded: bolt checks the bot token (auth.test) on the first
-    events after a start and caches the answer, which a serving process did long ago."""
+    events after a start and caches the answer, which a serving process did long ago.
+    `answered`: the bot's posts to wait for, this one included (one per process warmed)."""
     channel = "CWARMUP"
     payload = make_slack_event("app_mention", channel=channel, text="help")
     request = event_request(payload, SIGNING_SECRET)
     (await http.post(url, content=request.body, headers=request.headers)).raise_for_status()
-    await world.slack.wait_for_calls("chat.postMessage", timeout=30)
+    await world.slack.wait_for_calls("chat.postMessage", count=answered, timeout=30)
 
 
 async def _send_later(world: World, observer: Observer, http: httpx.AsyncClient,
                       events_url: str, number: int, at: float) -> None:
     await asyncio.sleep(max(0.0, at - time.monotonic()))  # the load's arrival pattern
     if on_slack(number):
-        await _slack(world, observer, http, events_url, number)
+        await ask_on_slack(world, observer, http, events_url, number)
     else:
         await _discord(world, observer, number)
 
 
-async def _slack(world: World, observer: Observer, http: httpx.AsyncClient, url: str,
-                 number: int) -> None:
+async def ask_on_slack(world: World, observer: Observer, http: httpx.AsyncClient, url: str,
+                       number: int) -> None:
     channel, ts, user = world.slack_channels[number], new_ts(), f"ULOAD{number:05d}"
     payload = make_slack_event("app_mention", channel=channel, ts=ts, user=user,
                                text=question(number))

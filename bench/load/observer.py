@@ -46,6 +46,8 @@ class Observer:
 
     def expect(self, seen: Seen) -> None:
         self.seen[seen.number] = seen
+        if seen.platform == "slack":  # its channel may have been added after this observer
+            self._slack_channels[self.world.slack_channels[seen.number]] = seen.number
 
     def thread_opened(self, number: int, thread_id: str) -> None:
         """A Discord thread's id is its first message's: the bot answers in there."""

@@ -43,10 +43,15 @@ async def running_world(conversations: int) -> AsyncIterator[World]:
         world = World(llm, slack, discord)
         for number in range(1, conversations + 1):
             if on_slack(number):
-                channel = f"CLOAD{number:05d}"
-                slack.workspace.add_channel(channel, f"load-{number}")
-                world.slack_channels[number] = channel
+                add_slack_conversation(world, number)
             else:
                 world.discord_channels[number] = discord.add_text_channel(f"load-{number}")
                 world.discord_users[number] = discord.add_user(f"user{number}")
         yield world
+
+
+def add_slack_conversation(world: World, number: int) -> None:
+    """A Slack channel of its own for conversation `number` (any time, even under load)."""
+    channel = f"CLOAD{number:05d}"
+    world.slack.workspace.add_channel(channel, f"load-{number}")
+    world.slack_channels[number] = channel

@@ -4,34 +4,24 @@ are the bench's business (README, Performance); this test asserts none of them."
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 from collections import Counter
-from pathlib import Path
 
 from core.models import ChatMessage, ChatMessageLog, MessageStatus, Role
 
 from bench.load.script import answer
+from tests.load.child import run_module
 
-ROOT = Path(__file__).resolve().parents[2]
 CONVERSATIONS = 10
 DEADLINE = 240.0  # seconds for the whole child process; it usually takes well under a minute
 
 
 async def run_bench(database_url: str) -> dict:
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bench.load", "--conversations", str(CONVERSATIONS),
-        "--database", database_url, "--deadline", "120", "--json", cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        out, err = await asyncio.wait_for(child.communicate(), DEADLINE)
-    except TimeoutError:
-        child.kill()
-        await child.wait()
-        raise
-    lines = out.decode().strip().splitlines()
-    assert lines, f"no figures printed (exit {child.returncode}):\n{err.decode()[-4000:]}"
+    returncode, out, err = await run_module(
+        "bench.load", "--conversations", str(CONVERSATIONS), "--database", database_url,
+        "--deadline", "120", "--json", deadline=DEADLINE)
+    lines = out.strip().splitlines()
+    assert lines, f"no figures printed (exit {returncode}):\n{err[-4000:]}"
     return json.loads(lines[-1])
 
 
