@@ -22,9 +22,10 @@ CLOSED = "⌛ Closed: the run ended before anybody decided, so it did not run"
 
 
 def code_block(command: str) -> str:
-    """`command` fenced so nothing in it can close the fence: bounded, and each backtick
-    followed by a zero-width space (it still reads as a backtick)."""
-    escaped = clip(command, COMMAND_CHARS).replace("`", "`\u200b")
+    """`command` fenced so nothing in it can close the fence: each backtick followed by a
+    zero-width space (it still reads as a backtick), then bounded (a cut leaves at most one
+    backtick without its space, never three in a row)."""
+    escaped = clip(command.replace("`", "`\u200b"), COMMAND_CHARS)
     return f"```\n{escaped}\n```"
 
 

@@ -143,11 +143,13 @@ def pending(command: str) -> PauseView:
                      kind=PauseKind.APPROVAL, tool="terminal", reason="recursive delete")
 
 
-def test_the_command_cannot_break_out_of_its_code_block() -> None:
-    part = approval_part(pending("echo ```\n**bold** <@everyone>``` " + "x" * 10_000))
+@pytest.mark.parametrize("command", ["echo ```\n**bold** <@everyone>``` " + "x" * 10_000,
+                                     "`" * 3000, "x" * (COMMAND_CHARS - 2) + "```"])
+def test_the_command_cannot_break_out_of_its_code_block(command: str) -> None:
+    part = approval_part(pending(command))
     description = part.embed.description or ""
     assert description.count("```") == 2, "only the fence itself"
-    assert description.endswith("\n```") and len(description) < COMMAND_CHARS + 1000
+    assert description.endswith("\n```") and len(description) < COMMAND_CHARS + 1000 < 4096
     assert "recursive delete" in description and "`terminal`" in description
     assert [b.custom_id for b in part.buttons] == [
         "hermes:decide:7:once", "hermes:decide:7:session", "hermes:decide:7:always", "hermes:decide:7:deny"]
