@@ -28,6 +28,7 @@ from bots.discord import ids
 from bots.discord.boundary import interaction_boundary, tell
 from bots.discord.delivery import view_of
 from bots.discord.inbound import component_data, modal_submission
+from bots.discord.render.approval import decided_refusal
 from bots.discord.render.clarify import refusal
 from bots.discord.render.pages import summary_part, thinking_page, thinking_pages
 from bots.discord.render.parts import Part, clip
@@ -37,7 +38,7 @@ from core.conversation import bindings, policy, turns, views
 from core.conversation.refusals import ELSEWHERE, FINISHED, SWITCH_BUSY
 from core.errors import Busy, Conflict, InvalidInput, NotFound
 from core.models import ClarifyPause, PauseStatus, Platform
-from core.runtime.clarify import view
+from core.runtime.clarify import ClarifyOutcome, view
 
 ID = r"[0-9]{1,20}"
 RUN = r"[0-9A-Za-z_-]{1,64}"
@@ -114,7 +115,7 @@ class OnMessage(ActionItem, template=NEVER):
 
 
 class OnPause(ActionItem, template=NEVER):
-    """An action on a clarify question (`pause` group): for the turn's asker."""
+    """An action on a clarify question or a tool approval (`pause` group): for the turn's asker."""
 
     on_turn = True
 
@@ -135,10 +136,16 @@ class OnPause(ActionItem, template=NEVER):
         """The first answer wins; anyone later is told, privately, who answered what."""
         outcome = await services.pool.answer(pause.clarify_id, answer, user=str(interaction.user.id),
                                              pause_id=pause.id)
+        await self.settled(interaction, services, outcome, refusal(outcome.pause))
+
+    @staticmethod
+    async def settled(interaction: discord.Interaction, services: DiscordServices,
+                      outcome: ClarifyOutcome, refused: str) -> None:
+        """Show the pause as it now is; tell the clicker `refused` if their answer was not taken."""
         if interaction.channel_id is not None:  # also when the run is not driven by this process
             services.updater.pauses.show(outcome.pause, False, interaction.channel_id)
         if not outcome.accepted:
-            await tell(interaction, refusal(outcome.pause))
+            await tell(interaction, refused)
 
 
 # --- actions on a turn (for its asker and the chat admins) --------------------------------
@@ -225,6 +232,24 @@ class AnswerSubmitted(OnPause, template=ids.pattern(ids.Action.ANSWER, pause=ID)
         await self.answer(interaction, services, await self.pause(), answer)
 
 
+class Decide(OnPause, template=ids.pattern(ids.Action.DECIDE, pause=ID, decision=r"[a-z]{1,10}")):
+    """A tool approval's button: Allow once, Allow in this conversation, Always allow, Deny.
+    Only the asker or a chat admin decides, whatever CONVERSATION_ACTIONS says, and "Always
+    allow" is a chat admin's only: anyone else is refused privately before anything changes."""
+
+    async def _check(self, interaction: discord.Interaction, services: DiscordServices) -> None:
+        await super()._check(interaction, services)
+        services.intake.policy.check_approve(str(interaction.user.id), await self.asker_of(),
+                                             self.args["decision"])
+
+    async def run(self, interaction: discord.Interaction, services: DiscordServices) -> None:
+        await interaction.response.defer()
+        outcome = await services.pool.decide(None, self.args["decision"], str(interaction.user.id),
+                                             services.intake.policy, pause_id=self.number("pause"))
+        await self.settled(interaction, services, outcome,
+                           decided_refusal(outcome.pause, outcome.reason))
+
+
 def answer_modal(pause_id: int, question: str) -> discord.ui.Modal:
     """A modal asking for a free answer, not kept in discord.py's store: its submission is
     routed by its custom id, so one opened before a restart still answers after it, and one
@@ -295,7 +320,7 @@ def _edit_kwargs(part: Part) -> dict[str, Any]:
 
 
 BUTTONS: tuple[type[ActionItem], ...] = (
-    Regenerate, Version, Stop, Choice, CustomAnswer, Feedback, ShowThinking, ThinkingPage,
+    Regenerate, Version, Stop, Choice, CustomAnswer, Decide, Feedback, ShowThinking, ThinkingPage,
     ShowSummary, Label)
 
 

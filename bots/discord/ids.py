@@ -21,6 +21,7 @@ class Action(StrEnum):
     CHOICE = "pick"  # pause id, index of the choice
     CUSTOM = "custom"  # pause id: open the Custom answer modal
     ANSWER = "answer"  # pause id: the modal's submission
+    DECIDE = "decide"  # pause id, decision (once|session|always|deny): a tool approval's button
     SUMMARY = "summary"  # SYSTEM summary message id
     MODEL = "model"  # session id (a select menu)
     SKILL = "skill"  # session id (a select menu)

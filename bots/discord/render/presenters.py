@@ -4,8 +4,8 @@
 this process did not start (recovered after a restart, started from the admin API) show too:
 where to show them is read from the database (bots/discord/refs.py), and runs of sessions not
 on Discord are skipped. It hands each update to the presenters of a turn's messages (edited in
-place while it runs, then the answer), of its clarify questions (each its own message, posted
-once, edited when answered or closed) and of its dividers (where the agent compacted its
+place while it runs, then the answer), of its clarify questions and tool approvals (each its
+own message, posted once, edited when answered or closed) and of its dividers (where the agent compacted its
 context, the summary behind a button). `Notices` posts the one-off messages (refusals,
 greetings).
 """
@@ -18,13 +18,14 @@ from functools import partial
 
 from bots.discord.delivery import Outbox, Permit, Writer
 from bots.discord.refs import DiscordRefs, TurnTarget
+from bots.discord.render.approval import approval_part
 from bots.discord.render.clarify import clarify_part
 from bots.discord.render.pages import divider_part
 from bots.discord.render.parts import Part
 from bots.discord.render.turn import TurnContext, turn_parts
 from core.conversation import views
 from core.conversation.dedupe import Recent, Seen
-from core.models import ChatMessage, PauseStatus
+from core.models import ChatMessage, PauseKind, PauseStatus
 from core.runtime.pool import RunPool
 from core.runtime.updates import PauseView, RunUpdate
 
@@ -85,7 +86,16 @@ def shown_state(pause: PauseView, run_finished: bool) -> str:
     return str(pause.status)
 
 
+def pause_part(pause: PauseView, run_finished: bool) -> Part:
+    """A clarify question's message, or a tool approval's."""
+    render = approval_part if pause.kind == PauseKind.APPROVAL else clarify_part
+    return render(pause, run_finished)
+
+
 class PausePresenter:
+    """Clarify questions and tool approvals: each its own message, posted once, edited when
+    answered or closed (where it lives is kept with the pause, so a restart edits it)."""
+
     def __init__(self, refs: DiscordRefs, writer: Writer, outbox: Outbox) -> None:
         self._targets = refs
         self._writer = writer
@@ -106,7 +116,7 @@ class PausePresenter:
             refs = await self._targets.pause(pause.pause_id)
             if refs.get("shown") == state:
                 return  # shown before a restart
-            part = clarify_part(pause, run_finished)
+            part = pause_part(pause, run_finished)
             if refs.get("message"):
                 message_id = await self._writer.edit(permit, int(refs["message"]), part)
             else:
@@ -177,12 +187,14 @@ class LiveUpdater:
             log.exception("could not show a run update", extra={"run_id": update.run_id})
 
     async def route(self, update: RunUpdate) -> None:
-        """Queue what `update` changes: the turn's messages, its question, its dividers."""
+        """Queue what `update` changes: the turn's messages, its question and tool approval,
+        its dividers."""
         target = await self._refs.turn(update.session_id, update.user_message_id)
         if target is None:
             return
         self.turns.show(update, target)
-        if update.pause is not None:
-            self.pauses.show(update.pause, update.finished, target.channel_id)
+        for pause in (update.pause, update.approval):
+            if pause is not None:
+                self.pauses.show(pause, update.finished, target.channel_id)
         for summary_id in update.summary_ids:
             self.dividers.show(summary_id, target.channel_id)
