@@ -119,6 +119,21 @@ async def test_an_admins_allow_once_runs_it_and_a_second_click_changes_nothing(
     assert (await approval()).answer == "once"
 
 
+async def test_the_approval_of_a_stopped_run_says_it_expired_and_runs_nothing(
+    admin_h: Harness, llm: ScriptedLLM, victim: Path  # noqa: F811
+) -> None:
+    h = admin_h
+    thread, message = await asking(h, llm, victim, "never")
+    stale = copy.deepcopy(message)
+    await h.pool.stop(h.pool.active()[0].run_id)
+    await until(lambda: "⌛ Expired" in texts(h.slack.message(CHANNEL_ID, message.ts)))
+    assert not has_button(h.slack.message(CHANNEL_ID, message.ts), ONCE)
+    await h.click(stale, ONCE, user=ASKER)
+    await until(lambda: any("expired" in t for t in h.ephemerals(ASKER)))
+    pause = await approval()
+    assert pause.status == PauseStatus.EXPIRED and pause.answer is None and victim.exists()
+
+
 async def test_a_button_works_after_a_restart(
     db: str, terminal_bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path,  # noqa: F811
     fake_slack: FakeSlack, fast_clock: FastClock, victim: Path,  # noqa: F811
