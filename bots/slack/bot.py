@@ -21,6 +21,7 @@ from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 
 from . import ids
+from .actions.approvals import ApprovalListeners
 from .actions.clarify import ClarifyListeners
 from .actions.thinking import InsightListeners
 from .actions.turn import AnswerListeners
@@ -126,6 +127,7 @@ def _register(app: AsyncApp, services: SlackServices, settings: Settings) -> Non
     SlackConversations(services, commands, files, settings.attachment_limits).register(app)
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)
+    ApprovalListeners(services).register(app)
     AnswerListeners(services).register(app)
     ContainerListeners(services, settings.slack_suggested_prompts).register(app)
     InsightListeners(services).register(app)

@@ -16,6 +16,7 @@ CLARIFY_CHOICE = "hermes.clarify.choice"  # + ".<index>": action ids are unique 
 CLARIFY_CUSTOM = "hermes.clarify.custom"
 CUSTOM_ANSWER_VIEW = "hermes.clarify.answer"  # the modal's callback_id
 ANSWER_BLOCK, ANSWER_INPUT = "answer", "text"
+APPROVAL = "hermes.approval"  # + ".<decision>" (once, session, always, deny); value: the pause id
 STOP = "hermes.run.stop"
 REGENERATE = "hermes.answer.regenerate"
 PREVIOUS, NEXT, POSITION = "hermes.answer.previous", "hermes.answer.next", "hermes.answer.position"
@@ -26,12 +27,22 @@ FEEDBACK = "hermes.answer.feedback"  # values "good:<message id>" / "bad:<messag
 SET_MODEL, SET_SKILL = "hermes.session.model", "hermes.session.skill"
 
 CLARIFY_CHOICE_PATTERN = re.compile(rf"^{re.escape(CLARIFY_CHOICE)}\.\d+$")
+APPROVAL_PATTERN = re.compile(rf"^{re.escape(APPROVAL)}\.[a-z]+$")
 SWITCH_PATTERN = re.compile(rf"^({re.escape(PREVIOUS)}|{re.escape(NEXT)})$")
 THINKING_PAGE_PATTERN = re.compile(rf"^({re.escape(THINKING_PREVIOUS)}|{re.escape(THINKING_NEXT)})$")
 
 
 def choice_action(index: int) -> str:
     return f"{CLARIFY_CHOICE}.{index}"
+
+
+def approval_action(decision: str) -> str:
+    return f"{APPROVAL}.{decision}"
+
+
+def decision_of(action_id: str) -> str:
+    """The decision an approval button stands for ("once", "deny", …)."""
+    return action_id.removeprefix(f"{APPROVAL}.")
 
 
 def pack(*ids: int) -> str:

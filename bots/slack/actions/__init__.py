@@ -7,7 +7,8 @@ asker, and a click by anyone else (under CONVERSATION_ACTIONS=asker, and not a c
 is refused with NotYours before its work changes anything (core.conversation.policy).
 
 The listeners: `turn` (Stop, Regenerate, ◀ ▶, 👍 / 👎), `clarify` (the question's buttons
-and modal), `thinking` (Show thinking, a compaction's summary); the model and skill menus
+and modal), `approvals` (a tool approval's decisions: who may decide is the runtime's rule,
+`pool.decide` with the policy), `thinking` (Show thinking, a compaction's summary); the model and skill menus
 live with their commands (commands.py).
 """
 

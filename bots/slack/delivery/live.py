@@ -17,8 +17,8 @@ cannot take the answer at once, the answer is posted as a new message and the ol
 afterwards, at progress priority (it never stays "thinking…").
 
 The module holds the whole turn: `RunFollower` gives each run its `LiveMessage`, which
-shows the loading status, the thread's other messages (a clarify question, compaction
-dividers) and, at the end, the answer (`show_answer`, `post_answer`) and its follow-ups.
+shows the loading status, the thread's other messages (a clarify question, a tool approval,
+compaction dividers) and, at the end, the answer (`show_answer`, `post_answer`) and its follow-ups.
 """
 
 from __future__ import annotations
@@ -34,13 +34,14 @@ from core import tree
 from core.conversation import bindings, turns, views
 from core.conversation.dedupe import Seen
 from core.conversation.views import Versions
-from core.models import PauseStatus, Platform
+from core.models import PauseKind, PauseStatus, Platform
 from core.runtime.updates import PauseView, RunUpdate, Subscription
 
 from .. import refs
 from ..actions.clarify import render_clarify
 from ..intake import unheard
 from ..refs import Posted, Slot
+from ..render.approval import render_approval
 from ..render.blocks import Payload, section
 from ..render.turn import (
     AnswerLayout,
@@ -289,15 +290,15 @@ async def _followups(services: SlackServices, slot: Slot, parts: list[Payload]) 
 
 
 # --- the thread's other messages ----------------------------------------------------------
-# The other messages a run puts in its thread: the clarify question (edited once answered)
-# and a divider for each compaction. Each is posted once, even across restarts (refs in the
+# The other messages a run puts in its thread: the clarify question and the tool approval
+# (each edited once answered) and a divider for each compaction. Each is posted once, even across restarts (refs in the
 # database say what was posted).
 
 class ThreadExtras:
     def __init__(self, services: SlackServices, slot: Slot) -> None:
         self._services = services
         self._slot = slot
-        self._pause_shown: tuple[int, PauseStatus] | None = None
+        self._pauses_shown: dict[int, PauseStatus] = {}  # pause id: the status shown
         self._dividers: set[int] = set()
 
     async def sync(self, update: RunUpdate) -> None:
@@ -305,14 +306,14 @@ class ThreadExtras:
             if summary_id not in self._dividers:
                 await self._divider(summary_id)
                 self._dividers.add(summary_id)
-        pause = update.pause
-        if pause is not None and (pause.pause_id, pause.status) != self._pause_shown:
-            await self._pause(pause)
-            self._pause_shown = (pause.pause_id, pause.status)
+        for pause in (update.pause, update.approval):
+            if pause is not None and self._pauses_shown.get(pause.pause_id) != pause.status:
+                await self._pause(pause)
+                self._pauses_shown[pause.pause_id] = pause.status
 
     async def _pause(self, pause: PauseView) -> None:
         posted = await refs.pause_message(pause.pause_id)
-        payload = render_clarify(pause)
+        payload = render_approval(pause) if pause.kind == PauseKind.APPROVAL else render_clarify(pause)
         if posted is not None:
             await self._services.sender.edit(posted.team, posted.channel, posted.ts, lambda: payload)
         elif pause.status == PauseStatus.UNANSWERED:

@@ -10,6 +10,8 @@ import re
 
 from slackify_markdown import slackify_markdown
 
+from .blocks import clip
+
 _LINK = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")
 _BARE_LINK = re.compile(r"<(https?://[^|>]+)>")
 _USER_ID = re.compile(r"[UW][A-Z0-9]+")
@@ -23,6 +25,18 @@ def to_mrkdwn(markdown: str) -> str:
 def escape(text: str) -> str:
     """Plain text inside mrkdwn: Slack's three control characters escaped."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def code_block(text: str, limit: int) -> str:
+    """`text` as a fenced code block of at most `limit` characters that it cannot break out
+    of: & < > escaped, every backtick followed by a zero-width space (so no fence forms
+    inside), cut before escaping (an entity is never split) with an ellipsis when cut."""
+    keep = len(text)
+    while True:
+        body = escape(clip(text, keep)).replace("`", "`\u200b")
+        if len(body) + 6 <= limit or keep <= 1:
+            return f"```{body}```"
+        keep = max(1, min(keep - 1, keep * (limit - 6) // len(body)))
 
 
 def who(user: str | None) -> str:

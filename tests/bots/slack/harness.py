@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,10 +17,13 @@ from litestar import Litestar
 from bots.slack import SlackBot
 from bots.slack.bot import API_TIMEOUT
 from bots.slack.supervisor import PING_INTERVAL
+from core.bridge.client import BridgeClient
+from core.catalogue import Catalogue
 from core.config import Settings
 from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
+from tests.core.runtime.conftest import FAST
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import (
     CHANNEL_ID,
@@ -191,3 +194,21 @@ async def running(slack: FakeSlack, pool: RunPool, clock: Clock, api_timeout: fl
             yield Harness(slack, bot, pool, http)
         finally:
             await bot.stop()
+
+
+@asynccontextmanager
+async def restartable(bridge_url: str, catalogue: Catalogue, slack: FakeSlack,
+                      clock: Clock) -> AsyncIterator[Callable[[], AbstractAsyncContextManager[Harness]]]:
+    """`serve()`: a process of `serve` (its pool and bot) on one Bridge, started afresh each
+    time; leaving it is the process going away while its runs wait on the Bridge."""
+    async with BridgeClient(bridge_url, policy=FAST) as client:
+        @asynccontextmanager
+        async def serve() -> AsyncIterator[Harness]:
+            pool = RunPool(client, catalogue)
+            await pool.open()
+            try:
+                async with running(slack, pool, clock) as harness:
+                    yield harness
+            finally:
+                await pool.close()
+        yield serve

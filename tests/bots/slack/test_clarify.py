@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from bots.slack import ids
-from core.bridge.client import BridgeClient
 from core.models import ClarifyPause, PauseStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from tests.bots.slack.clocks import FastClock
-from tests.bots.slack.harness import Harness, button, has_button, running, texts, until
+from tests.bots.slack.harness import Harness, button, has_button, restartable, running, texts, until
 from tests.bridge.harness import RunningBridge
-from tests.core.runtime.conftest import FAST, catalogue_for
+from tests.core.runtime.conftest import catalogue_for
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import CHANNEL_ID
@@ -135,24 +134,15 @@ async def test_a_button_works_after_a_restart(
     fake_slack: FakeSlack, fast_clock: FastClock,
 ) -> None:
     llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Blue, after the restart."))
-    async with BridgeClient(bridge.url, policy=FAST) as client:
-        first = RunPool(client, catalogue_for(llm, skills_dir))
-        await first.open()
-        async with running(fake_slack, first, fast_clock) as h:
+    async with restartable(bridge.url, catalogue_for(llm, skills_dir), fake_slack, fast_clock) as serve:
+        async with serve() as h:
             thread = (await h.event("app_mention", text="paint"))["ts"]
             question = await asked(h, thread)
             await question_saved()  # the ts is stored once the post returns; a restart reuses it
-        await first.close()  # the process goes away; the run waits on the Bridge
-
-        second = RunPool(client, catalogue_for(llm, skills_dir))
-        await second.open()
-        try:
-            async with running(fake_slack, second, fast_clock) as h2:
-                assert await recover(second) == 1
-                await h2.click(question, ids.choice_action(1))
-                [done] = await h2.answered(CHANNEL_ID, thread)
-        finally:
-            await second.close()
+        async with serve() as h2:
+            assert await recover(h2.pool) == 1
+            await h2.click(question, ids.choice_action(1))
+            [done] = await h2.answered(CHANNEL_ID, thread)
     assert "Blue, after the restart." in texts(done) and user_answer(llm) == "blue"
     assert len(h2.bot_messages(CHANNEL_ID, thread)) == 2  # the same live message, one question
     assert button(done, ids.REGENERATE)
