@@ -182,6 +182,8 @@ async def test_a_stream_a_restart_left_open_is_stopped_then_edited(
                                              if m.chunks), None))
             answer = await stored(lambda: ChatMessage.filter(role=Role.ASSISTANT).first())
             await stored(lambda: streamed_slot(answer.id))  # the stream's ts is stored
+            # and the session set processing, which the turn does right after opening the stream
+            await until(lambda: (fake_slack.agent_session(CHANNEL_ID, thread) or {}).get("status"))
         await first.close()  # the process goes away mid-stream; the run waits on the Bridge
         assert fake_slack.message(CHANNEL_ID, live.ts).streaming
         assert fake_slack.agent_session(CHANNEL_ID, thread)["status"] == "processing"
