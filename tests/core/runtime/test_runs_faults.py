@@ -86,7 +86,8 @@ async def test_the_cap_queues_runs_in_order(fake_pool: RunPool, fake_bridge: Fak
     assert (await until(fake_pool, runs[3].run_id, lambda u: u.position == 1)).position == 1
     await wait_until(lambda: len(posted_runs(fake_bridge)) == 3)
     started = posted_runs(fake_bridge)
-    assert started == [runs[0].run_id, runs[1].run_id, runs[2].run_id]
+    # the first two start side by side (their POSTs may cross); the queue's head comes next
+    assert set(started[:2]) == {runs[0].run_id, runs[1].run_id} and started[2] == runs[2].run_id
     for run in runs:
         fake_bridge.release(run.run_id)
     for run in runs:
