@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bots.discord.conversation import Place, allowed, prompt_text, thread_name
+from bots.discord.conversation import Place, allowed, prompt_text
+from bots.discord.render.titles import thread_name
 from bots.discord.inbound import modal_submission
 from core.models import Platform
 from core.sessions import ThreadKey
