@@ -3,7 +3,10 @@
 Where a conversation lives (`Place`): a DM channel, or a thread of a guild channel. A mention
 in a text channel opens a thread on the message and binds it to a new session; every later
 message in a bound thread continues it without a mention; a mention in another thread binds
-that thread; a DM channel is one session until `/hermes new`. Gateway RESUME replays are
+that thread, and a forum's posts are threads too (a post's starter message has the post's
+id and is in the post); a DM channel is one session until `/hermes new`. Where the person's
+message is (the channel a thread was opened in, or the thread) is noted before its turn is
+written, for the reactions on it (bots/discord/render/reactions.py). Gateway RESUME replays are
 recognised by message id and never start a second run. Before anything is bound or run,
 the message passes the intake (bots/discord/intake.py: who may talk).
 
@@ -52,7 +55,8 @@ DM_WORKSPACE = "dm"
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    """A DM (guild None), a guild text channel (thread ""), or a thread of one."""
+    """A DM (guild None), a guild text or forum channel (thread ""), or a thread of one (a
+    forum's post)."""
 
     guild: int | None
     channel: int

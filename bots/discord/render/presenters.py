@@ -6,8 +6,11 @@ where to show them is read from the database (bots/discord/refs.py), and runs of
 on Discord are skipped. It hands each update to the presenters of a turn's messages (edited in
 place while it runs, then the answer), of its clarify questions and tool approvals (each its
 own message, posted once, edited when answered or closed) and of its dividers (where the agent compacted its
-context, the summary behind a button). `Notices` posts the one-off messages (refusals,
-greetings).
+context, the summary behind a button). Once a turn's messages show an update, the reaction
+on the person's message follows (render/reactions.py); as a turn ends, its thread's name
+follows the session's title (render/titles.py): both on outboxes and budgets of their own
+(`Outboxes`), so they never delay a message. `Notices` posts the one-off messages
+(refusals, greetings).
 """
 
 from __future__ import annotations
