@@ -191,9 +191,6 @@ class Outboxes:
                    Outbox(ChannelBudget(limiter, REACTION_LIMIT, "reactions")),
                    Outbox(ChannelBudget(limiter, RENAME_LIMIT, "renames")))
 
-    def busy(self) -> int:
-        return self.messages.busy() + self.reactions.busy() + self.renames.busy()
-
     async def close(self, timeout: float) -> None:
         await asyncio.gather(*(o.close(timeout) for o in (self.messages, self.reactions, self.renames)))
 

@@ -67,6 +67,22 @@ async def test_the_question_shows_eyes_while_it_runs_then_a_check(
     assert all(c.status == 204 for c in reacts + unreacts)
 
 
+async def test_a_reaction_that_hangs_never_delays_the_answer(
+    fake: FakeDiscord, fake_runs: RunPool
+) -> None:
+    hang = fake.hang_next(REACT, times=10)
+    async with running_bot(fake, fake_runs):
+        first = await fake.send_user_message(mention(fake, "first"))
+        await fake.wait_until(lambda: hang.arrived >= 1, WAIT, "a reaction held")
+        second = await fake.send_user_message(mention(fake, "second"))
+        await fake.wait_until(lambda: answered(fake, first["id"], "done")
+                              and answered(fake, second["id"], "done"), WAIT, "both answers")
+        assert fake.reactions_on(first["id"]) == [], "still held"
+        hang.release()
+        await fake.wait_until(lambda: fake.reactions_on(first["id"]) == ["✅"]
+                              and fake.reactions_on(second["id"]) == ["✅"], WAIT, "the marks")
+
+
 async def test_a_failed_run_gets_a_cross_and_a_stopped_one_loses_its_eyes(
     fake: FakeDiscord, fake_runs: RunPool, fake_bridge: FakeBridge
 ) -> None:
