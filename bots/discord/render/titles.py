@@ -21,6 +21,7 @@ import discord
 from bots.discord.delivery import Outbox, Permit, Refusals, Writer
 from core.conversation import titles
 from core.ratelimit import Limit
+from core.safe_text import bounded
 
 log = logging.getLogger(__name__)
 THREAD_NAME = 100  # Discord's limit of a thread's name
@@ -29,11 +30,10 @@ RENAME_LIMIT = Limit(per_second=2 / 600, burst=2)
 
 
 def thread_name(text: str) -> str:
-    """A thread's name from a question or a title: one line, at most 100 characters."""
-    line = " ".join(text.split())
-    if not line:
-        return NEW_THREAD_NAME
-    return line if len(line) <= THREAD_NAME else line[: THREAD_NAME - 1] + "…"
+    """A thread's name from a question or a title: one line of printable characters, at
+    most 100 of them (an ellipsis marks a cut)."""
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return bounded(line, THREAD_NAME) if line else NEW_THREAD_NAME
 
 
 def renamable(channel: object, bot_id: int | None, title: str) -> bool:

@@ -49,6 +49,7 @@ def test_a_run_is_marked_eyes_while_it_runs_then_check_or_cross_and_a_stop_unmar
 
 def test_only_a_thread_is_renamed_and_a_title_is_given_once_per_thread() -> None:
     assert not renamable(object(), 1, "a title") and not renamable(None, 1, "a title")
+    assert thread_name("a\x00b \u200b\x07 c \ud83d") == "a b c", "no control or lone surrogate"
     shown = ShownTitles(limit=2)
     assert shown.changed("t1", "A") and not shown.changed("t1", "A") and shown.changed("t1", "B")
     shown.forget("t1")
