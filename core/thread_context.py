@@ -55,7 +55,8 @@ def cleaned(message: EarlierMessage) -> EarlierMessage:
 
 def gather(messages: Iterable[EarlierMessage], limit: int) -> tuple[EarlierMessage, ...]:
     """Pure: the newest `limit` messages with something in them (words or files), each once
-    (by platform id), oldest first, cleaned; none when `limit` is 0."""
+    (by platform id), cleaned, oldest first (by time; those of the same time as given);
+    none when `limit` is 0."""
     if limit <= 0:
         return ()
     seen: set[str] = set()

@@ -18,7 +18,7 @@ from core.models import ChatMessage, Role
 from core.thread_context import EarlierMessage
 
 log = logging.getLogger(__name__)
-Reader = Callable[[int], Awaitable[Sequence[EarlierMessage]]]  # at most this many, any order
+Reader = Callable[[int], Awaitable[Sequence[EarlierMessage]]]  # at most this many, oldest first
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +50,9 @@ async def earlier(session_id: int, limit: int, *, new: bool, thread: Reader | No
     is 0): the thread's earlier messages (`thread`) only when `new` (the thread had no
     session before this message: the bot's first mention there), and the messages it replies
     to (`replied`; after the first turn the one replied to alone). What is a turn of the
-    session already is left out. A reader that fails (a missing scope, a rate limit, the
-    platform away) is logged and the message goes without it."""
+    session already, or was given to it as context, is left out. A reader that fails (a
+    missing scope, a rate limit, the platform away) is logged and the message goes without
+    it."""
     if limit <= 0:
         return ()
     found: list[EarlierMessage] = []
@@ -59,11 +60,19 @@ async def earlier(session_id: int, limit: int, *, new: bool, thread: Reader | No
         found += await _read(thread, limit, "the thread")
     if replied is not None:
         found += await _read(replied, limit if new else 1, "the replied-to messages")
-    ids = [m.id for m in found if m.id]
-    taken = set(await ChatMessage.filter(
-        session_id=session_id, role=Role.USER, platform_message_id__in=ids,
-    ).values_list("platform_message_id", flat=True)) if ids else set()
-    return thread_context.gather((m for m in found if m.id not in taken), limit)
+    known = await _known(session_id, [m.id for m in found if m.id]) if found else set()
+    return thread_context.gather((m for m in found if m.id not in known), limit)
+
+
+async def _known(session_id: int, ids: list[str]) -> set[str]:
+    """Which of these platform messages the session has: as a turn, or as context given."""
+    users = ChatMessage.filter(session_id=session_id, role=Role.USER)
+    known = set(await users.filter(platform_message_id__in=ids).values_list(
+        "platform_message_id", flat=True)) if ids else set()
+    for stored in await users.filter(thread_context__isnull=False).values_list(
+            "thread_context", flat=True):
+        known.update(m.id for m in thread_context.from_stored(stored))
+    return known
 
 
 async def _read(reader: Reader, limit: int, what: str) -> list[EarlierMessage]:
