@@ -67,10 +67,14 @@ async def earlier(session_id: int, limit: int, *, new: bool, thread: Reader | No
 async def _known(session_id: int, ids: list[str]) -> set[str]:
     """Which of these platform messages the session has: as a turn, or as context given."""
     users = ChatMessage.filter(session_id=session_id, role=Role.USER)
-    known = set(await users.filter(platform_message_id__in=ids).values_list(
-        "platform_message_id", flat=True)) if ids else set()
-    for stored in await users.filter(thread_context__isnull=False).values_list(
-            "thread_context", flat=True):
+    known: set[str] = set()
+    if ids:
+        turns = await users.filter(platform_message_id__in=ids).values_list(
+            "platform_message_id", flat=True)
+        known.update(str(ident) for ident in turns)
+    given = await users.filter(thread_context__isnull=False).values_list(
+        "thread_context", flat=True)
+    for stored in given:
         known.update(m.id for m in thread_context.from_stored(stored))
     return known
 

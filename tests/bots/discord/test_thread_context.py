@@ -6,28 +6,19 @@ first turn only. A later mention that replies to a message brings that message a
 
 from __future__ import annotations
 
-from typing import Any
-
 from core.models import ChatMessage, Role
 from core.runtime.pool import RunPool
-from core.thread_context import HEADING, TEXT_CHARS
+from core.thread_context import TEXT_CHARS
 from tests.bots.discord.harness import answered, bot_messages, button, mention, running_bot
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord
+from tests.bots.context_reading import context_part, lines_in_order, user_turns
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 
 WAIT = 15.0
 GET_MESSAGE = "GET /channels/{channel_id}/messages/{message_id}"
 
 
-def user_turns(request: dict[str, Any]) -> list[Any]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
-
-
-def context_part(content: Any) -> str:
-    """The thread-context text part of a user message's content (it comes first)."""
-    assert isinstance(content, list) and content[0]["text"].startswith(HEADING), content
-    return str(content[0]["text"])
 
 
 def a_thread(fake: FakeDiscord) -> int:
@@ -61,11 +52,9 @@ async def test_thread_context_reaches_the_first_turn_only(
     first = user_turns(llm.requests[0])
     assert len(first) == 1 and first[0][1:] == [{"type": "text", "text": "what do you think?"}]
     context = context_part(first[0])
-    assert "] Alice: should we ship on friday?" in context
-    assert "] Bob: never on a friday" in context
-    assert "] Ci (bot): build 41 green" in context
+    lines_in_order(context, "Alice: should we ship on friday?", "Bob: never on a friday",
+                   "Ci (bot): build 41 green")
     assert "an old answer" not in context
-    assert context.index("should we") < context.index("never") < context.index("build 41")
     second = user_turns(llm.requests[1])
     assert second[-1] == "and now?" and context_part(second[0]) == context
     assert user_turns(llm.requests[2])[-1] == "see above"
@@ -86,8 +75,8 @@ async def test_a_mention_replying_in_a_channel_brings_the_reply_chain_within_the
         asked = await fake.send_user_message(mention(fake, "which is best?"), reply_to=third["id"])
         await fake.wait_until(lambda: answered(fake, int(asked["id"]), "Two ideas."), WAIT, "answer")
     context = context_part(user_turns(llm.requests[0])[0])
-    assert "] Bob: idea two" in context and "] Alice: idea three" in context
-    assert "idea one" not in context and context.index("idea two") < context.index("idea three")
+    lines_in_order(context, "Bob: idea two", "Alice: idea three")
+    assert "idea one" not in context
     # the mention carried idea three resolved; idea two, which idea three replies to, is fetched
     assert [c.path for c in fake.calls_to(GET_MESSAGE)] == [
         f"/channels/{fake.channel_id}/messages/{second['id']}"]

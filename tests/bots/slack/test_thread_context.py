@@ -6,27 +6,16 @@ costs only the context, and Regenerate of the first turn gives the agent the sam
 
 from __future__ import annotations
 
-from typing import Any
-
 from bots.slack import ids
 from core.models import ChatMessage, Role
-from core.thread_context import HEADING, TEXT_CHARS
+from core.thread_context import TEXT_CHARS
 from tests.bots.slack.harness import Harness, running, until
 from tests.bots.slack.clocks import FastClock
+from tests.bots.context_reading import context_part, lines_in_order, user_turns
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack, Message
 from core.runtime.pool import RunPool
 from tests.fakes.slack_payloads import CHANNEL_ID
-
-
-def user_turns(request: dict[str, Any]) -> list[Any]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
-
-
-def context_part(content: Any) -> str:
-    """The thread-context text part of a user message's content (it comes first)."""
-    assert isinstance(content, list) and content[0]["text"].startswith(HEADING), content
-    return str(content[0]["text"])
 
 
 def people_talk(slack: FakeSlack) -> Message:
@@ -60,14 +49,12 @@ async def test_thread_context_reaches_the_first_turn_only(h: Harness, llm: Scrip
     await h.answered(CHANNEL_ID, parent.ts, count=2)
 
     first = user_turns(llm.requests[0])
-    assert len(first) == 1
+    assert len(first) == 1 and first[0][1:] == [{"type": "text", "text": "what do you think?"}]
     context = context_part(first[0])
-    assert first[0][1:] == [{"type": "text", "text": "what do you think?"}]
-    assert "] alice: the deploy failed again" in context
-    assert "] Bob Builder: same error as yesterday (https://ci.example/1)?" in context
-    assert "] B0CI (bot): build #41 red" in context
+    lines_in_order(context, "alice: the deploy failed again",
+                   "Bob Builder: same error as yesterday (https://ci.example/1)?",
+                   "B0CI (bot): build #41 red")
     assert "an old answer of ours" not in context
-    assert context.index("deploy failed") < context.index("same error") < context.index("#41")
 
     second = user_turns(llm.requests[1])
     assert second[-1] == "and then?"  # the new turn carries no context
