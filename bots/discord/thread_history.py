@@ -1,6 +1,7 @@
 """What people wrote before the bot was asked, on Discord, as context of a turn
 (core/thread_context.py, decided by core.conversation.written.earlier): a thread's messages
-before the mention (`channel.history(limit=..., before=...)`), and the reply chain of a
+before the mention (`channel.history(limit=..., before=...)`, and the message the thread was
+opened on when the history reaches its beginning), and the reply chain of a
 message that replies to another (`message.reference.resolved`, else `fetch_message`, then
 that message's own reference, up to the cap). The bot's own messages are left out, and a
 reply chain stops at one (what came before it is the conversation with the bot); another
@@ -42,12 +43,32 @@ class DiscordThreadHistory:
     async def thread(self, message: discord.Message, limit: int) -> list[EarlierMessage]:
         """Up to `limit` messages of the message's thread before it, oldest first (people's
         and other bots' words; system messages left out)."""
-        channel = message.channel
+        channel: object = message.channel
+        if isinstance(channel, discord.PartialMessageable):  # a thread not in the cache
+            channel = self._client.get_channel(channel.id) or await self._client.fetch_channel(
+                channel.id)
         if not isinstance(channel, discord.Thread):
             return []
-        newest_first = [earlier(m) async for m in channel.history(limit=limit, before=message)
-                        if m.type in TURN_TYPES and not self._ours(m)]
-        return newest_first[::-1]
+        newest_first = [m async for m in channel.history(limit=limit, before=message)]
+        if len(newest_first) < limit and (starter := await self._starter(channel)) is not None:
+            newest_first.append(starter)  # the thread's beginning is reached: what opened it
+        return [earlier(m) for m in reversed(newest_first)
+                if m.type in TURN_TYPES and not self._ours(m)]
+
+    @staticmethod
+    async def _starter(thread: discord.Thread) -> discord.Message | None:
+        """The message a thread of a text channel was opened on (it has the thread's id and
+        lives in the channel); None for a thread opened without one, or out of reach. A
+        forum post's first message is in the thread itself."""
+        parent = thread.parent
+        if not isinstance(parent, discord.TextChannel):
+            return None
+        if thread.starter_message is not None:
+            return thread.starter_message
+        try:
+            return await parent.fetch_message(thread.id)
+        except (discord.NotFound, discord.Forbidden):
+            return None
 
     async def replied(self, message: discord.Message, limit: int) -> list[EarlierMessage]:
         """The message it replies to, that one's, and so on: up to `limit`, oldest first."""

@@ -9,6 +9,7 @@ another bot's carry its name and are marked. Both calls spend their Tier budgets
 from __future__ import annotations
 
 import functools
+import re
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -27,6 +28,9 @@ from .render.mrkdwn import from_slack
 PAGE = 200  # messages a conversations.replies call asks for
 PAGES = 5  # at most this many calls for one thread (a longer one is read from its start)
 NAMES = 5_000  # author names remembered
+MENTIONS = 20  # people named in one message's text (the others keep their <@U…>)
+SAID_SUBTYPES = (None, "file_share", "thread_broadcast", "bot_message", "me_message")
+_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 
 
 class SlackThreadHistory:
@@ -46,9 +50,9 @@ class SlackThreadHistory:
             read = functools.partial(self._sender.client.conversations_replies, channel=channel,
                                      ts=thread_ts, limit=PAGE, cursor=cursor or None)
             response = await self._sender.read(budgets.replies(team), read)
-            for message in items(response.get("messages")):
-                if _earlier(obj(message), ts) and not _ours(obj(message), bot_user_id):
-                    kept.append(obj(message))
+            for message in map(obj, items(response.get("messages"))):
+                if _earlier(message, ts) and _said(message) and not _ours(message, bot_user_id):
+                    kept.append(message)
             cursor = text(obj(response.get("response_metadata")).get("next_cursor")) or ""
             if not response.get("has_more") or not cursor:
                 break
@@ -63,11 +67,20 @@ class SlackThreadHistory:
                                 user, message.get("bot_id")) or "a bot"
         else:
             author = await self.name(team, user) if user else "someone"
+        words = from_slack(await self._named(team, _head(text(message.get("text")) or ""),
+                                             bot_user_id), bot_user_id)
         return EarlierMessage(
-            author=author, text=from_slack(_head(text(message.get("text")) or ""), bot_user_id),
+            author=author, text=words,
             at=_time(text(message.get("ts"))),
             files=tuple(slack_file(obj(f)).name for f in items(message.get("files"))),
             bot=bot, id=text(message.get("ts")) or "")
+
+    async def _named(self, team: str, words: str, bot_user_id: str | None) -> str:
+        """`words` with each person it mentions (`<@U…>`, ours aside) as `@name`."""
+        mentioned = dict.fromkeys(u for u in _MENTION.findall(words) if u != bot_user_id)
+        names = {user: await self.name(team, user) for user in list(mentioned)[:MENTIONS]}
+        return _MENTION.sub(lambda m: f"@{names[m.group(1)]}" if m.group(1) in names
+                            else m.group(0), words)
 
     async def name(self, team: str, user: str) -> str:
         """The name people see for `user` (display name, else real name, else the id); a
@@ -95,6 +108,11 @@ def _head(raw: str) -> str:
     """Enough of a message's text to bound after its links are unwrapped (a megabyte of it is
     not worth a regex's time)."""
     return raw[: 4 * TEXT_CHARS]
+
+
+def _said(message: Mapping[str, Any]) -> bool:
+    """A message someone wrote (not a join, a topic change, a pin)."""
+    return message.get("subtype") in SAID_SUBTYPES
 
 
 def _earlier(message: Mapping[str, Any], ts: str) -> bool:

@@ -63,6 +63,23 @@ async def test_thread_context_reaches_the_first_turn_only(
     assert [n.thread_context for n in nodes[1:]] == [None, None]
 
 
+async def test_a_thread_opened_on_a_message_begins_with_that_message(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    bob = fake.add_user("bob")
+    llm.script(text_reply("Noted."))
+    async with running_bot(fake, pool):
+        opened_on = await fake.send_user_message("the plan: ship on monday")
+        thread = int(opened_on["id"])  # a thread opened on a message has the message's id
+        fake.world.add_channel(dp.make_thread(thread, fake.guild_id, fake.channel_id,
+                                              fake.user["id"], "the plan"))
+        await fake.send_user_message("fine by me", channel_id=thread, author=bob)
+        await fake.send_user_message(mention(fake, "agreed?"), channel_id=thread)
+        await fake.wait_until(lambda: answered(fake, thread, "Noted."), WAIT, "answer")
+    lines_in_order(context_part(user_turns(llm.requests[0])[0]),
+                   "Alice: the plan: ship on monday", "Bob: fine by me")
+
+
 async def test_a_mention_replying_in_a_channel_brings_the_reply_chain_within_the_cap(
     fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
 ) -> None:

@@ -24,7 +24,7 @@ def people_talk(slack: FakeSlack) -> Message:
     slack.workspace.add_user("U0ALICE", "alice")
     slack.workspace.add_user("U0BOB", "Bob Builder")
     parent = slack.add_message(CHANNEL_ID, "the deploy failed again", user="U0ALICE")
-    slack.add_message(CHANNEL_ID, "same error as <https://ci.example/1|yesterday>?",
+    slack.add_message(CHANNEL_ID, "same error as <https://ci.example/1|yesterday>, <@U0ALICE>?",
                       user="U0BOB", thread_ts=parent.ts)
     slack.workspace.post_as_bot(CHANNEL_ID, text="an old answer of ours", thread_ts=parent.ts)
     slack.add_message(CHANNEL_ID, "build #41 red", user=None, bot_id="B0CI",
@@ -52,7 +52,7 @@ async def test_thread_context_reaches_the_first_turn_only(h: Harness, llm: Scrip
     assert len(first) == 1 and first[0][1:] == [{"type": "text", "text": "what do you think?"}]
     context = context_part(first[0])
     lines_in_order(context, "alice: the deploy failed again",
-                   "Bob Builder: same error as yesterday (https://ci.example/1)?",
+                   "Bob Builder: same error as yesterday (https://ci.example/1), @alice?",
                    "B0CI (bot): build #41 red")
     assert "an old answer of ours" not in context
 
