@@ -1,5 +1,5 @@
-"""The thread as context on Discord, end to end: people talk in a thread (or reply to each
-other in a channel), then mention the bot; the real discord.py client reads the thread with
+"""The thread as context on Discord, end to end: people talk in a thread or a forum post (or
+reply to each other in a channel), then mention the bot; the real discord.py client reads the thread with
 `channel.history(before=...)` and a reply chain through `message.reference` (resolved, or
 fetched) from the fake Discord, and the scripted LLM receives those messages, named, with the
 first turn only. A later mention that replies to a message brings that message alone."""
@@ -78,6 +78,21 @@ async def test_a_thread_opened_on_a_message_begins_with_that_message(
         await fake.wait_until(lambda: answered(fake, thread, "Noted."), WAIT, "answer")
     lines_in_order(context_part(user_turns(llm.requests[0])[0]),
                    "Alice: the plan: ship on monday", "Bob: fine by me")
+
+
+async def test_a_forum_post_begins_with_its_starter_message(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    forum = fake.add_forum_channel("help")
+    bob = fake.add_user("bob")
+    llm.script(text_reply("Unplug it."))
+    async with running_bot(fake, pool):
+        post = await fake.create_post(forum, "Printer", "my printer is on fire")
+        await fake.send_user_message("did you try water?", channel_id=post["id"], author=bob)
+        await fake.send_user_message(mention(fake, "help!"), channel_id=post["id"])
+        await fake.wait_until(lambda: answered(fake, post["id"], "Unplug it."), WAIT, "answer")
+    lines_in_order(context_part(user_turns(llm.requests[0])[0]),
+                   "Alice: my printer is on fire", "Bob: did you try water?")
 
 
 async def test_a_mention_replying_in_a_channel_brings_the_reply_chain_within_the_cap(
