@@ -1,8 +1,9 @@
 """The thread as context on Discord, end to end: people talk in a thread or a forum post (or
-reply to each other in a channel), then mention the bot; the real discord.py client reads the thread with
-`channel.history(before=...)` and a reply chain through `message.reference` (resolved, or
-fetched) from the fake Discord, and the scripted LLM receives those messages, named, with the
-first turn only. A later mention that replies to a message brings that message alone."""
+reply to each other in a channel), then mention the bot; the real discord.py client reads the
+thread with `channel.history(before=...)` and a reply chain through `message.reference`
+(resolved, or fetched) from the fake Discord, and the scripted LLM receives those messages,
+named, with the first turn only. A later mention that replies to a message brings that
+message alone."""
 
 from __future__ import annotations
 
