@@ -44,7 +44,7 @@ class EarlierMessage:
 def cleaned(message: EarlierMessage) -> EarlierMessage:
     """Pure: the message fit to store and send: text, name and file names cleaned and bounded."""
     return EarlierMessage(
-        author=bounded(" ".join(message.author.split()), AUTHOR_CHARS) or "someone",
+        author=bounded(" ".join(message.author[: 4 * AUTHOR_CHARS].split()), AUTHOR_CHARS) or "someone",
         text=bounded(message.text, TEXT_CHARS).strip(),
         at=message.at,
         files=tuple(safe_name(name) for name in message.files[:FILES]),
