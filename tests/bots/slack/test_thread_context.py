@@ -6,6 +6,8 @@ costs only the context, and Regenerate of the first turn gives the agent the sam
 
 from __future__ import annotations
 
+import pytest
+
 from bots.slack import ids
 from core.models import ChatMessage, Role
 from core.thread_context import TEXT_CHARS
@@ -104,14 +106,21 @@ async def test_a_bad_message_is_cleaned_and_bounded_and_the_rest_goes(
     assert [len(e["text"]) for e in node.thread_context] == [len("bad\ufffdbyte"), TEXT_CHARS, 13]
 
 
-async def test_a_refused_read_costs_only_the_context(h: Harness, llm: ScriptedLLM) -> None:
+@pytest.mark.parametrize("failure", ["missing_scope", "ratelimited"])
+async def test_a_failed_read_costs_only_the_context(
+    h: Harness, llm: ScriptedLLM, failure: str
+) -> None:
     llm.script(text_reply("Answered anyway."))
-    h.slack.refuse("conversations.replies", "missing_scope")
+    if failure == "ratelimited":
+        h.slack.ratelimit("conversations.replies", retry_after=30)
+    else:
+        h.slack.refuse("conversations.replies", failure)
     parent = h.slack.add_message(CHANNEL_ID, "people talking", user="U0ALICE")
     await mention(h, "hello?", parent.ts)
     await h.answered(CHANNEL_ID, parent.ts)
     assert user_turns(llm.requests[0]) == ["hello?"]
     assert (await ChatMessage.get(role=Role.USER)).thread_context is None
+    assert len(h.slack.calls_to("conversations.replies")) == 1  # tried once: the answer waits for no retry
 
 
 async def test_regenerating_the_first_turn_gives_the_agent_its_context(
