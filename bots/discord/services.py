@@ -17,8 +17,8 @@ from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.conversation.policy import Policy
 from core.ratelimit import RateLimiter
-from core.thread_context import DEFAULT_MESSAGES
 from core.runtime.pool import RunPool
+from core.thread_context import DEFAULT_MESSAGES
 
 
 @dataclass(frozen=True, slots=True)

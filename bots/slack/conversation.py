@@ -17,12 +17,12 @@ from slack_bolt.context.async_context import AsyncBoltContext
 
 from core.attachments import Limits
 from core.conversation import bindings, turns, written
-from core.thread_context import EarlierMessage, to_stored
 from core.conversation.policy import first_refusal
 from core.conversation.refusals import BUSY, EDIT_BUSY, NOT_ALLOWED
 from core.errors import Busy
 from core.models import ChatSession
 from core.sessions import session_for_thread
+from core.thread_context import EarlierMessage, to_stored
 
 from . import ids
 from .files import SlackFiles
@@ -37,9 +37,9 @@ from .inbound import (
 )
 from .intake import in_thread, inbound_of, typed, unheard
 from .refs import Slot
-from .thread_history import SlackThreadHistory
 from .render.blocks import Payload, actions, button, section
 from .services import SlackServices
+from .thread_history import SlackThreadHistory
 
 
 class SlackConversations:
@@ -146,14 +146,14 @@ class SlackConversations:
         session, new = await self._session(incoming.place, create)
         if session is None or await turns.user_node(session.id, incoming.ts):
             return
-        context = await written.earlier(session.id, self._context_messages, new=new,
-                                        thread=self._thread_reader(incoming, bot_user_id))
         message = await written.read(incoming.text, self._files.offers(incoming.files),
                                      self._limits)
         for notice in message.notices:
             await self._say(incoming.place, Payload(notice, [section(notice)]))
         if not message.text:
             return
+        context = await written.earlier(session.id, self._context_messages, new=new,
+                                        thread=self._thread_reader(incoming, bot_user_id))
         slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread)
         try:
             await turns.write(self._services.pool, session.id, message.text, author=incoming.user,

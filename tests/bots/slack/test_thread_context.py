@@ -10,13 +10,13 @@ import pytest
 
 from bots.slack import ids
 from core.models import ChatMessage, Role
+from core.runtime.pool import RunPool
 from core.thread_context import TEXT_CHARS
-from tests.bots.slack.harness import Harness, running, until
-from tests.bots.slack.clocks import FastClock
 from tests.bots.context_reading import context_part, lines_in_order, user_turns
+from tests.bots.slack.clocks import FastClock
+from tests.bots.slack.harness import Harness, running, until
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack, Message
-from core.runtime.pool import RunPool
 from tests.fakes.slack_payloads import CHANNEL_ID
 
 
