@@ -150,18 +150,21 @@ async def test_a_bad_message_is_cleaned_and_bounded_and_the_rest_goes(
     assert "the last word" in context
 
 
-async def test_regenerating_the_first_turn_gives_the_agent_its_context(
+async def test_regenerating_or_editing_the_first_turn_gives_the_agent_its_context(
     fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
 ) -> None:
     thread = a_thread(fake)
-    llm.script(text_reply("First try."), text_reply("Second try."))
+    llm.script(text_reply("First try."), text_reply("Second try."), text_reply("Edited."))
     async with running_bot(fake, pool):
         await fake.send_user_message("people were here", channel_id=thread)
-        await fake.send_user_message(mention(fake, "so?"), channel_id=thread)
+        asked = await fake.send_user_message(mention(fake, "so?"), channel_id=thread)
         await fake.wait_until(lambda: answered(fake, thread, "First try."), WAIT, "answer 1")
         (answer,) = bot_messages(fake, thread)
         await fake.click(answer["id"], button(answer, "Regenerate")["custom_id"])
         await fake.wait_until(lambda: answered(fake, thread, "Second try."), WAIT, "answer 2")
-    first, again = (context_part(user_turns(r)[0]) for r in llm.requests[:2])
-    assert "people were here" in first and again == first
+        await fake.edit_user_message(asked["id"], mention(fake, "so what?"))
+        await fake.wait_until(lambda: answered(fake, thread, "Edited."), WAIT, "the edit's answer")
+    first, again, edited = (context_part(user_turns(r)[0]) for r in llm.requests[:3])
+    assert "people were here" in first and again == first and edited == first
+    assert user_turns(llm.requests[2])[0][1:] == [{"type": "text", "text": "so what?"}]
     assert len(fake.calls_to("GET /channels/{channel_id}/messages")) == 1  # stored, not read again
