@@ -64,7 +64,8 @@ class DiscordBot:
         self.supervisor = GatewaySupervisor(self.client, self.client.link, reconnect)
         self.services = DiscordServices.build(
             self.client, pool, catalogue, bridge, limiter or RateLimiter(clock),
-            settings.discord_channels, settings.policy, write_timeout, settings.attachment_limits)
+            settings.discord_channels, settings.policy, write_timeout, settings.attachment_limits,
+            settings.thread_context_messages)
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None

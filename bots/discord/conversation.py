@@ -37,6 +37,7 @@ from bots.discord.render.parts import Part
 from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
 from bots.discord.render.titles import thread_name
+from bots.discord.thread_history import DiscordThreadHistory
 from core.attachments import DEFAULT_LIMITS, FileOffer, Limits
 from core.conversation import bindings, turns, written
 from core.conversation.dedupe import Seen
@@ -45,6 +46,7 @@ from core.errors import Busy
 from core.models import ChatMessage, ChatSession, Platform
 from core.runtime.pool import RunPool
 from core.sessions import ThreadKey, session_for_thread
+from core.thread_context import DEFAULT_MESSAGES, EarlierMessage, to_stored
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +119,7 @@ ARCHIVE_AFTER_MINUTES: Final = 1440
 class Found:
     session: ChatSession
     place: Place  # with the thread the bot opened, if it opened one
+    new: bool = False  # the session was made for this message (the thread had none)
 
 
 class SessionFinder:
@@ -153,9 +156,9 @@ class SessionFinder:
         self._targets.asking(message.id, message.channel.id)
 
     async def _bind(self, place: Place) -> Found:
-        session, _ = await session_for_thread(place.key())
+        session, new = await session_for_thread(place.key())
         self._targets.bound(session.id, place.target)
-        return Found(session, place)
+        return Found(session, place, new)
 
     async def _open_thread(self, message: discord.Message, text: str) -> discord.Thread | None:
         """The thread opened on the message; None when the message was deleted meanwhile."""
@@ -212,7 +215,7 @@ class DiscordConversation:
 
     def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
                  intake: DiscordIntake, notices: Notices, allow_list: tuple[str, ...],
-                 limits: Limits = DEFAULT_LIMITS) -> None:
+                 limits: Limits = DEFAULT_LIMITS, context_messages: int = DEFAULT_MESSAGES) -> None:
         self._client = client
         self._pool = pool
         self._sessions = sessions
@@ -220,6 +223,8 @@ class DiscordConversation:
         self._notices = notices
         self._allow_list = allow_list
         self._limits = limits  # ATTACHMENT_MAX_BYTES, ATTACHMENTS_PER_MESSAGE
+        self._context_messages = context_messages  # THREAD_CONTEXT_MESSAGES
+        self._history = DiscordThreadHistory(client)
         self._seen = Seen()
         self._edits_seen = Seen()
 
@@ -268,15 +273,29 @@ class DiscordConversation:
             self._reply(incoming, refusals.notice_part("\n\n".join(said.notices)))
         if not said.text:
             return
+        context = await self._context(found, incoming)
         self._sessions.asking(message)
         try:  # a message handled before (another process, before a restart) starts nothing
             await turns.write(self._pool, found.session.id, said.text,
                               author=str(incoming.post.author_id),
-                              platform_message_id=str(message.id), files=said.files)
+                              platform_message_id=str(message.id), files=said.files,
+                              thread_context=to_stored(context))
         except Busy as error:
             log_failure(error, f"message {message.id}")
             running = await turns.run_in_flight(found.session.id)
             self._reply(incoming, refusals.refusal_part(error, running))
+
+    async def _context(self, found: Found, incoming: Incoming) -> tuple[EarlierMessage, ...]:
+        """What people wrote before: the thread's earlier messages on the first mention in a
+        thread, and whatever a mention replies to (the whole chain on the first turn, the
+        message replied to after it); nothing in a DM."""
+        message = incoming.message
+        if found.place.is_dm:
+            return ()
+        replied = functools.partial(self._history.replied, message) if incoming.mentioned else None
+        return await written.earlier(found.session.id, self._context_messages, new=found.new,
+                                     thread=functools.partial(self._history.thread, message),
+                                     replied=replied)
 
     async def _refuse(self, incoming: Incoming, error: Exception) -> None:
         if isinstance(error, CannotAnswerHere) and not error.can_send:

@@ -18,6 +18,7 @@ from core.catalogue import Catalogue
 from core.conversation.policy import Policy
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
+from core.thread_context import DEFAULT_MESSAGES
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +42,13 @@ class DiscordServices:
     @classmethod
     def build(cls, client: discord.Client, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
               limiter: RateLimiter, allow_list: tuple[str, ...], policy: Policy,
-              write_timeout: float = WRITE_TIMEOUT, limits: Limits = DEFAULT_LIMITS) -> DiscordServices:
+              write_timeout: float = WRITE_TIMEOUT, limits: Limits = DEFAULT_LIMITS,
+              context_messages: int = DEFAULT_MESSAGES) -> DiscordServices:
         outboxes, writer, refs = Outboxes.on(limiter), Writer(client, write_timeout), DiscordRefs()
         notices, sessions = Notices(writer, outboxes.messages), SessionFinder(client, refs)
         intake = DiscordIntake(policy, notices)
-        conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list, limits)
+        conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list,
+                                           limits, context_messages)
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
                    LiveUpdater(pool, refs, writer, outboxes, client), outboxes)
 

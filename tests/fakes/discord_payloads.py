@@ -313,7 +313,10 @@ def make_message(
             "channel_id": reply_to["channel_id"],
             "guild_id": _sid(guild_id),
         }
-        message["referenced_message"] = reply_to
+        # as Discord sends it: one level deep (the replied-to message's own reply is not
+        # resolved; a client fetches it)
+        message["referenced_message"] = {k: v for k, v in reply_to.items()
+                                         if k != "referenced_message"}
     if guild_id is not None:
         message["guild_id"] = str(guild_id)
         if member is not None:
