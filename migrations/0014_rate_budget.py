@@ -1,0 +1,22 @@
+from tortoise import migrations
+from tortoise.migrations import operations as ops
+from tortoise import fields
+
+class Migration(migrations.Migration):
+    dependencies = [('hermes', '0013_talk_refusal')]
+
+    initial = False
+
+    operations = [
+        ops.CreateModel(
+            name='RateBudget',
+            fields=[
+                ('budget_key', fields.CharField(primary_key=True, unique=True, db_index=True, max_length=200)),
+                ('tokens', fields.FloatField()),
+                ('updated', fields.FloatField()),
+                ('closed_until', fields.FloatField(default=0.0)),
+            ],
+            options={'table': 'rate_budget', 'app': 'hermes', 'pk_attr': 'budget_key', 'table_description': "A platform rate limit's token bucket, spent by every replica (times on the database's clock)."},
+            bases=['Model'],
+        ),
+    ]
