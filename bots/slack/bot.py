@@ -112,6 +112,7 @@ class SlackBot:
             self._connecting = None
         await self.follower.stop()
         await self.services.background.close()
+        await self.services.sender.limiter.settled()  # a Retry-After still being told to the others
         if self.client.session is not None:
             await self.client.session.close()
             self.client.session = None

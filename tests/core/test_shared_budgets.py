@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from core.models import RateBudget
-from core.ratelimit import BudgetStore, Limit, MemoryBudgets, RateLimiter, Take, reserve
+from core.ratelimit import BudgetStore, BudgetUnavailable, Limit, MemoryBudgets, RateLimiter, Take, reserve
 from core.shared_budgets import PostgresBudgets, budget_store, sweep
 from tests.conftest import BACKEND
 
@@ -203,3 +203,25 @@ async def test_an_unknown_key_is_full_and_an_idle_one_is_swept(db: str) -> None:
 def test_the_store_follows_the_database() -> None:
     assert budget_store("sqlite://data/x.sqlite3") is None
     assert isinstance(budget_store("postgres://u@h/db"), PostgresBudgets)
+
+
+class Unreachable:
+    """A store whose database is down."""
+
+    async def take(self, key: str, limit: Limit, reserve: float) -> Take:
+        raise BudgetUnavailable("ConnectionRefusedError")
+
+    async def close(self, key: str, seconds: float) -> None:
+        raise BudgetUnavailable("ConnectionRefusedError")
+
+
+async def test_while_the_store_is_unreachable_a_replica_spends_its_own_buckets(
+        caplog: pytest.LogCaptureFixture) -> None:
+    clock = SharedTime()
+    limiter = RateLimiter(clock, clock.sleep, Unreachable())
+    tier = Limit(1.0, burst=2)
+    assert [await limiter.try_take("k", tier, urgent=True) for _ in range(3)] == [True, True, False]
+    limiter.penalise("k", 5.0)
+    await limiter.settled()
+    assert limiter.delay("k", tier) == pytest.approx(5.0), "this replica still honours the 429"
+    assert sum("unreachable" in r.getMessage() for r in caplog.records) == 1, "said once"
