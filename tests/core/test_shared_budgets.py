@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
+from tortoise import connections
 
 from core.models import RateBudget
 from core.ratelimit import BudgetStore, BudgetUnavailable, Limit, MemoryBudgets, RateLimiter, Take, reserve
@@ -186,7 +187,7 @@ async def test_a_replica_alone_keeps_todays_behaviour_for_unshared_limits(
     assert not await a.try_take("slack:T1:edit:C1:1.0", per_message)
 
 
-async def test_an_unknown_key_is_full_and_an_idle_one_is_swept(db: str) -> None:
+async def test_an_unknown_key_is_full_an_idle_one_is_swept_and_the_table_is_unlogged(db: str) -> None:
     if BACKEND != "postgres":
         pytest.skip("the table is PostgreSQL's (SQLite: one process, its own buckets)")
     clock = SharedTime()
@@ -195,6 +196,9 @@ async def test_an_unknown_key_is_full_and_an_idle_one_is_swept(db: str) -> None:
     assert [(await store.take("k", tier, 0.0)).taken for _ in range(4)] == [True, True, True, False]
     assert (await store.take("k" * 300, tier, 0.0)).taken, "a key too long for the column is hashed"
     assert await RateBudget.all().count() == 2
+    _, rows = await connections.get("default").execute_query(
+        "SELECT relpersistence FROM pg_class WHERE relname = 'rate_budget'")
+    assert rows[0]["relpersistence"] in ("u", b"u"), "unlogged: a take waits for no WAL flush"
     assert await sweep(clock) == 0
     clock.now += 3601
     assert await sweep(clock) == 2
