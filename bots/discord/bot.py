@@ -110,7 +110,7 @@ class DiscordBot:
         if self._updates is not None:
             self._updates.cancel()
             await asyncio.gather(self._updates, return_exceptions=True)
-        await self.services.outbox.close(DRAIN_SECONDS)
+        await self.services.outboxes.close(DRAIN_SECONDS)
         self.supervisor.stop()
         await self.client.close()
         if self._gateway is not None:

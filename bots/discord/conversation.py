@@ -3,7 +3,10 @@
 Where a conversation lives (`Place`): a DM channel, or a thread of a guild channel. A mention
 in a text channel opens a thread on the message and binds it to a new session; every later
 message in a bound thread continues it without a mention; a mention in another thread binds
-that thread; a DM channel is one session until `/hermes new`. Gateway RESUME replays are
+that thread, and a forum's posts are threads too (a post's starter message has the post's
+id and is in the post); a DM channel is one session until `/hermes new`. Where the person's
+message is (the channel a thread was opened in, or the thread) is noted before its turn is
+written, for the reactions on it (bots/discord/render/reactions.py). Gateway RESUME replays are
 recognised by message id and never start a second run. Before anything is bound or run,
 the message passes the intake (bots/discord/intake.py: who may talk).
 
@@ -33,6 +36,7 @@ from bots.discord.render import refusals
 from bots.discord.render.parts import Part
 from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
+from bots.discord.render.titles import thread_name
 from core.attachments import DEFAULT_LIMITS, FileOffer, Limits
 from core.conversation import bindings, turns, written
 from core.conversation.dedupe import Seen
@@ -47,12 +51,12 @@ log = logging.getLogger(__name__)
 # --- where a conversation lives ------------------------------------------------------------
 
 DM_WORKSPACE = "dm"
-THREAD_NAME = 100
 
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    """A DM (guild None), a guild text channel (thread ""), or a thread of one."""
+    """A DM (guild None), a guild text or forum channel (thread ""), or a thread of one (a
+    forum's post)."""
 
     guild: int | None
     channel: int
@@ -81,7 +85,7 @@ def place_of(channel: object, guild_id: int | None) -> Place | None:
         return Place(guild_id or channel.guild.id, channel.parent_id, channel.id)
     if isinstance(channel, discord.DMChannel):
         return Place(None, channel.id)
-    if isinstance(channel, discord.TextChannel):
+    if isinstance(channel, discord.TextChannel | discord.ForumChannel):  # a forum: its posts are threads
         return Place(guild_id or channel.guild.id, channel.id)
     return None
 
@@ -99,14 +103,6 @@ def allowed(place: Place, channels: Collection[str]) -> bool:
 def prompt_text(content: str, bot_id: int) -> str:
     """The message without the bot's mention(s)."""
     return re.sub(rf"<@!?{bot_id}>", " ", content).strip()
-
-
-def thread_name(text: str) -> str:
-    """A thread named after the question (Discord allows 100 characters)."""
-    line = " ".join(text.split())
-    if not line:
-        return "Conversation with Hermes"
-    return line if len(line) <= THREAD_NAME else line[: THREAD_NAME - 1] + "…"
 
 
 # --- the session of a place ---------------------------------------------------------------
@@ -151,6 +147,10 @@ class SessionFinder:
             return None
         thread = await self._open_thread(message, text)
         return await self._bind(place.with_thread(thread.id)) if thread else None
+
+    def asking(self, message: discord.Message) -> None:
+        """The message is about to become a turn: its reactions go where it is."""
+        self._targets.asking(message.id, message.channel.id)
 
     async def _bind(self, place: Place) -> Found:
         session, _ = await session_for_thread(place.key())
@@ -268,6 +268,7 @@ class DiscordConversation:
             self._reply(incoming, refusals.notice_part("\n\n".join(said.notices)))
         if not said.text:
             return
+        self._sessions.asking(message)
         try:  # a message handled before (another process, before a restart) starts nothing
             await turns.write(self._pool, found.session.id, said.text,
                               author=str(incoming.post.author_id),
@@ -311,6 +312,7 @@ class DiscordConversation:
         if turn is None or not text or not await self._intake.admits(
                 message, turn.place.key(), turn.place.target):
             return  # not a turn of ours, or its author may no longer talk to the bot
+        self._sessions.asking(message)
         try:  # an unchanged text (a link preview arrived) starts nothing
             await turns.edit(self._pool, turn.node, text, author=str(post.author_id),
                              platform_message_id=str(message.id))
