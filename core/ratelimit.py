@@ -21,6 +21,12 @@ Urgent first, within a replica and across replicas:
   another replica finds a token at once instead of queueing behind their progress. The sustained
   rate is unchanged; ordinary calls lose only the reserve's share of the burst. A one-token
   bucket (burst 1) has no reserve: there urgent and ordinary takes of different replicas race.
+  Without a store there is no reserve: in one process the waiters' rule is enough.
+
+`try_take` is a coroutine (for a shared key, the round trip); `delay` answers from what this
+replica last learnt of the key, refilled since: an upper bound of what is there (the others only
+take), so a check that takes nothing (the sender's `ready`) costs no round trip, and a take the
+bound already refuses is not asked for.
 
 While the store cannot be reached (the database restarting) a take falls back to the local
 buckets: each replica spends the allowance alone for that while, as it did before sharing.
