@@ -21,9 +21,9 @@ during later ones (sustained load rising). Configurations run one after another 
 with `--rounds` > 1 each figure is the median of its rounds.
 
 It also checks that nothing broke: every answer shown by the end is its own conversation's
-(else it exits 1). The fake Slack's 429s are printed by method, not counted as a failure: each
-replica keeps its own budgets of Slack's workspace-wide limits, so several replicas overspend
-them (the answers still arrive, after slack_sdk's retry).
+(else it exits 1). The fake Slack's 429s are printed by method, not counted as a failure: the
+replicas spend one set of Slack budgets per workspace (the `rate_budget` table), so there
+should be none; a 429 is still retried after its Retry-After.
 On this 2-core machine the replicas share the same two cores, so more replicas cannot add CPU:
 the ratios show the cost of coordination (leases, the event-once claim, LISTEN/NOTIFY) and that
 nothing breaks, not horizontal scaling.

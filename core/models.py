@@ -333,3 +333,15 @@ class TalkRefusal(Model):
     class Meta:
         table = "talk_refusal"
         unique_together = (("conversation", "user"),)
+
+
+class RateBudget(Model):
+    """A platform rate limit's token bucket, spent by every replica (times on the database's clock)."""
+
+    budget_key = fields.CharField(max_length=200, primary_key=True)  # "slack:T1:chat.update"
+    tokens = fields.FloatField()
+    updated = fields.FloatField()  # seconds since the epoch of the last take
+    closed_until = fields.FloatField(default=0.0)  # a Retry-After: no take before then
+
+    class Meta:
+        table = "rate_budget"

@@ -10,7 +10,6 @@ the replicas' hosts; a full bucket is the same as no row, so the upkeep jobs swe
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from collections.abc import Callable
 from core.errors import RateLimited
 from core.models import RunQuotaBucket
 from core.outage import transaction
+from core.safe_text import storable_key
 
 WINDOW = 60.0  # seconds: a bucket refills completely in a minute
 
@@ -33,7 +33,7 @@ class RunQuota:
         """Count one start of `user` (None: not counted); RateLimited when over the limit."""
         if self.per_minute <= 0 or user is None:
             return
-        key, now = _key(user), self._clock()
+        key, now = storable_key(user), self._clock()
         await RunQuotaBucket.bulk_create(  # the row exists (full) before it is locked
             [RunQuotaBucket(user_key=key, tokens=float(self.per_minute), updated=now)],
             ignore_conflicts=True)
@@ -60,11 +60,3 @@ class RunQuota:
     def _wait(self, tokens: float) -> int:
         return math.ceil((1.0 - tokens) * WINDOW / self.per_minute)
 
-
-def _key(user: object) -> str:
-    """The user's id as stored: as it is (a platform's short ASCII id), or else its digest (too
-    long for the column, or a NUL or a lone surrogate no database column takes)."""
-    text = str(user)
-    if len(text) <= 64 and text.isascii() and text.isprintable():
-        return text
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -9,6 +9,7 @@ become U+FFFD, the replacement character, so the rest of the text is kept as it 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -40,3 +41,12 @@ def bounded(text: str, limit: int) -> str:
     what is kept is cleaned: a megabyte costs no more than `limit` characters."""
     text = clean_text(text[: limit + 1])  # the replacement is one character for one
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def storable_key(value: object, longest: int = 64) -> str:
+    """An id as a unique column stores it: as it is (a platform's short ASCII id), or else its
+    digest (too long for the column, or a NUL or a lone surrogate no database column takes)."""
+    text = str(value)
+    if len(text) <= longest and text.isascii() and text.isprintable():
+        return text
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -18,6 +18,7 @@ from core.catalogue import Catalogue
 from core.config import Settings
 from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
+from core.shared_budgets import budget_store
 from core.runtime.pool import RunPool
 
 from . import ids
@@ -64,7 +65,9 @@ class SlackBot:
             request_verification_enabled=bool(settings.slack_signing_secret),
             process_before_response=True,  # listeners ack at once and start tracked tasks
         )
-        sender = SlackSender(self.client, limiter or RateLimiter(clock))
+        # On PostgreSQL every replica spends the workspace's one allowance (core/shared_budgets.py).
+        limiter = limiter or RateLimiter(clock, store=budget_store(settings.database_url))
+        sender = SlackSender(self.client, limiter)
         boundary = ErrorBoundary(lambda inbound: reply_to(self.services.sender, inbound))
         self.services = SlackServices(pool, catalogue, bridge, sender, Background(boundary),
                                  settings.policy)
@@ -110,6 +113,7 @@ class SlackBot:
             self._connecting = None
         await self.follower.stop()
         await self.services.background.close()
+        await self.services.sender.limiter.settled()  # a Retry-After still being told to the others
         if self.client.session is not None:
             await self.client.session.close()
             self.client.session = None

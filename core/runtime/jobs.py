@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from core import shared_budgets
 from core.conversation.event_ledger import EventLedger
 from core.errors import HermesChatError
 from core.models import ClarifyPause, PauseStatus, utc_now
@@ -56,6 +57,8 @@ def start_jobs(pool: RunPool, clarify_fallback: timedelta = timedelta(hours=24))
     scheduler.add_job(pool.quota.sweep, "interval", minutes=10, id="sweep-quota",
                       next_run_time=now)
     scheduler.add_job(EventLedger().sweep, "interval", minutes=10, id="sweep-events",
+                      next_run_time=now)
+    scheduler.add_job(shared_budgets.sweep, "interval", minutes=10, id="sweep-budgets",
                       next_run_time=now)
     scheduler.start()
     return scheduler

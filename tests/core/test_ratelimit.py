@@ -21,15 +21,15 @@ class FakeTime:
         await asyncio.sleep(0)  # yield to other waiters; no real time passes
 
 
-def test_a_burst_then_the_refill_rate() -> None:
+async def test_a_burst_then_the_refill_rate() -> None:
     t = FakeTime()
     limiter = RateLimiter(t.clock, t.sleep)
     tier3 = Limit.per_minute(50, burst=3)
-    assert [limiter.try_take("k", tier3) for _ in range(4)] == [True, True, True, False]
+    assert [await limiter.try_take("k", tier3) for _ in range(4)] == [True, True, True, False]
     assert abs(limiter.delay("k", tier3) - 1.2) < 1e-9
     t.now = 1.2
-    assert limiter.try_take("k", tier3) and not limiter.try_take("k", tier3)
-    assert limiter.try_take("other", tier3)  # keys are independent
+    assert await limiter.try_take("k", tier3) and not await limiter.try_take("k", tier3)
+    assert await limiter.try_take("other", tier3)  # keys are independent
 
 
 async def test_waiters_are_served_in_order_at_the_rate() -> None:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from core.ratelimit import Limit
 
-PER_MESSAGE_EDIT = Limit(per_second=1 / 1.1, burst=1)
+# A live message is edited by the replica that follows its run: its budget is that replica's.
+PER_MESSAGE_EDIT = Limit(per_second=1 / 1.1, burst=1, shared=False)
 PER_CHANNEL_POST = Limit(per_second=1 / 1.1, burst=4)
 TIER_2 = Limit.per_minute(18, burst=4)
 TIER_3 = Limit.per_minute(45, burst=8)

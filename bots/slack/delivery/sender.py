@@ -131,7 +131,8 @@ class SlackSender:
         if not self.ready(limits):
             return None
         for key, limit in limits:
-            self.limiter.try_take(key, limit)
+            if not await self.limiter.try_take(key, limit):  # another replica was quicker
+                return None
         try:
             return await call()
         except (SlackApiError, TimeoutError, aiohttp.ClientError) as error:

@@ -49,8 +49,9 @@ def bot_settings(slack: FakeSlack, **extra: Any) -> Settings:
 
 def new_bot(slack: FakeSlack, pool: RunPool, clock: Clock, api_timeout: float = API_TIMEOUT,
             link: PlatformLink | None = None, socket_ping_interval: float = PING_INTERVAL,
-            **settings: Any) -> SlackBot:
-    limiter = RateLimiter(clock, clock.sleep)
+            limiter: RateLimiter | None = None, **settings: Any) -> SlackBot:
+    """`limiter`: the bot's budgets (default: its own, on `clock`)."""
+    limiter = limiter or RateLimiter(clock, clock.sleep)
     return SlackBot(bot_settings(slack, **settings), pool, pool.catalogue, pool.bridge,
                     limiter=limiter, clock=clock, api_timeout=api_timeout, link=link,
                     socket_ping_interval=socket_ping_interval)
@@ -190,9 +191,9 @@ def has_button(message: Message, action_id: str) -> bool:
 @asynccontextmanager
 async def running(slack: FakeSlack, pool: RunPool, clock: Clock, api_timeout: float = API_TIMEOUT,
                   link: PlatformLink | None = None, socket_ping_interval: float = PING_INTERVAL,
-                  **settings: Any) -> AsyncIterator[Harness]:
+                  limiter: RateLimiter | None = None, **settings: Any) -> AsyncIterator[Harness]:
     """A started SlackBot for `pool`, its route served over HTTP; stopped on exit."""
-    bot = new_bot(slack, pool, clock, api_timeout, link, socket_ping_interval, **settings)
+    bot = new_bot(slack, pool, clock, api_timeout, link, socket_ping_interval, limiter, **settings)
     app = Litestar(route_handlers=bot.route_handlers(), logging_config=None)
     async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=DEADLINE) as http:
         await bot.start()

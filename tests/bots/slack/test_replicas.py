@@ -1,5 +1,6 @@
 """Two replicas behind one Slack request URL (two SlackBots, two run pools, one database and
-Bridge): each event is handled by exactly one of them, retries included."""
+Bridge): each event is handled by exactly one of them, retries included, and together they
+keep within the workspace's rate limits."""
 
 from __future__ import annotations
 
@@ -11,24 +12,33 @@ from pathlib import Path
 import pytest
 
 from core.conversation.event_ledger import EventLedger
+from bots.slack.render.blocks import Payload
 from core.models import ChatMessage, HandledEvent, Role
+from core.ratelimit import BudgetStore, MemoryBudgets, RateLimiter
+from core.shared_budgets import PostgresBudgets
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, running
+from tests.conftest import BACKEND
 from tests.core.runtime.conftest import catalogue_for, opened_pool
 from tests.fakes.fake_bridge import FakeBridge
 from tests.fakes.slack import FakeSlack
-from tests.fakes.slack_payloads import CHANNEL_ID, make_slack_event
+from tests.fakes.slack_payloads import CHANNEL_ID, TEAM_ID, make_slack_event
 
 
 @pytest.fixture
 async def two(db: str, fake_slack: FakeSlack, fake_bridge: FakeBridge, skills_dir: Path,
               fast_clock: FastClock) -> AsyncIterator[tuple[Harness, Harness]]:
+    """Two replicas whose budgets share one store, as `serve` on PostgreSQL (on SQLite, where
+    `serve` runs alone, an in-memory store both are given stands in for the table)."""
+    store: BudgetStore = PostgresBudgets(fast_clock) if BACKEND == "postgres" else MemoryBudgets(fast_clock)
     async with AsyncExitStack() as stack:
         harnesses = []
         for _ in range(2):
             pool = await stack.enter_async_context(
                 opened_pool(fake_bridge.url, catalogue_for(None, skills_dir)))
-            harnesses.append(await stack.enter_async_context(running(fake_slack, pool, fast_clock)))
+            limiter = RateLimiter(fast_clock, fast_clock.sleep, store)
+            harnesses.append(await stack.enter_async_context(
+                running(fake_slack, pool, fast_clock, limiter=limiter)))
         yield harnesses[0], harnesses[1]
 
 
@@ -74,3 +84,29 @@ async def test_the_ledger_takes_an_id_once_and_sweeps_it_after_its_ttl(db: str) 
     now[0] += ledger.ttl * 2
     assert await ledger.sweep() == 2
     assert await ledger.first("slack", "Ev1"), "forgotten after its TTL"
+
+
+EDITS_EACH = 8  # chat.update per replica: together beyond the workspace's burst (Tier 3: 10)
+
+
+async def test_two_replicas_together_stay_within_the_workspaces_budget(
+    two: tuple[Harness, Harness], fake_slack: FakeSlack
+) -> None:
+    """Each replica finishes answers in messages of its own at once: 16 chat.update calls in
+    one workspace. Each replica alone is within Slack's Tier 3; together only if they share
+    the budget (each on its own would spend its 8 at once: 16 against Slack's 10)."""
+    async def answers(harness: Harness, name: str) -> list[tuple[str, str]]:
+        sender = harness.bot.services.sender
+        posted = [(f"C{name}{n:02d}", await sender.post(TEAM_ID, f"C{name}{n:02d}", None,
+                                                        Payload(f"{name}{n} working")))
+                  for n in range(EDITS_EACH)]
+        await asyncio.gather(*(sender.edit(TEAM_ID, channel, ts, lambda: Payload("final answer"))
+                               for channel, ts in posted))
+        return posted
+
+    replies = await asyncio.gather(answers(two[0], "A"), answers(two[1], "B"))
+    assert fake_slack.ratelimited == 0, [c.method for c in fake_slack.calls if c.status == 429]
+    updates = fake_slack.calls_to("chat.update")
+    assert len(updates) == 2 * EDITS_EACH
+    assert all(fake_slack.message(channel, ts).text == "final answer"
+               for posted in replies for channel, ts in posted)

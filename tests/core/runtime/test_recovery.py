@@ -180,7 +180,8 @@ async def test_the_upkeep_jobs_are_scheduled_and_finished_runs_are_pruned(
         scheduler = start_jobs(pool)
         try:
             jobs = {job.id for job in scheduler.get_jobs()}
-            assert jobs == {"expire-pauses", "clarify-fallback", "prune", "sweep-quota", "sweep-events"}
+            assert jobs == {"expire-pauses", "clarify-fallback", "prune", "sweep-quota", "sweep-events",
+                            "sweep-budgets"}
             run = await pool.start((await sessions.create_session()).id, "hi")
             await finished(pool, run.run_id)
             now[0] = 299.0
