@@ -58,7 +58,9 @@ from .sender import STATUS
 from .stream import StopCompanion, StreamBroken, StreamedMessage
 
 log = logging.getLogger(__name__)
-ANSWER_WAIT = 1.0  # seconds an answer may wait for its message's budget, else it is posted
+# Seconds an answer may wait for its own message's edit budget, else it is posted: one
+# interval of it, so the run's last progress edit, just sent, never sends the answer elsewhere.
+ANSWER_WAIT = 1 / budgets.PER_MESSAGE_EDIT.per_second
 
 
 class LiveMessage:
@@ -178,12 +180,17 @@ class LiveMessage:
             call.result()  # what the call raised, raised here
 
     async def _finish(self, slot: Slot, session: AgentSession) -> None:
-        latest, versions = self._latest, self._versions
+        """The answer, at once: in the turn's own message when that can take it now (the
+        workspace's call reserved: answers ending together never queue for it), else
+        posted as a new message and the old one tidied afterwards."""
+        latest, versions, sender = self._latest, self._versions, self._services.sender
         if self._stream is not None:
             await self._finish_stream(self._stream, slot.moved(streamed=False), session)
-        elif self._services.sender.ready(budgets.updates(slot.team), within=ANSWER_WAIT):
+        elif (sender.ready(budgets.message_edit(slot.team, slot.channel, slot.ts or ""),
+                           within=ANSWER_WAIT)
+              and sender.reserve(budgets.updates(slot.team))):
             await show_answer(self._services, latest, slot, upload=True, versions=versions,
-                              shown=self._sent)
+                              shown=self._sent, reserved=True)
         else:
             await post_answer(self._services, latest, slot.moved(followups=()), versions)
             self._tidy(lambda: self._delete_stale(slot))
@@ -191,12 +198,13 @@ class LiveMessage:
     async def _finish_stream(self, stream: StreamedMessage, slot: Slot,
                              session: AgentSession) -> None:
         latest, versions = self._latest, self._versions
-        if not stream.can_stop_now():
+        if not stream.reserve_stop():
             await post_answer(self._services, latest, slot.moved(followups=()), versions)
             self._tidy(lambda: stream.tidy(latest))
             return
         try:
-            await stream.finish(latest, versions, session_status=session.ends_with_stream())
+            await stream.finish(latest, versions, session_status=session.ends_with_stream(),
+                                reserved=True)
             session.stream_ended()
         except StreamBroken as broken:
             log.warning("stream of run %s could not stop (%s): editing its message instead",
@@ -242,15 +250,18 @@ class LiveMessage:
 # added or deleted, and a very long answer is uploaded as a file.
 
 async def show_answer(services: SlackServices, update: RunUpdate, slot: Slot, upload: bool = False,
-                      versions: Versions | None = None, shown: Payload | None = None) -> Slot:
+                      versions: Versions | None = None, shown: Payload | None = None,
+                      reserved: bool = False) -> Slot:
     """Render `update` (a finished turn) into `slot`; returns and stores the slot as it is now.
-    `shown` is what the message already shows: an identical edit is not sent again."""
+    `shown` is what the message already shows: an identical edit is not sent again.
+    `reserved`: the workspace's chat.update call for it was taken already."""
     assert slot.ts is not None, "the live message is posted before the answer"
     versions = versions or await views.versions(update.message_id)
     layout = render_answer(update, versions, slot.branched)
     async with services.locks.of(slot.channel, slot.ts):
         if layout.main != shown:
-            await services.sender.edit(slot.team, slot.channel, slot.ts, lambda: layout.main)
+            await services.sender.edit(slot.team, slot.channel, slot.ts, lambda: layout.main,
+                                       reserved=reserved)
         return await show_rest(services, update, slot, layout, upload)
 
 

@@ -94,13 +94,15 @@ class StreamedMessage:
         except SlackApiError as error:
             raise StreamBroken(str(error.response.get("error"))) from error
 
-    def can_stop_now(self) -> bool:
-        return self._services.sender.ready(budgets.stop_stream(self.slot.team))
+    def reserve_stop(self) -> bool:
+        """Take the workspace's chat.stopStream call now, if there is one (for `finish`)."""
+        return self._services.sender.reserve(budgets.stop_stream(self.slot.team))
 
     async def finish(self, update: RunUpdate, versions: Versions, urgent: bool = True,
-                     session_status: str | None = None) -> None:
+                     session_status: str | None = None, reserved: bool = False) -> None:
         """Stop the stream with the answer's first part and its controls (the caller posts
-        the rest: live.show_rest); `session_status` moves the thread's agent session."""
+        the rest: live.show_rest); `session_status` moves the thread's agent session;
+        `reserved`: `reserve_stop` took its call."""
         slot, chunks, blocks = self.slot, self._diff.changed(update), self.closing_blocks(update, versions)
         parts = answer_parts(update.state.final_text or "")
         if update.status == MessageStatus.SUCCESS and parts:
@@ -108,7 +110,8 @@ class StreamedMessage:
         try:
             await self._services.sender.stop_stream(slot.team, slot.channel, slot.ts or "",
                                                     chunks, blocks, urgent=urgent,
-                                                    session_status=session_status)
+                                                    session_status=session_status,
+                                                    reserved=reserved)
         except SlackApiError as error:
             raise StreamBroken(str(error.response.get("error"))) from error
 
