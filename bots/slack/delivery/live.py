@@ -151,7 +151,7 @@ class LiveMessage:
     async def _progress(self, slot: Slot, status: LoadingStatus) -> None:
         if (stream := self._stream) is not None:
             try:
-                await self._until_ended(lambda: stream.progress(self._latest))
+                await self._until_ended(lambda: stream.progress(lambda: self._latest))
             except StreamBroken as broken:
                 log.warning("stream of run %s broke (%s): editing its message instead",
                             self._latest.run_id, broken)

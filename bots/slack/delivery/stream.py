@@ -11,6 +11,7 @@ message, so the user never sees a broken one.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from slack_sdk.errors import SlackApiError
 
@@ -85,14 +86,24 @@ class StreamedMessage:
             log.info("stale stream %s not stopped (%s): editing it", slot.ts,
                      error.response.get("error"))
 
-    async def progress(self, latest: RunUpdate) -> None:
-        """One append of whatever changed, rendered when the budget lets it through."""
-        slot = self.slot
+    async def progress(self, newest: Callable[[], RunUpdate]) -> None:
+        """One append of whatever changed in the `newest` state when the budget lets it
+        through. What an attempt rendered and did not get through (a 429 or a timeout tried
+        again, or the append dropped because the run ended) is sent again by the next
+        attempt, the next call or the stop."""
+        slot, attempt = self.slot, list[Block]()
+
+        def render() -> list[Block]:
+            self._diff.unsent(attempt)
+            attempt[:] = self._diff.changed(newest())
+            return list(attempt)
         try:
-            await self._services.sender.append_stream(slot.team, slot.channel, slot.ts or "",
-                                                      lambda: self._diff.changed(latest))
+            await self._services.sender.append_stream(slot.team, slot.channel, slot.ts or "", render)
         except SlackApiError as error:
             raise StreamBroken(str(error.response.get("error"))) from error
+        except BaseException:
+            self._diff.unsent(attempt)
+            raise
 
     def reserve_stop(self) -> bool:
         """Take the workspace's chat.stopStream call now, if there is one (for `finish`)."""
