@@ -77,10 +77,13 @@ class LiveMessage:
         self._stream: StreamedMessage | None = None
         self._edited = False  # the turn's message is edited as the run goes
         self._counted = False  # ... and counted among the workspace's open live messages
+        self._extras: ThreadExtras | None = None
 
     def offer(self, update: RunUpdate) -> None:
         self._latest = update
         self._changed.set()
+        if self._extras is not None:
+            self._extras.offer(update)
         if update.finished:
             self._ended.set()
 
@@ -95,15 +98,21 @@ class LiveMessage:
         author = await turns.author(self._latest.user_message_id)
         session = AgentSession(self._services, self._latest.session_id)
         companion = StopCompanion(self._services)
+        extras: asyncio.Future[None] | None = None
         try:
             self.slot = slot = await self._opened(slot, author)
+            self._extras = ThreadExtras(self._services, slot, self._latest)
+            extras = asyncio.ensure_future(self._extras.follow())
             if not self._latest.finished:
                 await session.processing(slot, author)
                 if self._stream is not None and session.refused(slot.team):
                     await companion.show(slot, self._latest.run_id)  # a Stop beside the stream
             await self._follow(slot, status)
             await self._finish(slot, session)
+            await extras  # the thread's other messages in their final state too
         finally:
+            if extras is not None:
+                extras.cancel()  # only does something when the turn did not get this far
             if self._counted:
                 self._services.open_live.leave(slot.team)
             if companion.shown:
@@ -117,11 +126,9 @@ class LiveMessage:
                                              Payload(text, [section(text)]))
 
     async def _follow(self, slot: Slot, status: LoadingStatus) -> None:
-        extras = ThreadExtras(self._services, slot)
         while True:
             await self._changed.wait()
             self._changed.clear()
-            await extras.sync(self._latest)
             if self._latest.finished:
                 return
             await self._progress(slot, status)
@@ -306,11 +313,31 @@ async def _followups(services: SlackServices, slot: Slot, parts: list[Payload]) 
 # database say what was posted).
 
 class ThreadExtras:
-    def __init__(self, services: SlackServices, slot: Slot) -> None:
+    """Follows the run beside its live message (`follow`, latest state wins), so that the
+    answer never waits for a question's edit, nor a question for a progress call."""
+
+    def __init__(self, services: SlackServices, slot: Slot, first: RunUpdate) -> None:
         self._services = services
         self._slot = slot
+        self._latest = first
+        self._changed = asyncio.Event()
+        self._changed.set()
         self._pauses_shown: dict[int, PauseStatus] = {}  # pause id: the status shown
         self._dividers: set[int] = set()
+
+    def offer(self, update: RunUpdate) -> None:
+        self._latest = update
+        self._changed.set()
+
+    async def follow(self) -> None:
+        """Until the run's end is shown in the thread's other messages."""
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            update = self._latest
+            await self.sync(update)
+            if update.finished:
+                return
 
     async def sync(self, update: RunUpdate) -> None:
         for summary_id in update.summary_ids:
