@@ -30,7 +30,8 @@ It prints, for one run:
   peak memory      (peak RSS - RSS just before the load) / N, for this process (runtime,
                    adapters and the in-process fakes) and for the Bridge child.
 It exits 1 when a check fails: a conversation unanswered or answered with another's text, a
-run not SUCCESS, a 429, or a log row missing or stored twice. The database is a fresh
+Slack answer counted as shown that its channel no longer shows at the end (the fake's stored
+messages), a run not SUCCESS, a 429, or a log row missing or stored twice. The database is a fresh
 PostgreSQL database (dropped afterwards) unless --database names another (e.g. sqlite://...).
 """
 

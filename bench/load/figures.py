@@ -48,6 +48,8 @@ async def measure(observer: Observer, buffer: TimedLogBuffer, seconds: float,
     problems += _outcome_problems(seen, shown, succeeded, observer.rate_limited())
     if observer.rate_limited():
         problems.append(f"429s by method: {observer.rate_limited_by()}")
+    if unshown := observer.unshown_slack():
+        problems.append(f"Slack conversations not showing their answer at the end: {unshown[:10]}")
     if observer.slack_settled_s is None:
         problems.append(f"{observer.unsettled_slack()} Slack live messages not final "
                         "two minutes after the last answer")

@@ -60,6 +60,19 @@ class Observer:
         mine = [m for channel in self._slack_channels for m in slack.history(channel) if m.bot_id]
         return sum(1 for m in mine if m.streaming or SLACK_STOP in json.dumps(m.blocks or []))
 
+    def unshown_slack(self) -> list[int]:
+        """Slack conversations whose channel, in the fake's stored state, shows no bot message
+        with their answer and its Regenerate button: a check that what was counted as visible
+        is what the user sees, and that no tidy-up took it away."""
+        slack, missing = self.world.slack, []
+        for channel, number in self._slack_channels.items():
+            if number not in self.seen:
+                continue
+            shown = [json.dumps([m.text, m.chunks, m.blocks]) for m in slack.history(channel) if m.bot_id]
+            if not any(SLACK_REGENERATE in s and answer(number) in s for s in shown):
+                missing.append(number)
+        return sorted(missing)
+
     def finished(self) -> int:
         return sum(1 for s in self.seen.values() if s.final_at is not None)
 

@@ -10,8 +10,10 @@ published figure, held to Tier 3 here; agents.sessions.setStatus / rename and
 assistant.threads.setTitle Tier 3.
 
 Every run of a workspace spends the same budgets. The order of value (answer, question,
-status, progress) is kept by the callers: an answer waits as `urgent`, progress waits behind
-it or is dropped, and status only ever takes what is there now (`SlackSender.ready`).
+status, progress) is kept by the callers: an answer never waits for a workspace budget (it
+takes the workspace's call at once with `SlackSender.reserve`, or is posted as a new message,
+whose budget is per channel), progress waits behind everything or is dropped, and status
+only ever takes what is there now.
 """
 
 from __future__ import annotations
@@ -33,7 +35,12 @@ def workspace(team: str, method: str, limit: Limit) -> Budget:
 
 
 def edit(team: str, channel: str, ts: str) -> list[Budget]:
-    return [(f"slack:{team}:edit:{channel}:{ts}", PER_MESSAGE_EDIT), *updates(team)]
+    return [*message_edit(team, channel, ts), *updates(team)]
+
+
+def message_edit(team: str, channel: str, ts: str) -> list[Budget]:
+    """The one message's own chat.update budget (~1/s)."""
+    return [(f"slack:{team}:edit:{channel}:{ts}", PER_MESSAGE_EDIT)]
 
 
 def updates(team: str) -> list[Budget]:

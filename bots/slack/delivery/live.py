@@ -58,7 +58,9 @@ from .sender import STATUS
 from .stream import StopCompanion, StreamBroken, StreamedMessage
 
 log = logging.getLogger(__name__)
-ANSWER_WAIT = 1.0  # seconds an answer may wait for its message's budget, else it is posted
+# Seconds an answer may wait for its own message's edit budget, else it is posted: one
+# interval of it, so the run's last progress edit, just sent, never sends the answer elsewhere.
+ANSWER_WAIT = 1 / budgets.PER_MESSAGE_EDIT.per_second
 
 
 class LiveMessage:
@@ -75,10 +77,13 @@ class LiveMessage:
         self._stream: StreamedMessage | None = None
         self._edited = False  # the turn's message is edited as the run goes
         self._counted = False  # ... and counted among the workspace's open live messages
+        self._extras: ThreadExtras | None = None
 
     def offer(self, update: RunUpdate) -> None:
         self._latest = update
         self._changed.set()
+        if self._extras is not None:
+            self._extras.offer(update)
         if update.finished:
             self._ended.set()
 
@@ -93,15 +98,21 @@ class LiveMessage:
         author = await turns.author(self._latest.user_message_id)
         session = AgentSession(self._services, self._latest.session_id)
         companion = StopCompanion(self._services)
+        extras: asyncio.Future[None] | None = None
         try:
             self.slot = slot = await self._opened(slot, author)
+            self._extras = ThreadExtras(self._services, slot, self._latest)
+            extras = asyncio.ensure_future(self._extras.follow())
             if not self._latest.finished:
                 await session.processing(slot, author)
                 if self._stream is not None and session.refused(slot.team):
                     await companion.show(slot, self._latest.run_id)  # a Stop beside the stream
             await self._follow(slot, status)
             await self._finish(slot, session)
+            await extras  # the thread's other messages in their final state too
         finally:
+            if extras is not None:
+                extras.cancel()  # only does something when the turn did not get this far
             if self._counted:
                 self._services.open_live.leave(slot.team)
             if companion.shown:
@@ -115,11 +126,9 @@ class LiveMessage:
                                              Payload(text, [section(text)]))
 
     async def _follow(self, slot: Slot, status: LoadingStatus) -> None:
-        extras = ThreadExtras(self._services, slot)
         while True:
             await self._changed.wait()
             self._changed.clear()
-            await extras.sync(self._latest)
             if self._latest.finished:
                 return
             await self._progress(slot, status)
@@ -149,7 +158,7 @@ class LiveMessage:
     async def _progress(self, slot: Slot, status: LoadingStatus) -> None:
         if (stream := self._stream) is not None:
             try:
-                await self._until_ended(lambda: stream.progress(self._latest))
+                await self._until_ended(lambda: stream.progress(lambda: self._latest))
             except StreamBroken as broken:
                 log.warning("stream of run %s broke (%s): editing its message instead",
                             self._latest.run_id, broken)
@@ -178,12 +187,17 @@ class LiveMessage:
             call.result()  # what the call raised, raised here
 
     async def _finish(self, slot: Slot, session: AgentSession) -> None:
-        latest, versions = self._latest, self._versions
+        """The answer, at once: in the turn's own message when that can take it now (the
+        workspace's call reserved: answers ending together never queue for it), else
+        posted as a new message and the old one tidied afterwards."""
+        latest, versions, sender = self._latest, self._versions, self._services.sender
         if self._stream is not None:
             await self._finish_stream(self._stream, slot.moved(streamed=False), session)
-        elif self._services.sender.ready(budgets.updates(slot.team), within=ANSWER_WAIT):
+        elif (sender.ready(budgets.message_edit(slot.team, slot.channel, slot.ts or ""),
+                           within=ANSWER_WAIT)
+              and await sender.reserve(budgets.updates(slot.team), urgent=True)):
             await show_answer(self._services, latest, slot, upload=True, versions=versions,
-                              shown=self._sent)
+                              shown=self._sent, reserved=True)
         else:
             await post_answer(self._services, latest, slot.moved(followups=()), versions)
             self._tidy(lambda: self._delete_stale(slot))
@@ -191,12 +205,13 @@ class LiveMessage:
     async def _finish_stream(self, stream: StreamedMessage, slot: Slot,
                              session: AgentSession) -> None:
         latest, versions = self._latest, self._versions
-        if not stream.can_stop_now():
+        if not await stream.reserve_stop():
             await post_answer(self._services, latest, slot.moved(followups=()), versions)
             self._tidy(lambda: stream.tidy(latest))
             return
         try:
-            await stream.finish(latest, versions, session_status=session.ends_with_stream())
+            await stream.finish(latest, versions, session_status=session.ends_with_stream(),
+                                reserved=True)
             session.stream_ended()
         except StreamBroken as broken:
             log.warning("stream of run %s could not stop (%s): editing its message instead",
@@ -242,15 +257,18 @@ class LiveMessage:
 # added or deleted, and a very long answer is uploaded as a file.
 
 async def show_answer(services: SlackServices, update: RunUpdate, slot: Slot, upload: bool = False,
-                      versions: Versions | None = None, shown: Payload | None = None) -> Slot:
+                      versions: Versions | None = None, shown: Payload | None = None,
+                      reserved: bool = False) -> Slot:
     """Render `update` (a finished turn) into `slot`; returns and stores the slot as it is now.
-    `shown` is what the message already shows: an identical edit is not sent again."""
+    `shown` is what the message already shows: an identical edit is not sent again.
+    `reserved`: the workspace's chat.update call for it was taken already."""
     assert slot.ts is not None, "the live message is posted before the answer"
     versions = versions or await views.versions(update.message_id)
     layout = render_answer(update, versions, slot.branched)
     async with services.locks.of(slot.channel, slot.ts):
         if layout.main != shown:
-            await services.sender.edit(slot.team, slot.channel, slot.ts, lambda: layout.main)
+            await services.sender.edit(slot.team, slot.channel, slot.ts, lambda: layout.main,
+                                       reserved=reserved)
         return await show_rest(services, update, slot, layout, upload)
 
 
@@ -295,11 +313,31 @@ async def _followups(services: SlackServices, slot: Slot, parts: list[Payload]) 
 # database say what was posted).
 
 class ThreadExtras:
-    def __init__(self, services: SlackServices, slot: Slot) -> None:
+    """Follows the run beside its live message (`follow`, latest state wins), so that the
+    answer never waits for a question's edit, nor a question for a progress call."""
+
+    def __init__(self, services: SlackServices, slot: Slot, first: RunUpdate) -> None:
         self._services = services
         self._slot = slot
+        self._latest = first
+        self._changed = asyncio.Event()
+        self._changed.set()
         self._pauses_shown: dict[int, PauseStatus] = {}  # pause id: the status shown
         self._dividers: set[int] = set()
+
+    def offer(self, update: RunUpdate) -> None:
+        self._latest = update
+        self._changed.set()
+
+    async def follow(self) -> None:
+        """Until the run's end is shown in the thread's other messages."""
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            update = self._latest
+            await self.sync(update)
+            if update.finished:
+                return
 
     async def sync(self, update: RunUpdate) -> None:
         for summary_id in update.summary_ids:

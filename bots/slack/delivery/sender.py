@@ -77,15 +77,17 @@ class SlackSender:
             unfurl_links=False, unfurl_media=False)
 
     async def edit(self, team: str, channel: str, ts: str, render: Callable[[], Payload],
-                   progress: bool = False) -> None:
+                   progress: bool = False, reserved: bool = False) -> None:
         """chat.update with what `render` gives once the budgets allow: rendering at send time
         is what makes the newest state win. `progress` edits (a live message following its
-        run) queue behind every other edit for the workspace's budget."""
+        run) queue behind every other edit for the workspace's budget; `reserved`: the
+        workspace's call was taken already (`reserve(budgets.updates(team))`)."""
         async def call() -> AsyncSlackResponse:
             payload = render()
             return await self.client.chat_update(channel=channel, ts=ts, text=payload.text,
                                                  blocks=payload.blocks)
-        await self._within(budgets.edit(team, channel, ts), call, urgent=not progress)
+        await self._within(budgets.edit(team, channel, ts), call, urgent=not progress,
+                           reserved=budgets.updates(team) if reserved else [])
 
     async def delete(self, team: str, channel: str, ts: str) -> None:
         await self._within(budgets.delete(team), lambda: self.client.chat_delete(channel=channel, ts=ts))
@@ -124,15 +126,23 @@ class SlackSender:
         (nothing is taken)."""
         return all(self.limiter.delay(key, limit) <= within for key, limit in limits)
 
+    async def reserve(self, limits: list[budgets.Budget], urgent: bool = False) -> bool:
+        """Take a call of each of `limits` now, if every one has one (every replica spends
+        the same budgets on PostgreSQL: another may be quicker). What decides "now or another
+        way" reserves, so that turns deciding at the same instant never all count on the one
+        call left and then queue for it; `urgent` (an answer) may spend the calls kept back
+        from progress."""
+        if not self.ready(limits):
+            return False
+        taken = [await self.limiter.try_take(key, limit, urgent=urgent) for key, limit in limits]
+        return all(taken)
+
     async def attempt(self, limits: list[budgets.Budget], call: Call) -> AsyncSlackResponse | None:
         """`call` only if its budgets have room now, else None: for what is worth least (the
         loading status), which never waits and is dropped on a 429 or an outage. A refusal
         (SlackApiError) is raised for the caller to judge."""
-        if not self.ready(limits):
+        if not await self.reserve(limits):
             return None
-        for key, limit in limits:
-            if not await self.limiter.try_take(key, limit):  # another replica was quicker
-                return None
         try:
             return await call()
         except (SlackApiError, TimeoutError, aiohttp.ClientError) as error:
@@ -180,11 +190,13 @@ class SlackSender:
 
     async def stop_stream(self, team: str, channel: str, ts: str, chunks: list[Block],
                           blocks: list[Block], urgent: bool = True,
-                          session_status: str | None = None) -> None:
-        """chat.stopStream; `session_status` moves the thread's agent session with it."""
-        await self._within(budgets.stop_stream(team), lambda: self.client.chat_stopStream(
+                          session_status: str | None = None, reserved: bool = False) -> None:
+        """chat.stopStream; `session_status` moves the thread's agent session with it;
+        `reserved`: its call was taken already (`reserve(budgets.stop_stream(team))`)."""
+        limits = budgets.stop_stream(team)
+        await self._within(limits, lambda: self.client.chat_stopStream(
             channel=channel, ts=ts, chunks=chunks, blocks=blocks or None,
-            session_status=session_status), urgent=urgent)
+            session_status=session_status), urgent=urgent, reserved=limits if reserved else [])
 
     async def session_status(self, team: str, channel: str, thread_ts: str, status: str,
                              title: str | None, initiator: str | None, now: bool) -> bool:
@@ -222,12 +234,17 @@ class SlackSender:
         await self._within(budgets.prompts(team), lambda: self.client.assistant_threads_setSuggestedPrompts(
             channel_id=channel, prompts=prompts))
 
-    async def _within(self, limits: list[budgets.Budget], call: Call, urgent: bool = False) -> Any:
+    async def _within(self, limits: list[budgets.Budget], call: Call, urgent: bool = False,
+                      reserved: list[budgets.Budget] | None = None) -> Any:
+        """`call` inside `limits`; those `reserved` were taken already for the first try."""
         outage_key = limits[-1][0]  # the broadest budget: Slack is down for all of it
         rate_limited = 0
+        taken = {key for key, _ in reserved or ()}
         while True:
             for key, limit in limits:
-                await self.limiter.acquire(key, limit, urgent=urgent)
+                if key not in taken:
+                    await self.limiter.acquire(key, limit, urgent=urgent)
+            taken = set()
             try:
                 result = await call()
             except (SlackApiError, TimeoutError, aiohttp.ClientError) as error:

@@ -11,6 +11,7 @@ message, so the user never sees a broken one.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from slack_sdk.errors import SlackApiError
 
@@ -85,22 +86,34 @@ class StreamedMessage:
             log.info("stale stream %s not stopped (%s): editing it", slot.ts,
                      error.response.get("error"))
 
-    async def progress(self, latest: RunUpdate) -> None:
-        """One append of whatever changed, rendered when the budget lets it through."""
-        slot = self.slot
+    async def progress(self, newest: Callable[[], RunUpdate]) -> None:
+        """One append of whatever changed in the `newest` state when the budget lets it
+        through. What an attempt rendered and did not get through (a 429 or a timeout tried
+        again, or the append dropped because the run ended) is sent again by the next
+        attempt, the next call or the stop."""
+        slot, attempt = self.slot, list[Block]()
+
+        def render() -> list[Block]:
+            self._diff.unsent(attempt)
+            attempt[:] = self._diff.changed(newest())
+            return list(attempt)
         try:
-            await self._services.sender.append_stream(slot.team, slot.channel, slot.ts or "",
-                                                      lambda: self._diff.changed(latest))
+            await self._services.sender.append_stream(slot.team, slot.channel, slot.ts or "", render)
         except SlackApiError as error:
             raise StreamBroken(str(error.response.get("error"))) from error
+        except BaseException:
+            self._diff.unsent(attempt)
+            raise
 
-    def can_stop_now(self) -> bool:
-        return self._services.sender.ready(budgets.stop_stream(self.slot.team))
+    async def reserve_stop(self) -> bool:
+        """Take the workspace's chat.stopStream call now, if there is one (for `finish`)."""
+        return await self._services.sender.reserve(budgets.stop_stream(self.slot.team), urgent=True)
 
     async def finish(self, update: RunUpdate, versions: Versions, urgent: bool = True,
-                     session_status: str | None = None) -> None:
+                     session_status: str | None = None, reserved: bool = False) -> None:
         """Stop the stream with the answer's first part and its controls (the caller posts
-        the rest: live.show_rest); `session_status` moves the thread's agent session."""
+        the rest: live.show_rest); `session_status` moves the thread's agent session;
+        `reserved`: `reserve_stop` took its call."""
         slot, chunks, blocks = self.slot, self._diff.changed(update), self.closing_blocks(update, versions)
         parts = answer_parts(update.state.final_text or "")
         if update.status == MessageStatus.SUCCESS and parts:
@@ -108,7 +121,8 @@ class StreamedMessage:
         try:
             await self._services.sender.stop_stream(slot.team, slot.channel, slot.ts or "",
                                                     chunks, blocks, urgent=urgent,
-                                                    session_status=session_status)
+                                                    session_status=session_status,
+                                                    reserved=reserved)
         except SlackApiError as error:
             raise StreamBroken(str(error.response.get("error"))) from error
 

@@ -158,6 +158,14 @@ class ChunkDiff:
                 fresh.append(chunk)
         return fresh
 
+    def unsent(self, chunks: list[Block]) -> None:
+        """`chunks` (from `changed`) may not have reached Slack: the next `changed` gives
+        them again (in their newest state). Tasks and the plan go by id, so twice is harmless."""
+        for chunk in chunks:
+            key = str(chunk.get("id", chunk["type"]))
+            if self._shown.get(key) is chunk:
+                del self._shown[key]
+
 
 # --- the finished turn (pure) -------------------------------------------------------------
 # The finished turn (pure): the answer as `markdown` blocks (mrkdwn as the fallback text),

@@ -141,3 +141,20 @@ async def test_a_button_works_after_a_restart(
     assert "Blue, after the restart." in texts(done) and user_answer(llm) == "blue"
     assert len(h2.bot_messages(CHANNEL_ID, thread)) == 2  # the same live message, one question
     assert button(done, ids.REGENERATE)
+
+
+async def test_a_stopped_turn_ends_at_once_though_its_question_edit_is_held_up(
+        h: Harness, llm: ScriptedLLM) -> None:
+    """The answer goes first: a turn stopped while it asks ends at once (its stream stopped)
+    though the edit of its question is held up (chat.update not answering, as when the
+    workspace's budget is spent); the question says it expired once that edit goes through."""
+    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("never"))
+    thread = (await h.event("app_mention", text="paint"))["ts"]
+    question = await asked(h, thread)
+    h.slack.hang("chat.update")
+    await h.pool.stop(h.pool.active()[0].run_id)
+    [done] = await h.answered(CHANNEL_ID, thread)
+    assert "Stopped" in texts(done) and not done.streaming
+    assert has_button(h.slack.message(CHANNEL_ID, question.ts), ids.CLARIFY_CUSTOM)  # not yet
+    h.slack.release()
+    await until(lambda: not has_button(h.slack.message(CHANNEL_ID, question.ts), ids.CLARIFY_CUSTOM))

@@ -17,11 +17,12 @@ from core.bridge.client import BridgeClient
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import SteppedClock
 from bots.slack import ids
+from bots.slack.delivery import budgets
 from tests.bots.slack.harness import DEADLINE, Harness, has_button, running, texts
 from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.slack import FakeSlack
-from tests.fakes.slack_payloads import CHANNEL_ID
+from tests.fakes.slack_payloads import CHANNEL_ID, TEAM_ID
 
 STEP = 0.1  # seconds of clock per event
 
@@ -216,4 +217,73 @@ async def test_beyond_ten_live_messages_a_turn_shows_its_progress_as_the_threads
     await advance_until(timed.clock, lambda: all(answered_in(timed.h, t, "Stopped") for t in threads))
     await advance_until(timed.clock, lambda: not any(
         has_button(m, ids.STOP) for t in threads for m in timed.h.bot_messages(CHANNEL_ID, t)))
+    assert timed.slack.ratelimited == 0
+
+
+def answered_in_channel(h: Harness, channel: str, thread: str, text: str) -> bool:
+    return any(text in texts(m) and has_button(m, ids.REGENERATE) for m in h.bot_messages(channel, thread))
+
+
+BUNCH = [f"CBUNCH{n}" for n in range(10)]
+
+
+async def ten_ending_together(t: Timed, final: str, before_the_end: Callable[[], None] = lambda: None,
+                              ) -> tuple[list[str], list[str], float]:
+    """Ten turns of one workspace, each in its own channel (as in bench.load), whose runs end
+    at the same instant after 4 s of progress (`before_the_end` is called just before); their
+    channels, threads and the clock at the end."""
+    script, seqs = paced_script(40, final)
+    t.bridge.default_script = lambda run_id: list(script)
+    channels = BUNCH
+    threads = [(await t.h.event("app_mention", channel=c, text="job"))["ts"] for c in channels]
+    runs = await poll(lambda: len(a := t.h.pool.active()) == 10 and a)
+    await advance_until(t.clock, lambda: all(t.h.bot_messages(c, th) for c, th in zip(channels, threads, strict=True)))
+    await play(t, 39, seqs, [r.run_id for r in runs])
+    before_the_end()
+    t.bridge.release("s39")  # the last step, then `done`
+    await poll(lambda: all((v := t.h.pool.view(r.run_id)) and v.finished for r in runs))
+    return channels, threads, t.clock.now
+
+
+async def test_answers_ending_together_show_at_once_though_the_update_budget_is_spent(
+        timed: Timed) -> None:
+    """Ten edited live messages spent the workspace's chat.update budget on progress; their
+    runs end in the same instant. Each answer is visible at once (in its own message while
+    the workspace had a call for it, else posted beside it), not after a queue of ten
+    answers for that budget (some 13 s at Tier 3); then every live message is tidied."""
+    channels, threads, ended_at = await ten_ending_together(timed, "All done.")
+    sender = timed.h.bot.services.sender
+    assert not sender.ready(budgets.updates(TEAM_ID))  # the progress edits spent it
+
+    await advance_until(timed.clock, lambda: all(
+        answered_in_channel(timed.h, c, th, "All done.") for c, th in zip(channels, threads, strict=True)))
+    waited = timed.clock.now - ended_at
+    print(f"\nten answers ending together: all visible {waited:.1f} s (clock) after the runs ended")
+    assert waited <= 1.5
+    await advance_until(timed.clock, lambda: not any(
+        has_button(m, ids.STOP) for c, th in zip(channels, threads, strict=True) for m in timed.h.bot_messages(c, th)))
+    assert timed.slack.ratelimited == 0
+
+
+async def test_streamed_answers_ending_together_show_at_once_though_stop_stream_is_spent(
+        timed: Timed) -> None:
+    """The same with streamed turns, the workspace's chat.stopStream (Tier 2) budget spent
+    (by other turns' stops): each answer is posted beside its stream at once, and the stream
+    is stopped later (it ends final, its tasks readable)."""
+    timed.slack.streaming = True
+    sender, streams = timed.h.bot.services.sender, []
+
+    def other_turns_stop() -> None:
+        streams.extend(m for c in BUNCH for m in timed.slack.history(c) if m.streaming)
+        while sender.limiter.try_take(*budgets.stop_stream(TEAM_ID)[0]):
+            pass  # other turns' stops took every call there was
+
+    channels, threads, ended_at = await ten_ending_together(timed, "Streamed and done.", other_turns_stop)
+    assert streams  # the Tier 2 burst let some turns stream
+
+    await advance_until(timed.clock, lambda: all(
+        answered_in_channel(timed.h, c, th, "Streamed and done.") for c, th in zip(channels, threads, strict=True)))
+    waited = timed.clock.now - ended_at
+    assert waited <= 1.5
+    await advance_until(timed.clock, lambda: not any(m.streaming for m in streams))
     assert timed.slack.ratelimited == 0

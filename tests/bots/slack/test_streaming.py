@@ -142,3 +142,24 @@ async def test_a_feedback_click_is_stored_and_can_be_changed(h: Harness, llm: Sc
                                        message_ts=done.ts, thread_ts=thread))
     await until(lambda: len(h.ephemerals()) == 3)  # told, privately, that it is not found
     assert await AnswerFeedback.all().count() == 1
+
+
+async def test_an_append_dropped_when_the_run_ends_is_sent_with_the_stop(
+        h: Harness, llm: ScriptedLLM) -> None:
+    """Appends are refused with a long Retry-After (Slack busy): the one carrying the tool's
+    and the todos' state waits it out, tried again, and is dropped when the run ends (an
+    answer never waits behind progress). The stop carries what it held: the stopped message
+    shows every task in its final state."""
+    gate = asyncio.Event()
+    h.slack.ratelimit("chat.appendStream", times=2, retry_after=10)
+    llm.script(tool_reply(ToolCall("todo", TODOS)), text_reply("Answered anyway.", gate=gate))
+    thread = (await h.event("app_mention", text="plan it"))["ts"]
+    async with asyncio.timeout(60):  # two Retry-Afters on a loaded machine
+        while not [c for c in h.slack.calls_to("chat.appendStream")
+                   if c.status == 429 and "todo-2" in str(c.args.get("chunks"))]:
+            await asyncio.sleep(0.01)
+    gate.set()
+    [done] = await h.answered(CHANNEL_ID, thread)
+    assert "Answered anyway." in texts(done)
+    assert done.tasks["tool-0"]["status"] == "complete"
+    assert done.tasks["todo-1"]["status"] == "complete" and done.plan_title == "Plan: 1/2 todos"
