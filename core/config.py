@@ -59,6 +59,7 @@ class Settings:
     slack_suggested_prompts: tuple[str, ...] = ()
     discord_api_url: str = "https://discord.com/api/v10"
     discord_gateway_url: str | None = None
+    discord_shard_count: int = 0  # 0: Discord's recommendation (GET /gateway/bot)
     platform_down_seconds: int = DOWN_SECONDS
     log_format: str = "text"
     log_level: str = "INFO"
@@ -144,6 +145,9 @@ def _convert(name: str, kind: object, raw: str) -> object:
             raise InvalidInput(f"{name.upper()} must be an integer, got {raw!r}") from None
         if name in _AT_LEAST_ONE and value < 1:
             raise InvalidInput(f"{name.upper()} must be at least 1, got {value}")
+        if name == "discord_shard_count" and value < 0:
+            raise InvalidInput(f"DISCORD_SHARD_COUNT must be 0 (Discord's recommendation) or "
+                               f"more, got {value}")
         return value
     if kind == "bool":
         if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):

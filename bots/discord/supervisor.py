@@ -111,6 +111,25 @@ def guard_parsers(client: discord.Client,
             parsers[event] = _guarded(event, parse, on_drop)
 
 
+def gate_parsers(client: discord.Client, allowed: Callable[[], bool]) -> None:
+    """Drop every dispatch but READY and RESUMED while `allowed()` is False (a shard this
+    replica no longer holds: bots/discord/shards.py): no message, edit or click of it is
+    handled here, whatever the socket still delivers before it is closed."""
+    parsers: dict[str, Parser] = client._connection.parsers
+    for event, parse in list(parsers.items()):
+        if event not in ("READY", "RESUMED"):
+            parsers[event] = _gated(parse, allowed)
+
+
+def _gated(parse: Parser, allowed: Callable[[], bool]) -> Parser:
+    @functools.wraps(parse)
+    def gated(data: Any) -> None:
+        if allowed():
+            parse(data)
+
+    return gated
+
+
 def _guarded(event: str, parse: Parser,
              on_drop: Callable[[str, Any, Exception], None]) -> Parser:
     @functools.wraps(parse)

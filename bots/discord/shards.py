@@ -1,0 +1,129 @@
+"""The gateway shards this replica connects: one discord.py client per shard it holds.
+
+discord.py's AutoShardedClient launches its shards once, at connect; it has no public way to
+add a shard later or to drop one for good, and a claim changes at runtime (a dead replica's
+shard is taken over, a lapsed one is let go). So each shard is a client of its own
+(`shard_id`, `shard_count`), logged in and kept connected by its own `GatewaySupervisor`, and
+`ShardFleet` opens and closes them as the claims (core/runtime/shards.py) say. Every shard
+client hangs on the same services as the adapter's main client (which writes by REST and
+follows the runs); a shard client drops every dispatch while this replica does not hold its
+shard (`gate_parsers`), so a shard whose lease lapsed is handled nowhere until it is taken
+over. Opening is one shard at a time, each until its READY, as Discord's IDENTIFY budget
+(`max_concurrency` 1) asks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import discord
+
+from bots.discord.supervisor import GatewaySupervisor, gate_parsers
+from core.platform_links import PlatformLink
+from core.runtime.shards import Shards
+
+log = logging.getLogger(__name__)
+READY_SECONDS = 30.0  # how long one shard may take to be ready before the next is opened
+
+
+@dataclass
+class ShardConnection:
+    client: discord.Client
+    supervisor: GatewaySupervisor
+    task: asyncio.Task[None]
+
+
+class ShardFleet:
+    """Keeps one client per shard `claims` holds: `run()` until `stop()`."""
+
+    def __init__(self, claims: Shards, make_client: Callable[[int, int], discord.Client],
+                 make_supervisor: Callable[[discord.Client], GatewaySupervisor],
+                 token: str, link: PlatformLink) -> None:
+        self.claims = claims
+        self._make_client = make_client
+        self._make_supervisor = make_supervisor
+        self._token = token
+        self._link = link
+        self._open: dict[int, ShardConnection] = {}
+        self._stopping = asyncio.Event()
+        self.stepped = asyncio.Event()  # set after the first step: the shards held are open
+
+    @property
+    def connected(self) -> frozenset[int]:
+        """The shards with a client open here."""
+        return frozenset(self._open)
+
+    def client_of(self, shard: int) -> discord.Client:
+        return self._open[shard].client
+
+    async def run(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                await self.step()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), self.claims.every)
+        finally:
+            await self._close_all()
+
+    async def step(self) -> None:
+        """Renew and claim, then open the shards held and close the others."""
+        try:
+            held = await self.claims.step()
+        except Exception as error:  # the database is away: what is held lapses by itself
+            log.warning("discord: could not renew the shard claims (%s); will retry", error)
+            held = self.claims.held
+        for shard in sorted(self.connected - held):
+            log.warning("discord: shard %d is no longer this replica's; disconnecting it", shard)
+            await self._close(shard)
+        for shard in sorted(held - self.connected):
+            if self._stopping.is_set():
+                break
+            await self._connect(shard)
+        if not held:
+            self._link.connected()  # standing by: other replicas hold every shard
+        self.stepped.set()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def release(self) -> None:
+        """After `run` ended: other replicas may take this one's shards at once."""
+        try:
+            await self.claims.release()
+        except Exception as error:
+            log.warning("discord: could not release the shard claims (%s); they lapse", error)
+
+    async def _connect(self, shard: int) -> None:
+        client = self._make_client(shard, self.claims.count)
+        supervisor = self._make_supervisor(client)  # guards the parsers; the gate goes outside
+        gate_parsers(client, lambda: self.claims.holds(shard))
+        try:
+            await client.login(self._token)
+        except Exception as error:
+            log.warning("discord: shard %d could not log in (%s); will retry", shard, error)
+            await client.close()
+            return
+        task = asyncio.create_task(supervisor.run(), name=f"discord-shard-{shard}")
+        self._open[shard] = ShardConnection(client, supervisor, task)
+        log.info("discord: connecting shard %d of %d", shard, self.claims.count)
+        ready = asyncio.ensure_future(client.wait_until_ready())
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        await asyncio.wait({ready, stopping, task}, timeout=READY_SECONDS,
+                           return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        stopping.cancel()
+
+    async def _close(self, shard: int) -> None:
+        connection = self._open.pop(shard)
+        connection.supervisor.stop()
+        await connection.client.close()
+        with contextlib.suppress(Exception):
+            await connection.task
+
+    async def _close_all(self) -> None:
+        for shard in sorted(self._open):
+            await self._close(shard)
