@@ -308,6 +308,17 @@ class DiscordShardClaim(Model):
         table = "discord_shard_claim"
 
 
+class DiscordReplica(Model):
+    """A replica with the Discord adapter up, until when: how many share the gateway shards."""
+
+    id = fields.BigIntField(primary_key=True)
+    owner = fields.CharField(max_length=64, unique=True)
+    expires_at = fields.DatetimeField()
+
+    class Meta:
+        table = "discord_replica"
+
+
 class RunQuotaBucket(Model):
     """RUNS_PER_USER_PER_MINUTE: one chat user's token bucket, shared by every replica."""
 

@@ -9,6 +9,16 @@ class Migration(migrations.Migration):
 
     operations = [
         ops.CreateModel(
+            name='DiscordReplica',
+            fields=[
+                ('id', fields.BigIntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('owner', fields.CharField(unique=True, max_length=64)),
+                ('expires_at', fields.DatetimeField(auto_now=False, auto_now_add=False)),
+            ],
+            options={'table': 'discord_replica', 'app': 'hermes', 'pk_attr': 'id', 'table_description': 'A replica with the Discord adapter up, until when: how many share the gateway shards.'},
+            bases=['Model'],
+        ),
+        ops.CreateModel(
             name='DiscordShardClaim',
             fields=[
                 ('id', fields.BigIntField(generated=True, primary_key=True, unique=True, db_index=True)),

@@ -50,7 +50,8 @@ class ShardFleet:
         self._link = link
         self._open: dict[int, ShardConnection] = {}
         self._stopping = asyncio.Event()
-        self.stepped = asyncio.Event()  # set after the first step: the shards held are open
+        self.stepped = asyncio.Event()  # set once the first claims are made and opened
+        self._steps = 0
 
     @property
     def connected(self) -> frozenset[int]:
@@ -62,10 +63,12 @@ class ShardFleet:
 
     async def run(self) -> None:
         try:
+            wait = self.claims.first_wait
             while not self._stopping.is_set():
                 await self.step()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), self.claims.every)
+                    await asyncio.wait_for(self._stopping.wait(), wait)
+                wait = self.claims.every
         finally:
             await self._close_all()
 
@@ -76,6 +79,7 @@ class ShardFleet:
         except Exception as error:  # the database is away: what is held lapses by itself
             log.warning("discord: could not renew the shard claims (%s); will retry", error)
             held = self.claims.held
+        self._raise_ended()
         for shard in sorted(self.connected - held):
             log.warning("discord: shard %d is no longer this replica's; disconnecting it", shard)
             await self._close(shard)
@@ -83,9 +87,11 @@ class ShardFleet:
             if self._stopping.is_set():
                 break
             await self._connect(shard)
-        if not held:
+        if not held and self._steps:
             self._link.connected()  # standing by: other replicas hold every shard
-        self.stepped.set()
+        self._steps += 1
+        if self._steps > 1 or held:
+            self.stepped.set()  # the first step of claims says hello and claims nothing
 
     def stop(self) -> None:
         self._stopping.set()
@@ -116,6 +122,16 @@ class ShardFleet:
                            return_when=asyncio.FIRST_COMPLETED)
         ready.cancel()
         stopping.cancel()
+        self._raise_ended()
+
+    def _raise_ended(self) -> None:
+        """A shard's supervisor stopped for good (a refused token, a bad shard, intents not
+        enabled): what it raised ends the fleet, as it ends an unsharded gateway."""
+        for connection in self._open.values():
+            if connection.task.done() and not connection.task.cancelled():
+                error = connection.task.exception()
+                if error is not None:
+                    raise error
 
     async def _close(self, shard: int) -> None:
         connection = self._open.pop(shard)

@@ -45,8 +45,8 @@ class LeaseRows:
         if taken:
             return True
         try:
-            await self.model.create(**{self.key: name}, owner=self.owner,
-                                    expires_at=now + self.ttl, **values)
+            await self.model.create(**{self.key: name, "owner": self.owner,
+                                       "expires_at": now + self.ttl, **values})
         except IntegrityError:  # a live lease of another replica
             return False
         return True

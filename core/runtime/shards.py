@@ -9,11 +9,15 @@ that cannot renew (the database is away, another replica took the row) stops han
 shard's events and disconnects it a quarter of a lease before anyone else may take it, so two
 replicas never handle one shard at once (given clocks that agree to within that quarter).
 
-Fairness: a replica claims free shards up to its share (the shard count divided by the
-replicas it sees holding shards, itself included, rounded up); a replica that sees all shards
-held stands by, and takes over the shards of one that stops (it releases them) or dies (its
-leases lapse). Every claim row carries the shard count: a replica configured for another count
-claims nothing while claims of that count are live, so two counts never split one guild.
+Fairness: every replica with Discord up keeps a lease of its own in `discord_replica` (the
+same rule), and claims free shards up to its share: the shard count divided by the live
+replicas, rounded up. Its first step only says it is there; it claims from the next one on, so
+replicas started together see each other and split the shards. Shards held are not moved to a
+replica that starts later (a handover would lose the events between one replica's disconnect
+and the other's IDENTIFY, which Discord does not replay): it stands by, and takes over the
+shards of one that stops (it releases them) or dies (its leases lapse).
+Every claim row carries the shard count: a replica configured for another count claims
+nothing while claims of that count are live, so two counts never split one guild.
 On SQLite there is one replica: `AllShards` holds every shard, without a table.
 """
 
@@ -25,12 +29,13 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from core.models import DiscordShardClaim, utc_now
+from core.models import DiscordReplica, DiscordShardClaim, utc_now
 from core.runtime.leases import LeaseRows
 
 log = logging.getLogger(__name__)
 USABLE = 0.75  # of a lease: how long after a renewal this replica still counts a shard its own
 EVERY = 0.25  # of a lease: how often claims are renewed and free shards looked for
+FIRST_WAIT = 2.0  # seconds at most between a replica's first step (presence) and its first claim
 
 
 class ShardClaims:
@@ -44,7 +49,10 @@ class ShardClaims:
             raise ValueError(f"a gateway has at least one shard, not {count}")
         self.count = count
         self.rows = LeaseRows(DiscordShardClaim, "shard_id", owner, ttl, clock)
+        self.presence = LeaseRows(DiscordReplica, "owner", self.rows.owner, ttl, clock)
+        self._clock = clock
         self._monotonic = monotonic
+        self._present = False
         self._until: dict[int, float] = {}
         self._blocked_by: int | None = None
 
@@ -55,6 +63,11 @@ class ShardClaims:
     @property
     def every(self) -> float:
         return self.rows.ttl.total_seconds() * EVERY
+
+    @property
+    def first_wait(self) -> float:
+        """After the first step (presence only), how long until the next (the first claims)."""
+        return min(self.every, FIRST_WAIT)
 
     def holds(self, shard: int) -> bool:
         """Whether this replica may handle the shard's events now (its own clock only)."""
@@ -69,6 +82,10 @@ class ShardClaims:
         now. A database error raises: the shards held lapse by themselves."""
         started = self._monotonic()
         until = started + self.rows.ttl.total_seconds() * USABLE
+        await self.presence.claim(self.owner)
+        if not self._present:
+            self._present = True
+            return self.held  # the others see this replica before it claims
         mine: set[int] = set()
         for shard in sorted(self._until):
             if await self.rows.renew([shard]):
@@ -95,8 +112,10 @@ class ShardClaims:
             self._blocked_by = min(counts)
             return []
         self._blocked_by = None
-        owners = {str(row["owner"]) for row in others} | {self.owner}
-        share = math.ceil(self.count / len(owners)) - holding
+        now = self._clock()
+        await DiscordReplica.filter(expires_at__lt=now - self.rows.ttl).delete()  # long gone
+        replicas = await DiscordReplica.filter(expires_at__gte=now).count()
+        share = math.ceil(self.count / max(1, replicas)) - holding
         taken = {int(row["shard_id"]) for row in others} | set(self._until)
         return [s for s in range(self.count) if s not in taken][:max(0, share)]
 
@@ -104,6 +123,7 @@ class ShardClaims:
         """Let other replicas take this one's shards at once (a clean stop)."""
         shards, self._until = list(self._until), {}
         await self.rows.release(shards)
+        await self.presence.release([self.owner])
 
 
 class AllShards:
@@ -112,6 +132,7 @@ class AllShards:
     def __init__(self, count: int) -> None:
         self.count = count
         self.every = 3600.0
+        self.first_wait = 0.0
 
     def holds(self, shard: int) -> bool:
         return 0 <= shard < self.count
