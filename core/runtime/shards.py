@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from core.db import is_sqlite
 from core.models import DiscordReplica, DiscordShardClaim, utc_now
 from core.runtime.leases import LeaseRows
 
@@ -149,3 +150,12 @@ class AllShards:
 
 
 Shards = ShardClaims | AllShards
+
+
+def claims_for(database_url: str, lease_seconds: float) -> Callable[[int], Shards] | None:
+    """PostgreSQL: claims in the database, so several replicas share the shards. SQLite: None
+    (one replica; the adapter connects every shard itself)."""
+    if is_sqlite(database_url):
+        return None
+    ttl = timedelta(seconds=lease_seconds)
+    return lambda count: ShardClaims(count, ttl=ttl)
