@@ -52,6 +52,8 @@ class ShardFleet:
         self._stopping = asyncio.Event()
         self.stepped = asyncio.Event()  # set once the first claims are made and opened
         self._steps = 0
+        self._opening: dict[int, asyncio.Task[None]] = {}
+        self._identify = asyncio.Lock()  # one IDENTIFY at a time, each until READY
 
     @property
     def connected(self) -> frozenset[int]:
@@ -73,7 +75,8 @@ class ShardFleet:
             await self._close_all()
 
     async def step(self) -> None:
-        """Renew and claim, then open the shards held and close the others."""
+        """Renew and claim, then close the shards no longer held and start opening the new
+        ones (in the background, one at a time: renewing must not wait for a READY)."""
         try:
             held = await self.claims.step()
         except Exception as error:  # the database is away: what is held lapses by itself
@@ -83,15 +86,20 @@ class ShardFleet:
         for shard in sorted(self.connected - held):
             log.warning("discord: shard %d is no longer this replica's; disconnecting it", shard)
             await self._close(shard)
-        for shard in sorted(held - self.connected):
-            if self._stopping.is_set():
-                break
-            await self._connect(shard)
+        for shard in sorted(held - self.connected - set(self._opening)):
+            task = asyncio.create_task(self._connect(shard), name=f"discord-open-shard-{shard}")
+            self._opening[shard] = task
         if not held and self._steps:
             self._link.connected()  # standing by: other replicas hold every shard
         self._steps += 1
-        if self._steps > 1 or held:
-            self.stepped.set()  # the first step of claims says hello and claims nothing
+        self._check_ready()
+
+    def _check_ready(self) -> None:
+        """`stepped` once the first claims are made and every shard held is open (the first
+        step of ShardClaims only says hello)."""
+        if self._steps > 1 or self.claims.held:
+            if not self._opening:
+                self.stepped.set()
 
     def stop(self) -> None:
         self._stopping.set()
@@ -104,6 +112,15 @@ class ShardFleet:
             log.warning("discord: could not release the shard claims (%s); they lapse", error)
 
     async def _connect(self, shard: int) -> None:
+        try:
+            async with self._identify:
+                if self.claims.holds(shard) and not self._stopping.is_set():
+                    await self._open_client(shard)
+        finally:
+            self._opening.pop(shard, None)
+            self._check_ready()
+
+    async def _open_client(self, shard: int) -> None:
         client = self._make_client(shard, self.claims.count)
         supervisor = self._make_supervisor(client)  # guards the parsers; the gate goes outside
         gate_parsers(client, lambda: self.claims.holds(shard))
@@ -122,7 +139,6 @@ class ShardFleet:
                            return_when=asyncio.FIRST_COMPLETED)
         ready.cancel()
         stopping.cancel()
-        self._raise_ended()
 
     def _raise_ended(self) -> None:
         """A shard's supervisor stopped for good (a refused token, a bad shard, intents not
@@ -141,5 +157,9 @@ class ShardFleet:
             await connection.task
 
     async def _close_all(self) -> None:
+        opening = list(self._opening.values())
+        for task in opening:
+            task.cancel()
+        await asyncio.gather(*opening, return_exceptions=True)
         for shard in sorted(self._open):
             await self._close(shard)
