@@ -165,29 +165,21 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
             await _until(lambda: _async(_connected_shards(discord) == list(range(SHARDS))),
                          "the dead replica's shards taken over", *survivors)
             gate.set()
+            shown_questions: dict[str, Any] = {}
             for n, word in enumerate(SLACK_QUESTIONS):
-                question = _question(slack, slack_threads[word])
+                shown_questions[word] = question = _question(slack, slack_threads[word])
                 assert question is not None
                 await _click(http, survivors[n % 2], question, ids.choice_action(1))
             clicks = []
             for word in DISCORD_QUESTIONS:
-                question = _discord_question(discord, discord_threads[word])
-                assert question is not None
-                clicks.append(await discord.click(question["id"], button(question, "blue")["custom_id"]))
+                shown_questions[word] = asked_here = _discord_question(discord, discord_threads[word])
+                assert asked_here is not None
+                clicks.append(await discord.click(asked_here["id"],
+                                                  button(asked_here, "blue")["custom_id"]))
 
-            try:
-                for turn in turns:
-                    await _until(lambda: _is(turn.id, MessageStatus.SUCCESS), "every turn done",
-                                 *survivors)
-            except AssertionError:
-                for t, w in zip(turns, words):
-                    m = await ChatMessage.get(id=t.id)
-                    print("DEBUG", w, m.status, m.bridge, m.run_id, (m.content or "")[:40])
-                print("DEBUG pauses", await ClarifyPause.all().values_list("run_id", "status", "answer"))
-                print("DEBUG victim", victim.name, "doomed", doomed.url)
-                for r in three:
-                    print("DEBUG LOG", r.name, r.output()[-4000:])
-                raise
+            for turn in turns:
+                await _until(lambda: _is(turn.id, MessageStatus.SUCCESS), "every turn done",
+                             *survivors)
             for word in slack_words:
                 await _until(lambda: _async(_finished_in_slack(slack, slack_threads[word])),
                              "every Slack answer shown", *survivors)
@@ -199,6 +191,12 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
                 expected = f"Blue it is for {word}." if word in DISCORD_QUESTIONS else "The tale of"
                 await _until(lambda: _async(answered(discord, discord_threads[word], expected)),
                              "every Discord answer shown", *survivors)
+            for word in SLACK_QUESTIONS:  # whichever replica took the click, and drives the run
+                await _until(lambda: _async("answered by <@U0ALICE>: blue" in texts(
+                    slack.message(CHANNEL_ID, shown_questions[word].ts))), "Slack: who answered", *survivors)
+            for word in DISCORD_QUESTIONS:
+                await _until(lambda: _async("answered by" in text_of(
+                    discord.message(shown_questions[word]["id"]))), "Discord: who answered", *survivors)
     finally:
         for child in bridges:
             await child.kill()
@@ -219,13 +217,8 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
         assert len(asked) == (1 if word in SLACK_QUESTIONS else 0), [texts(m) for m in bot]
         assert not _untidy(slack, thread)
         assert not [m for m in bot if BUSY_WORDS in texts(m)]
-    print("DEBUG pauses", await ClarifyPause.all().values_list("id", "run_id", "clarify_id", "status", "answer", "platform_refs"))
-    print("DEBUG clicks", [(c.payload.get("message", {}).get("id"), len(discord.interaction(c.id).callbacks)) for c in clicks])
-    print("DEBUG victim", victim.name, victim.output()[-3000:])
     for word, thread in discord_threads.items():
         bot = bot_messages(discord, thread)
-        if word in DISCORD_QUESTIONS:
-            print("DEBUG thread", word, [(m["id"], text_of(m)[:60], [b.get("label") for b in buttons(m)]) for m in bot])
         assert len(bot) == (2 if word in DISCORD_QUESTIONS else 1), [text_of(m) for m in bot]
     shown = [text_of(m) for c in channels for m in discord.messages_in(c)]
     shown += [text_of(m) for t in discord_threads.values() for m in discord.messages_in(t)]
