@@ -11,7 +11,11 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
+import discord
+
 from bots.discord import DiscordBot
+from bots.discord.bot import intents
+from bots.discord.supervisor import gate_parsers
 from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue
 from core.conversation.refusals import BUSY
@@ -185,3 +189,30 @@ async def test_without_claims_one_bot_connects_every_shard(
 
 def _last_run(bridge: FakeBridge) -> str:
     return list(bridge.runs)[-1]
+
+
+async def test_a_shard_not_held_has_every_dispatch_dropped(fake: FakeDiscord) -> None:
+    """The gate of a shard client: while its replica does not hold the shard (a lease it
+    could not renew), nothing the socket still delivers is handled."""
+    held, asked = False, []
+    seen: list[str] = []
+    client = discord.Client(intents=intents(), guild_ready_timeout=0.05)
+
+    def allowed() -> bool:
+        asked.append(held)
+        return held
+
+    gate_parsers(client, allowed)
+
+    @client.event
+    async def on_message(message: discord.Message) -> None:
+        seen.append(message.content)
+
+    async with fake.connected(client):
+        before = len(asked)  # GUILD_CREATE was asked too (and dropped)
+        await fake.send_user_message("while not held")
+        await fake.wait_until(lambda: len(asked) > before, WAIT, "the first message at the gate")
+        held = True
+        await fake.send_user_message("once held")
+        await fake.wait_until(lambda: seen, WAIT, "the second message")
+    assert seen == ["once held"]
