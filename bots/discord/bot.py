@@ -53,10 +53,10 @@ class DiscordBot:
     again after one ended (bots/discord/supervisor.py).
 
     `shards` makes the claims of a shard count (core/runtime/shards.py: PostgreSQL's
-    `ShardClaims` for several replicas); given, or with DISCORD_SHARD_COUNT above 1, the gateway
-    is connected one client per shard held (bots/discord/shards.py), the count being
-    DISCORD_SHARD_COUNT or else Discord's recommendation. Otherwise `client` connects it alone,
-    unsharded, as one replica on SQLite does.
+    `ShardClaims` for several replicas); given, or with more than one shard, the gateway is
+    connected one client per shard held (bots/discord/shards.py). The count is
+    DISCORD_SHARD_COUNT, else Discord's recommendation. With one shard and no claims (one
+    replica, on SQLite) `client` connects it alone, unsharded.
     """
 
     def __init__(self, settings: Settings, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
@@ -104,10 +104,17 @@ class DiscordBot:
             await self.client.close()
             self._endpoints.restore()
             raise
-        if self._claims_for is None:
+        claims_for, count = self._claims_for, self._shard_count
+        if count < 1:
+            count = await self._recommended_count()
+            if claims_for is None and count > 1:
+                claims_for = AllShards  # one replica still shards as Discord asks
+        if claims_for is None:
             self._gateway = asyncio.create_task(self.supervisor.run(), name="discord-gateway")
         else:
-            self.fleet = await self._fleet(self._claims_for)
+            self.fleet = ShardFleet(claims_for(count), self._shard_client,
+                                    lambda client: GatewaySupervisor(client, self.link, self._reconnect),
+                                    self._token, self.link)
             self._gateway = asyncio.create_task(self.fleet.run(), name="discord-shards")
         self._gateway.add_done_callback(_report_gateway_end)
         self._updates = asyncio.create_task(self._follow_runs(), name="discord-live-updates")
@@ -155,15 +162,18 @@ class DiscordBot:
             await self.client.wait_until_ready()
         await self.services.updater.run()  # sharded: the main client writes by REST alone
 
-    async def _fleet(self, claims_for: Callable[[int], Shards]) -> ShardFleet:
-        """The shard count (DISCORD_SHARD_COUNT, else Discord's recommendation) and its fleet."""
-        count = self._shard_count
-        if count < 1:
+    async def _recommended_count(self) -> int:
+        """Discord's recommended shard count (GET /gateway/bot); 1 if it cannot say."""
+        try:
             count, _, _ = await self.client.http.get_bot_gateway()
-            log.info("discord: %d gateway shard(s), as Discord recommends", count)
-        return ShardFleet(claims_for(max(1, int(count))), self._shard_client,
-                          lambda client: GatewaySupervisor(client, self.link, self._reconnect),
-                          self._token, self.link)
+        except (discord.HTTPException, discord.GatewayNotFound, OSError) as error:
+            log.warning("discord: could not ask for the recommended shard count (%s); one shard",
+                        error)
+            return 1
+        count = max(1, int(count))
+        if count > 1:
+            log.info("discord: %d gateway shards, as Discord recommends", count)
+        return count
 
     def _shard_client(self, shard: int, count: int) -> discord.Client:
         client = HermesClient(link=self.link, sync_commands=False, shard_id=shard,

@@ -32,7 +32,8 @@ Parser = Callable[[Any], None]
 FATAL_CLOSE_CODES = {
     4004: "authentication failed (close code 4004): Discord refused DISCORD_TOKEN",
     4010: "invalid shard (close code 4010)",
-    4011: "sharding required (close code 4011): the bot is in too many guilds for one shard",
+    4011: "sharding required (close code 4011): the bot is in too many guilds for one shard; "
+          "set DISCORD_SHARD_COUNT (0: as many as Discord recommends)",
     4012: "invalid API version (close code 4012)",
     4013: "invalid intents (close code 4013)",
     4014: "disallowed intents (close code 4014): enable the Message Content intent of this "

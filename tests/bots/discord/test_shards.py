@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import discord
+import pytest
 
 from bots.discord import DiscordBot
 from bots.discord.bot import intents
@@ -166,15 +167,17 @@ async def test_a_stopped_and_a_dead_replicas_shards_are_taken_over(
     assert no_busy_reply(fake, channels)
 
 
+@pytest.mark.parametrize("setting", [2, 0])
 async def test_without_claims_one_bot_connects_every_shard(
-    db: str, fake: FakeDiscord, fake_bridge: FakeBridge, skills_dir: Path
+    db: str, fake: FakeDiscord, fake_bridge: FakeBridge, skills_dir: Path, setting: int
 ) -> None:
-    """SQLite's one replica with DISCORD_SHARD_COUNT=2: both shards, no table."""
+    """SQLite's one replica, DISCORD_SHARD_COUNT=2 or Discord recommending 2: both shards,
+    no table."""
     channels = guilds_on_shards(fake, 2)
     async with BridgeClient(fake_bridge.url, policy=FAST) as client:
         pool = RunPool(client, Catalogue(MODELS, skills_dir))
         await pool.open()
-        bot = DiscordBot(settings_for(fake, discord_shard_count=2), pool, pool.catalogue,
+        bot = DiscordBot(settings_for(fake, discord_shard_count=setting), pool, pool.catalogue,
                          pool.bridge, fast_limiter(), client_options={"guild_ready_timeout": 0.05})
         await bot.start()
         try:
