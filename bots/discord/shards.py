@@ -60,9 +60,6 @@ class ShardFleet:
         """The shards with a client open here."""
         return frozenset(self._open)
 
-    def client_of(self, shard: int) -> discord.Client:
-        return self._open[shard].client
-
     async def run(self) -> None:
         try:
             wait = self.claims.first_wait
@@ -71,6 +68,7 @@ class ShardFleet:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), wait)
                 wait = self.claims.every
+            await self._reap_ended()  # a shard that failed for good while opening says why
         finally:
             await self._close_all()
 
@@ -82,7 +80,7 @@ class ShardFleet:
         except Exception as error:  # the database is away: what is held lapses by itself
             log.warning("discord: could not renew the shard claims (%s); will retry", error)
             held = self.claims.held
-        self._raise_ended()
+        await self._reap_ended()
         for shard in sorted(self.connected - held):
             log.warning("discord: shard %d is no longer this replica's; disconnecting it", shard)
             await self._close(shard)
@@ -97,9 +95,9 @@ class ShardFleet:
     def _check_ready(self) -> None:
         """`stepped` once the first claims are made and every shard held is open (the first
         step of ShardClaims only says hello)."""
-        if self._steps > 1 or self.claims.held:
-            if not self._opening:
-                self.stepped.set()
+        failed = any(self._ended_in_error(shard) for shard in self._open)
+        if (self._steps > 1 or self.claims.held) and not self._opening and not failed:
+            self.stepped.set()
 
     def stop(self) -> None:
         self._stopping.set()
@@ -116,9 +114,17 @@ class ShardFleet:
             async with self._identify:
                 if self.claims.holds(shard) and not self._stopping.is_set():
                     await self._open_client(shard)
+                    if self._ended_in_error(shard):
+                        self.stop()  # `run` raises why; the other shards close with it
         finally:
             self._opening.pop(shard, None)
             self._check_ready()
+
+    def _ended_in_error(self, shard: int) -> bool:
+        connection = self._open.get(shard)
+        task = connection.task if connection is not None else None
+        return task is not None and task.done() and not task.cancelled() \
+            and task.exception() is not None
 
     async def _open_client(self, shard: int) -> None:
         client = self._make_client(shard, self.claims.count)
@@ -140,14 +146,17 @@ class ShardFleet:
         ready.cancel()
         stopping.cancel()
 
-    def _raise_ended(self) -> None:
+    async def _reap_ended(self) -> None:
         """A shard's supervisor stopped for good (a refused token, a bad shard, intents not
-        enabled): what it raised ends the fleet, as it ends an unsharded gateway."""
-        for connection in self._open.values():
-            if connection.task.done() and not connection.task.cancelled():
-                error = connection.task.exception()
-                if error is not None:
-                    raise error
+        enabled): what it raised ends the fleet, as it ends an unsharded gateway. One that
+        ended quietly (its client closed) is dropped, to be opened again while held."""
+        for shard, connection in list(self._open.items()):
+            if not connection.task.done():
+                continue
+            if not connection.task.cancelled() and (error := connection.task.exception()):
+                raise error
+            log.warning("discord: shard %d's connection ended; opening it again", shard)
+            await self._close(shard)
 
     async def _close(self, shard: int) -> None:
         connection = self._open.pop(shard)

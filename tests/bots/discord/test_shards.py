@@ -219,3 +219,24 @@ async def test_a_shard_not_held_has_every_dispatch_dropped(fake: FakeDiscord) ->
         await fake.send_user_message("once held")
         await fake.wait_until(lambda: seen, WAIT, "the second message")
     assert seen == ["once held"]
+
+
+async def test_a_shard_refused_for_good_ends_the_sharded_gateway_saying_why(
+    db: str, fake_bridge: FakeBridge, skills_dir: Path
+) -> None:
+    """Message Content not enabled (4014): as unsharded, start-up says so instead of hanging."""
+    async with FakeDiscord(privileged_intents=False) as fake, fake.patch_discord(), \
+            BridgeClient(fake_bridge.url, policy=FAST) as client:
+        pool = RunPool(client, Catalogue(MODELS, skills_dir))
+        await pool.open()
+        bot = DiscordBot(settings_for(fake), pool, pool.catalogue, pool.bridge, fast_limiter(),
+                         client_options={"guild_ready_timeout": 0.05},
+                         shards=lambda n: ShardClaims(n, ttl=TTL))
+        await bot.start()
+        try:
+            with pytest.raises(discord.PrivilegedIntentsRequired):
+                await bot.wait_until_ready(WAIT)
+        finally:
+            await bot.stop()
+            await pool.close()
+    assert await DiscordShardClaim.all().count() == 0
