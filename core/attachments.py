@@ -283,10 +283,16 @@ def fenced(name: str, text: str) -> str:
     body = clean_text(text)
     if len(body) > INLINE_CHARS:
         body = body[:INLINE_CHARS] + f"\n[… cut: {len(text) - INLINE_CHARS} more characters]"
-    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
-    fence = "`" * max(3, longest + 1)
+    marks = fence(body)
     label = safe_name(name).replace("`", "'")
-    return f"File: {label}\n{fence}\n{body}\n{fence}"
+    return f"File: {label}\n{marks}\n{body}\n{marks}"
+
+
+def fence(body: str) -> str:
+    """Pure: the backticks of a Markdown fence around `body` that nothing in it can close:
+    longer than any run of backticks it holds (three at least)."""
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def placeholder(files: Sequence[StoredFile]) -> str:

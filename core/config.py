@@ -11,6 +11,7 @@ from core.conversation.policy import Policy
 from core.errors import InvalidInput
 from core.outage import Patience
 from core.platform_links import DOWN_SECONDS
+from core.thread_context import DEFAULT_MESSAGES, MAX_MESSAGES
 
 DEFAULT_DATABASE_URL = "sqlite://data/hermes-chat.sqlite3"
 
@@ -46,6 +47,7 @@ class Settings:
     runs_per_user_per_minute: int = 10
     attachment_max_bytes: int = DEFAULT_MAX_BYTES
     attachments_per_message: int = DEFAULT_PER_MESSAGE
+    thread_context_messages: int = DEFAULT_MESSAGES
     conversation_actions: str = "asker"
     chat_admins: tuple[str, ...] = ()
     allowed_users: tuple[str, ...] = ()
@@ -148,6 +150,8 @@ def _convert(name: str, kind: object, raw: str) -> object:
         if name == "discord_shard_count" and value < 0:
             raise InvalidInput(f"DISCORD_SHARD_COUNT must be 0 (Discord's recommendation) or "
                                f"more, got {value}")
+        if name == "thread_context_messages" and not 0 <= value <= MAX_MESSAGES:
+            raise InvalidInput(f"{name.upper()} must be between 0 (off) and {MAX_MESSAGES}, got {value}")
         return value
     if kind == "bool":
         if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):

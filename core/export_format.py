@@ -10,6 +10,7 @@ from typing import Any
 
 from core.attachment_store import AttachmentInfo
 from core.attachments import describe_size
+from core import thread_context
 from core.feedback import Feedback
 from core.models import (
     ChatMessage, ChatMessageLog, ChatSession, ClarifyPause, ConversationBinding, PauseStatus, Role,
@@ -65,8 +66,7 @@ def md_message(turn: Turn, ctx: ExportContext) -> str:
     """One turn of a Markdown export; a summary is a quoted divider."""
     message = turn.message
     if message.role == Role.SYSTEM:
-        quoted = "\n".join(f"> {line}" if line else ">" for line in message.content.splitlines())
-        return f"\n---\n\n> **Earlier messages were summarised**\n>\n{quoted}\n\n---\n"
+        return f"\n---\n\n> **Earlier messages were summarised**\n>\n{_quote(message.content)}\n\n---\n"
     who = "User" if message.role == Role.USER else "Assistant"
     head = [f"**{who}** #{message.id}"]
     if message.role == Role.ASSISTANT:
@@ -77,6 +77,7 @@ def md_message(turn: Turn, ctx: ExportContext) -> str:
     if ctx.branch == "all":
         head += _version_marks(message, ctx)
     questions = "".join(md_question(pause) + "\n" for pause in turn.pauses)
+    questions = md_thread_context(message) + questions
     body = message.content or "_(no text)_"
     tail = _md_tail(message, turn.logs, turn.rated)
     files = "".join(md_attachment(f) for f in turn.files)
@@ -89,14 +90,29 @@ def md_attachment(file: AttachmentInfo) -> str:
     return f"\n📎 `{name}` · {file.mime_type} · {describe_size(file.size)} · sha256 {file.sha256}\n"
 
 
+def md_thread_context(message: ChatMessage) -> str:
+    """The thread's earlier messages the agent was given with a user message, as a quote
+    above its words (empty without them)."""
+    context = thread_context.from_stored(message.thread_context)
+    if not context:
+        return ""
+    lines = ["**Earlier in the thread** (given to the agent as context)", ""]
+    lines += [thread_context.line(m) for m in context]
+    return _quote("\n".join(lines)) + "\n\n"
+
+
 def md_question(pause: ClarifyPause) -> str:
     """A clarify question as a quote: the question, its choices, and who answered what."""
     lines = [f"**Question:** {pause.question}", ""]
     if pause.choices:
         lines += [*(f"{k}. {choice}" for k, choice in enumerate(pause.choices, 1)), ""]
     lines.append(_md_answer(pause))
-    quoted = "\n".join(lines).splitlines()
-    return "\n".join(f"> {line}" if line else ">" for line in quoted) + "\n"
+    return _quote("\n".join(lines)) + "\n"
+
+
+def _quote(text: str) -> str:
+    """`text` as a Markdown quote, line by line."""
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 
 def _md_answer(pause: ClarifyPause) -> str:
@@ -180,6 +196,9 @@ def json_message(turn: Turn) -> dict[str, Any]:
         "createdAt": iso(message.created_at),
         "completedAt": iso(message.completed_at),
     }
+    if context := thread_context.from_stored(message.thread_context):
+        item["threadContext"] = [{"author": m.author, "text": m.text, "at": iso(m.at),
+                                  "files": list(m.files), "bot": m.bot} for m in context]
     if turn.files:
         item["attachments"] = [{"id": f.id, "name": f.name, "mimeType": f.mime_type,
                                 "size": f.size, "sha256": f.sha256} for f in turn.files]

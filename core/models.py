@@ -125,6 +125,9 @@ class ChatMessage(Model):
     platform_message_id = fields.CharField(max_length=64, null=True)
     platform_refs: Any = fields.JSONField(null=True)
     author = fields.CharField(max_length=64, null=True)
+    # A user message's thread context: what people wrote in the thread before the bot was
+    # first asked there (core/thread_context.py), given to the agent with this message.
+    thread_context: Any = fields.JSONField(null=True)
     # The run of the session this queued run waits for (a start with `queue=True`): the one
     # in-flight assistant message per session the database allows is the one without it.
     queued_behind = fields.CharField(max_length=64, null=True)

@@ -36,6 +36,7 @@ def clean_value(value: Any, text: Callable[[str], str] = clean_text) -> Any:
 
 def bounded(text: str, limit: int) -> str:
     """`text` cleaned and cut to `limit` characters, an ellipsis marking a cut (a model's
-    command or reason can be as long as it likes: what is stored and shown is not)."""
-    text = clean_text(text)
+    command or reason can be as long as it likes: what is stored and shown is not). Only
+    what is kept is cleaned: a megabyte costs no more than `limit` characters."""
+    text = clean_text(text[: limit + 1])  # the replacement is one character for one
     return text if len(text) <= limit else text[: limit - 1] + "…"

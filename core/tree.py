@@ -152,12 +152,13 @@ async def regenerate(
 async def edit(
     message_id: int, text: str, session_id: int | None = None, **fields: Any
 ) -> ChatMessage:
-    """A new user sibling with the edited text and the files of the old one; no run starts
-    here."""
+    """A new user sibling with the edited text and the files and thread context of the old
+    one; no run starts here."""
     _require_text(text)
     old = await get_message(message_id, session_id)
     if old.role != Role.USER:
         raise InvalidInput(f"only a user message can be edited; {message_id} is {old.role}")
+    fields.setdefault("thread_context", old.thread_context)
     async with transaction():
         new = await add_child(
             old.session_id, old.parent_id, Role.USER, MessageStatus.SENT, content=text, **fields

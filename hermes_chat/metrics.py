@@ -18,6 +18,7 @@ from core.bridge.fleet import BridgeFleet
 from core.models import FeedbackValue, MessageStatus, PauseStatus
 from core.platform_links import LinkState, PlatformLinks
 from core.runtime.pool import RunPool
+from core.runtime.updates import PauseView
 
 
 class RuntimeCollector(Collector):
@@ -34,7 +35,9 @@ class RuntimeCollector(Collector):
         yield _gauge("hermes_runs_queued", "runs waiting for a slot",
                      sum(1 for u in active if u.status == MessageStatus.QUEUED))
         yield _gauge("hermes_clarify_pending", "questions waiting for an answer",
-                     sum(1 for u in active if u.pause and u.pause.status == PauseStatus.UNANSWERED))
+                     sum(1 for u in active if _waiting(u.pause)))
+        yield _gauge("hermes_approvals_pending", "tool calls waiting for a decision",
+                     sum(1 for u in active if _waiting(u.approval)))
         yield CounterMetricFamily("hermes_events", "Bridge events processed", value=metrics.events)
         yield CounterMetricFamily("hermes_bridge_reconnects", "event streams resumed",
                                   value=metrics.bridge_reconnects)
@@ -100,6 +103,10 @@ class BridgeFleetCollector(Collector):
             up.add_metric([name], 1.0 if self.answering.get(name) else 0.0)
             held.add_metric([name], holding[name])
         yield from (up, held)
+
+
+def _waiting(pause: PauseView | None) -> bool:
+    return pause is not None and pause.status == PauseStatus.UNANSWERED
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:

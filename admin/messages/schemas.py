@@ -14,6 +14,7 @@ from core.attachment_store import AttachmentInfo
 from core.message_views import MessagePage, MessageView
 from core.models import ChatMessage, ChatMessageLog, FeedbackValue, MessageStatus, Role
 from core.session_queries import preview
+from core.thread_context import from_stored
 
 
 class LogOut(msgspec.Struct, frozen=True, rename="camel"):
@@ -45,9 +46,21 @@ class AttachmentOut(msgspec.Struct, frozen=True, rename="camel"):
     sha256: str
 
 
+class ThreadContextOut(msgspec.Struct, frozen=True):
+    """A message people wrote in the thread before the bot was asked, given to the agent with
+    this user message; `bot` marks another bot's message, `files` its files' names."""
+
+    author: str
+    text: str
+    at: datetime | None
+    files: list[str]
+    bot: bool
+
+
 class MessageOut(msgspec.Struct, frozen=True, rename="camel"):
     """A node of the message tree; assistant messages carry `logs`, replayed `thinking` and
-    `feedback`, user messages their `attachments`."""
+    `feedback`, user messages their `attachments` and `threadContext` (the thread's earlier
+    messages the agent was given with it)."""
 
     id: int
     session_id: int
@@ -68,6 +81,7 @@ class MessageOut(msgspec.Struct, frozen=True, rename="camel"):
     thinking: ThinkingOut | None
     feedback: list[FeedbackOut] | None = None
     attachments: list[AttachmentOut] | None = None
+    thread_context: list[ThreadContextOut] | None = None
 
 
 class MessagePageOut(msgspec.Struct, frozen=True, rename="camel"):
@@ -107,7 +121,13 @@ def message_out(view: MessageView) -> MessageOut:
         thinking=thinking_out(view.thinking) if view.thinking is not None else None,
         feedback=[FeedbackOut(f.user, f.value, f.at) for f in view.feedback] if assistant else None,
         attachments=[attachment_out(a) for a in view.attachments] if m.role == Role.USER else None,
+        thread_context=_thread_context_out(m) if m.role == Role.USER else None,
     )
+
+
+def _thread_context_out(message: ChatMessage) -> list[ThreadContextOut]:
+    return [ThreadContextOut(e.author, e.text, e.at, list(e.files), e.bot)
+            for e in from_stored(message.thread_context)]
 
 
 def attachment_out(info: AttachmentInfo) -> AttachmentOut:

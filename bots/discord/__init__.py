@@ -11,7 +11,8 @@ per concept, the same layout as the Slack adapter:
 - `conversation.py`: a message or an edit -> a turn of the right session.
 - `actions.py`: one DynamicItem per click (who may act, in `interaction_check`);
   `commands.py`: `/hermes`.
-- `render/`: what each message shows (pure), and the presenters keeping messages in step.
+- `render/`: what each message shows (pure), and the presenters keeping messages in step
+  (with the reactions on a person's message and the names of the bot's threads).
 - `delivery.py`: the channel budget, the outbox and the writer; `refs.py`: platform_refs.
 - `supervisor.py`: the gateway connection, kept up.
 """

@@ -79,7 +79,8 @@ class DiscordBot:
         self.fleet: ShardFleet | None = None
         self.services = DiscordServices.build(
             self.client, pool, catalogue, bridge, limiter or RateLimiter(clock),
-            settings.discord_channels, settings.policy, write_timeout, settings.attachment_limits)
+            settings.discord_channels, settings.policy, write_timeout, settings.attachment_limits,
+            settings.thread_context_messages)
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None
@@ -136,7 +137,7 @@ class DiscordBot:
         if self._updates is not None:
             self._updates.cancel()
             await asyncio.gather(self._updates, return_exceptions=True)
-        await self.services.outbox.close(DRAIN_SECONDS)
+        await self.services.outboxes.close(DRAIN_SECONDS)
         self.supervisor.stop()
         if self.fleet is not None:
             self.fleet.stop()  # its run closes every shard's client, then the claims go

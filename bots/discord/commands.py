@@ -19,9 +19,11 @@ from bots.discord import ids
 from bots.discord.actions import ID, ActionItem
 from bots.discord.conversation import Place, allowed
 from bots.discord.delivery import view_of
+from bots.discord.errors import CannotAnswerHere
 from bots.discord.inbound import component_data
 from bots.discord.render.parts import Part, SelectSpec, clip
 from bots.discord.render.status import status_embed
+from bots.discord.render.titles import NEW_THREAD_NAME
 from bots.discord.services import DiscordServices, services_of
 from core.catalogue import Catalogue
 from core.conversation import bindings, commands
@@ -31,7 +33,7 @@ from core.errors import InvalidInput, NotFound
 from core.models import ChatSession
 from core.sessions import session_for_thread
 
-NEW_THREAD_NAME = "Conversation with Hermes"
+POST_STARTER = "🆕 A new conversation with Hermes: every message in this post goes to the agent."
 FILE_LIMIT = 10 * 1024 * 1024  # what a bot may upload without a boosted server
 NOTE_CHARS = 1000
 CHOICES = 25  # Discord's limit of autocomplete choices and select options
@@ -67,6 +69,26 @@ async def session_of(interaction: discord.Interaction, services: DiscordServices
     return session
 
 
+def forum_of(channel: object) -> discord.ForumChannel | None:
+    """The forum a command is used in: the forum channel itself, or the forum of a post."""
+    if isinstance(channel, discord.Thread):
+        channel = channel.parent
+    return channel if isinstance(channel, discord.ForumChannel) else None
+
+
+async def open_post(forum: discord.ForumChannel) -> discord.Thread:
+    """A new post of the forum for a new conversation (a post needs a starter message)."""
+    try:
+        made = await forum.create_thread(name=NEW_THREAD_NAME, content=POST_STARTER)
+    except discord.Forbidden as error:
+        raise CannotAnswerHere(f"🔒 I can't create a post in {forum.mention}: {error.text}",
+                               can_send=True) from error
+    except discord.HTTPException as error:  # e.g. the forum requires a tag on every post
+        raise CannotAnswerHere(f"I couldn't create a post in {forum.mention}: {error.text}",
+                               can_send=True) from error
+    return made.thread
+
+
 # --- the commands -----------------------------------------------------------------------------
 
 
@@ -74,13 +96,17 @@ class HermesCommands(app_commands.Group, name="hermes", description="Talk to Her
     @app_commands.command(name="new", description="Start a new conversation here")
     async def new(self, interaction: discord.Interaction) -> None:
         """A fresh session for this thread or DM (keeping its model and skill); in a channel,
-        in a new thread."""
+        in a new thread; in a forum or one of its posts, in a new post."""
         services = services_of(interaction)
         place = await place_of(interaction, services)
         old = await current(place)
         await interaction.response.defer(thinking=True)
         where = ""
-        if not place.is_dm and place.thread is None:
+        forum = forum_of(interaction.channel)
+        if forum is not None:
+            thread = await open_post(forum)
+            place, where = Place(place.guild, forum.id, thread.id), f" in {thread.mention}"
+        elif not place.is_dm and place.thread is None:
             channel = interaction.channel
             assert isinstance(channel, discord.TextChannel)
             thread = await channel.create_thread(

@@ -3,7 +3,10 @@
 Where a conversation lives (`Place`): a DM channel, or a thread of a guild channel. A mention
 in a text channel opens a thread on the message and binds it to a new session; every later
 message in a bound thread continues it without a mention; a mention in another thread binds
-that thread; a DM channel is one session until `/hermes new`. Gateway RESUME replays are
+that thread, and a forum's posts are threads too (a post's starter message has the post's
+id and is in the post); a DM channel is one session until `/hermes new`. Where the person's
+message is (the channel a thread was opened in, or the thread) is noted before its turn is
+written, for the reactions on it (bots/discord/render/reactions.py). Gateway RESUME replays are
 recognised by message id and never start a second run. Before anything is bound or run,
 the message passes the intake (bots/discord/intake.py: who may talk).
 
@@ -33,6 +36,8 @@ from bots.discord.render import refusals
 from bots.discord.render.parts import Part
 from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
+from bots.discord.render.titles import thread_name
+from bots.discord.thread_history import DiscordThreadHistory
 from core.attachments import DEFAULT_LIMITS, FileOffer, Limits
 from core.conversation import bindings, turns, written
 from core.conversation.dedupe import Seen
@@ -41,18 +46,19 @@ from core.errors import Busy
 from core.models import ChatMessage, ChatSession, Platform
 from core.runtime.pool import RunPool
 from core.sessions import ThreadKey, session_for_thread
+from core.thread_context import DEFAULT_MESSAGES, EarlierMessage, to_stored
 
 log = logging.getLogger(__name__)
 
 # --- where a conversation lives ------------------------------------------------------------
 
 DM_WORKSPACE = "dm"
-THREAD_NAME = 100
 
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    """A DM (guild None), a guild text channel (thread ""), or a thread of one."""
+    """A DM (guild None), a guild text or forum channel (thread ""), or a thread of one (a
+    forum's post)."""
 
     guild: int | None
     channel: int
@@ -81,7 +87,7 @@ def place_of(channel: object, guild_id: int | None) -> Place | None:
         return Place(guild_id or channel.guild.id, channel.parent_id, channel.id)
     if isinstance(channel, discord.DMChannel):
         return Place(None, channel.id)
-    if isinstance(channel, discord.TextChannel):
+    if isinstance(channel, discord.TextChannel | discord.ForumChannel):  # a forum: its posts are threads
         return Place(guild_id or channel.guild.id, channel.id)
     return None
 
@@ -101,14 +107,6 @@ def prompt_text(content: str, bot_id: int) -> str:
     return re.sub(rf"<@!?{bot_id}>", " ", content).strip()
 
 
-def thread_name(text: str) -> str:
-    """A thread named after the question (Discord allows 100 characters)."""
-    line = " ".join(text.split())
-    if not line:
-        return "Conversation with Hermes"
-    return line if len(line) <= THREAD_NAME else line[: THREAD_NAME - 1] + "…"
-
-
 # --- the session of a place ---------------------------------------------------------------
 
 NEEDED_TO_OPEN = ("view_channel", "create_public_threads", "send_messages_in_threads",
@@ -121,6 +119,7 @@ ARCHIVE_AFTER_MINUTES: Final = 1440
 class Found:
     session: ChatSession
     place: Place  # with the thread the bot opened, if it opened one
+    new: bool = False  # the session was made for this message (the thread had none)
 
 
 class SessionFinder:
@@ -152,10 +151,14 @@ class SessionFinder:
         thread = await self._open_thread(message, text)
         return await self._bind(place.with_thread(thread.id)) if thread else None
 
+    def asking(self, message: discord.Message) -> None:
+        """The message is about to become a turn: its reactions go where it is."""
+        self._targets.asking(message.id, message.channel.id)
+
     async def _bind(self, place: Place) -> Found:
-        session, _ = await session_for_thread(place.key())
+        session, new = await session_for_thread(place.key())
         self._targets.bound(session.id, place.target)
-        return Found(session, place)
+        return Found(session, place, new)
 
     async def _open_thread(self, message: discord.Message, text: str) -> discord.Thread | None:
         """The thread opened on the message; None when the message was deleted meanwhile."""
@@ -212,7 +215,7 @@ class DiscordConversation:
 
     def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
                  intake: DiscordIntake, notices: Notices, allow_list: tuple[str, ...],
-                 limits: Limits = DEFAULT_LIMITS) -> None:
+                 limits: Limits = DEFAULT_LIMITS, context_messages: int = DEFAULT_MESSAGES) -> None:
         self._client = client
         self._pool = pool
         self._sessions = sessions
@@ -220,6 +223,8 @@ class DiscordConversation:
         self._notices = notices
         self._allow_list = allow_list
         self._limits = limits  # ATTACHMENT_MAX_BYTES, ATTACHMENTS_PER_MESSAGE
+        self._context_messages = context_messages  # THREAD_CONTEXT_MESSAGES
+        self._history = DiscordThreadHistory(client)
         self._seen = Seen()
         self._edits_seen = Seen()
 
@@ -268,14 +273,29 @@ class DiscordConversation:
             self._reply(incoming, refusals.notice_part("\n\n".join(said.notices)))
         if not said.text:
             return
+        context = await self._context(found, incoming)
+        self._sessions.asking(message)
         try:  # a message handled before (another process, before a restart) starts nothing
             await turns.write(self._pool, found.session.id, said.text,
                               author=str(incoming.post.author_id),
-                              platform_message_id=str(message.id), files=said.files)
+                              platform_message_id=str(message.id), files=said.files,
+                              thread_context=to_stored(context))
         except Busy as error:
             log_failure(error, f"message {message.id}")
             running = await turns.run_in_flight(found.session.id)
             self._reply(incoming, refusals.refusal_part(error, running))
+
+    async def _context(self, found: Found, incoming: Incoming) -> tuple[EarlierMessage, ...]:
+        """What people wrote before: the thread's earlier messages on the first mention in a
+        thread, and whatever a mention replies to (the whole chain on the first turn, the
+        message replied to after it); nothing in a DM."""
+        message = incoming.message
+        if found.place.is_dm:
+            return ()
+        replied = functools.partial(self._history.replied, message) if incoming.mentioned else None
+        return await written.earlier(found.session.id, self._context_messages, new=found.new,
+                                     thread=functools.partial(self._history.thread, message),
+                                     replied=replied)
 
     async def _refuse(self, incoming: Incoming, error: Exception) -> None:
         if isinstance(error, CannotAnswerHere) and not error.can_send:
@@ -311,6 +331,7 @@ class DiscordConversation:
         if turn is None or not text or not await self._intake.admits(
                 message, turn.place.key(), turn.place.target):
             return  # not a turn of ours, or its author may no longer talk to the bot
+        self._sessions.asking(message)
         try:  # an unchanged text (a link preview arrived) starts nothing
             await turns.edit(self._pool, turn.node, text, author=str(post.author_id),
                              platform_message_id=str(message.id))

@@ -39,7 +39,7 @@ import discord
 
 from bots.discord.render.parts import Part
 from core.backoff import Outages
-from core.conversation.dedupe import Recent
+from core.conversation.dedupe import Recent, Seen
 from core.ratelimit import Limit, RateLimiter
 
 log = logging.getLogger(__name__)
@@ -63,14 +63,15 @@ class ChannelBudget:
     """Tokens per channel; a 429 closes the channel for its Retry-After, an outage (5xx,
     timeout) for a pause that doubles with each failure in a row (core.backoff)."""
 
-    def __init__(self, limiter: RateLimiter, limit: Limit = CHANNEL_LIMIT) -> None:
+    def __init__(self, limiter: RateLimiter, limit: Limit = CHANNEL_LIMIT,
+                 route: str = "channel") -> None:
         self._limiter = limiter
         self._limit = limit
+        self._route = route  # Discord budgets message writes, reactions, renames apart
         self._outages = Outages()  # its pauses run on the limiter's (injected) clock
 
-    @staticmethod
-    def key(channel_id: int) -> str:
-        return f"discord:channel:{channel_id}"
+    def key(self, channel_id: int) -> str:
+        return f"discord:{self._route}:{channel_id}"
 
     async def acquire(self, channel_id: int) -> None:
         await self._limiter.acquire(self.key(channel_id), self._limit)
@@ -232,6 +233,26 @@ class Writer:
         self._shown.put(message_id, part.signature())
         return message_id
 
+    async def react(self, permit: Permit, message_id: int, emoji: str) -> None:
+        """Add the bot's reaction `emoji` to a message of the permit's channel."""
+        message = self._client.get_partial_messageable(permit.channel_id).get_partial_message(message_id)
+        async with self._writing(permit):
+            await message.add_reaction(emoji)
+
+    async def unreact(self, permit: Permit, message_id: int, emoji: str) -> None:
+        """Remove the bot's own reaction `emoji` (Discord accepts it when it is not there)."""
+        me = self._client.user
+        if me is None:
+            return
+        message = self._client.get_partial_messageable(permit.channel_id).get_partial_message(message_id)
+        async with self._writing(permit):
+            await message.remove_reaction(emoji, me)
+
+    async def rename(self, permit: Permit, thread: discord.Thread, name: str) -> None:
+        """Rename a thread (the permit's channel)."""
+        async with self._writing(permit):
+            await thread.edit(name=name)
+
     async def delete(self, permit: Permit, message_id: int) -> None:
         channel = self._client.get_partial_messageable(permit.channel_id)
         with contextlib.suppress(discord.NotFound):
@@ -262,6 +283,24 @@ class Writer:
             _down(permit, error)
             raise RetryLater(outage=True) from error
         permit.budget.recovered(permit.channel_id)
+
+
+class Refusals:
+    """Cosmetic writes (a reaction, a thread's name) Discord refused: 403 (Missing
+    Permissions, Missing Access) or 404 (the user deleted their message, the thread is
+    gone). Each is skipped, never retried, and said once per channel and code."""
+
+    def __init__(self) -> None:
+        self._said = Seen()
+
+    @contextlib.asynccontextmanager
+    async def skipping(self, what: str, channel_id: int) -> AsyncIterator[None]:
+        try:
+            yield
+        except (discord.Forbidden, discord.NotFound) as error:
+            if self._said.first((channel_id, error.code)):
+                log.info("discord: %s refused (%s %s: %s); skipped", what, error.status,
+                         error.code, error.text, extra={"channel_id": channel_id})
 
 
 def _down(permit: Permit, error: Exception) -> None:

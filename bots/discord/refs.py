@@ -19,6 +19,15 @@ from core.models import ChatMessage, ClarifyPause, Platform
 KEY = "discord"
 
 
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """Where the person's message is: its channel (the message a thread was opened on is in
+    the parent channel; a forum post's starter message is in the post) and its id."""
+
+    channel_id: int
+    message_id: int
+
+
 @dataclass(slots=True)
 class TurnTarget:
     """The Discord messages of one turn (head first), in their channel."""
@@ -27,12 +36,19 @@ class TurnTarget:
     message_ids: list[int] = field(default_factory=list)
     reply_to: int | None = None  # the user's message, when it is in the same channel
     branched: bool = False  # the user edited their message: this turn is a new branch
+    asked: Asked | None = None  # the user's message (its reactions)
 
 
 class DiscordRefs:
     def __init__(self) -> None:
         self._channels: Recent[int, int | None] = Recent()
         self._turns: Recent[int, TurnTarget] = Recent()
+        self._asked_in: Recent[int, int] = Recent()  # a person's message -> its channel
+
+    def asking(self, message_id: int, channel_id: int) -> None:
+        """A person's message in `channel_id` is about to become a turn (said before the
+        turn is written, so its first update already knows where the message is)."""
+        self._asked_in.put(message_id, channel_id)
 
     async def channel_of(self, session_id: int) -> int | None:
         """The Discord channel (thread or DM) a session is bound to; None if not on Discord."""
@@ -56,19 +72,36 @@ class DiscordRefs:
         user = await ChatMessage.get_or_none(id=user_message_id)
         if user is None:
             return None
-        target = _turn_from(refs_of(user.platform_refs))
+        refs = refs_of(user.platform_refs)
+        target = _turn_from(refs)
         if target is None:
             channel = await self.channel_of(session_id)
             if channel is None:
                 return None
             branched = user.branch_order > 0
             target = TurnTarget(channel, reply_to=_reply_to(user, channel), branched=branched)
+        target.asked = await self._asked(session_id, user, target, refs)
         self._turns.put(user_message_id, target)
         return target
 
+    async def _asked(self, session_id: int, user: ChatMessage, target: TurnTarget,
+                     refs: dict[str, Any]) -> Asked | None:
+        """Where the user's message is: as the conversation said, as saved, or else in the
+        turn's channel, but in the parent channel for the message a thread was opened on."""
+        posted = user.platform_message_id or ""
+        if not posted.isdigit():
+            return None
+        message = int(posted)
+        channel = self._asked_in.get(message) or _number(refs.get("asked"))
+        if channel is None and message == target.channel_id:
+            binding = await bindings.latest_binding(session_id, Platform.DISCORD)
+            channel = _number(binding.channel) if binding else None
+        return Asked(channel or target.channel_id, message)
+
     async def save_turn(self, user_message_id: int, target: TurnTarget) -> None:
         refs = {"channel": str(target.channel_id), "messages": [str(m) for m in target.message_ids],
-                "reply_to": str(target.reply_to or ""), "branched": target.branched}
+                "reply_to": str(target.reply_to or ""), "branched": target.branched,
+                "asked": str(target.asked.channel_id) if target.asked else ""}
         await save_refs(ChatMessage, user_message_id, KEY, refs)
 
     async def pause(self, pause_id: int) -> dict[str, Any]:
@@ -97,6 +130,11 @@ def _turn_from(refs: dict[str, Any]) -> TurnTarget | None:
     reply_to = int(refs["reply_to"]) if refs.get("reply_to") else None
     messages = [int(m) for m in refs.get("messages", [])]
     return TurnTarget(int(refs["channel"]), messages, reply_to, bool(refs.get("branched")))
+
+
+def _number(value: Any) -> int | None:
+    text = str(value or "")
+    return int(text) if text.isdigit() else None
 
 
 def _reply_to(user: ChatMessage, channel: int) -> int | None:

@@ -8,16 +8,17 @@ from dataclasses import dataclass
 import discord
 
 from bots.discord.conversation import DiscordConversation, SessionFinder
-from bots.discord.delivery import WRITE_TIMEOUT, ChannelBudget, Outbox, Writer
+from bots.discord.delivery import WRITE_TIMEOUT, Outbox, Writer
 from bots.discord.intake import DiscordIntake
 from bots.discord.refs import DiscordRefs
-from bots.discord.render.presenters import LiveUpdater, Notices
+from bots.discord.render.presenters import LiveUpdater, Notices, Outboxes
 from core.attachments import DEFAULT_LIMITS, Limits
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.conversation.policy import Policy
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
+from core.thread_context import DEFAULT_MESSAGES
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,18 +32,25 @@ class DiscordServices:
     intake: DiscordIntake
     conversation: DiscordConversation
     updater: LiveUpdater
-    outbox: Outbox
+    outboxes: Outboxes  # messages; reactions and renames on budgets of their own
+
+    @property
+    def outbox(self) -> Outbox:
+        """The message writes."""
+        return self.outboxes.messages
 
     @classmethod
     def build(cls, client: discord.Client, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
               limiter: RateLimiter, allow_list: tuple[str, ...], policy: Policy,
-              write_timeout: float = WRITE_TIMEOUT, limits: Limits = DEFAULT_LIMITS) -> DiscordServices:
-        outbox, writer, refs = Outbox(ChannelBudget(limiter)), Writer(client, write_timeout), DiscordRefs()
-        notices, sessions = Notices(writer, outbox), SessionFinder(client, refs)
+              write_timeout: float = WRITE_TIMEOUT, limits: Limits = DEFAULT_LIMITS,
+              context_messages: int = DEFAULT_MESSAGES) -> DiscordServices:
+        outboxes, writer, refs = Outboxes.on(limiter), Writer(client, write_timeout), DiscordRefs()
+        notices, sessions = Notices(writer, outboxes.messages), SessionFinder(client, refs)
         intake = DiscordIntake(policy, notices)
-        conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list, limits)
+        conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list,
+                                           limits, context_messages)
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
-                   LiveUpdater(pool, refs, writer, outbox), outbox)
+                   LiveUpdater(pool, refs, writer, outboxes, client), outboxes)
 
 
 def services_of(interaction: discord.Interaction) -> DiscordServices:

@@ -35,6 +35,7 @@ from .http import events_route
 from .intake import Background, ErrorBoundary, InboundMiddleware, reply_to, retired
 from .services import SlackServices
 from .supervisor import PING_INTERVAL, SupervisedSocketModeHandler
+from .thread_history import SlackThreadHistory
 
 log = logging.getLogger(__name__)
 API_TIMEOUT = 30.0  # seconds, slack_sdk's own default
@@ -124,7 +125,9 @@ def _register(app: AsyncApp, services: SlackServices, settings: Settings) -> Non
     app.use(InboundMiddleware(services.ledger))  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
     files = SlackFiles(services.sender.client)
-    SlackConversations(services, commands, files, settings.attachment_limits).register(app)
+    history = SlackThreadHistory(services.sender)
+    SlackConversations(services, commands, files, settings.attachment_limits, history,
+                       settings.thread_context_messages).register(app)
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)
     ApprovalListeners(services).register(app)

@@ -9,6 +9,9 @@ task of its thread's queue.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
+
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
@@ -19,6 +22,7 @@ from core.conversation.refusals import BUSY, EDIT_BUSY, NOT_ALLOWED
 from core.errors import Busy
 from core.models import ChatSession
 from core.sessions import session_for_thread
+from core.thread_context import EarlierMessage, to_stored
 
 from . import ids
 from .files import SlackFiles
@@ -35,6 +39,7 @@ from .intake import in_thread, inbound_of, typed, unheard
 from .refs import Slot
 from .render.blocks import Payload, actions, button, section
 from .services import SlackServices
+from .thread_history import SlackThreadHistory
 
 
 class SlackConversations:
@@ -43,11 +48,13 @@ class SlackConversations:
     is ignored, on any replica."""
 
     def __init__(self, services: SlackServices, commands: Commands, files: SlackFiles,
-                 limits: Limits) -> None:
+                 limits: Limits, history: SlackThreadHistory, context_messages: int) -> None:
         self._services = services
         self._commands = commands
         self._files = files
         self._limits = limits
+        self._history = history
+        self._context_messages = context_messages  # THREAD_CONTEXT_MESSAGES
 
     def register(self, app: AsyncApp) -> None:
         app.event("app_mention")(self.on_mention)
@@ -56,7 +63,7 @@ class SlackConversations:
     async def on_mention(self, context: AsyncBoltContext) -> None:
         message = incoming(typed(context, MessageEvent), context.bot_user_id)
         if self._services.seen.first(message.key):
-            self._handle(message, create=True, commands=True)
+            self._handle(message, create=True, commands=True, bot=context.bot_user_id)
 
     async def on_message(self, context: AsyncBoltContext) -> None:
         bot = context.bot_user_id
@@ -71,10 +78,12 @@ class SlackConversations:
         if not message.place.is_dm and not event.thread_ts:
             return None  # channel chatter outside any thread the bot is in
         if self._services.seen.first(message.key):
-            self._handle(message, create=message.place.is_dm, commands=message.place.is_dm)
+            self._handle(message, create=message.place.is_dm, commands=message.place.is_dm,
+                         bot=bot)
         return None
 
-    def _handle(self, message: SlackIncoming, create: bool, commands: bool) -> None:
+    def _handle(self, message: SlackIncoming, create: bool, commands: bool,
+                bot: str | None) -> None:
         """A mention or DM may be a command ("@hermes status"); the rest goes to the agent
         (files shared without a word too: they are the message)."""
         if not self._may_talk(message):
@@ -83,7 +92,7 @@ class SlackConversations:
         if command is not None:
             work = self._command(command, message.place, message.user)
         else:
-            work = self.message(message, create)
+            work = self.message(message, create, bot)
         reply = in_thread(self._services.sender, message.place)
         self._services.background.spawn(work, reply, f"message {message.ts}", queue=message.place.key)
 
@@ -129,10 +138,12 @@ class SlackConversations:
     # --- what a message and an edit do ---
 
 
-    async def message(self, incoming: SlackIncoming, create: bool) -> None:
+    async def message(self, incoming: SlackIncoming, create: bool,
+                      bot_user_id: str | None = None) -> None:
         """Start the run that answers `incoming` (creating the session when asked); its
-        files skipped (or that nothing in it could be read) are said in the thread first."""
-        session = await self._session(incoming.place, create)
+        files skipped (or that nothing in it could be read) are said in the thread first.
+        The first mention in a thread takes the thread's earlier messages as context."""
+        session, new = await self._session(incoming.place, create)
         if session is None or await turns.user_node(session.id, incoming.ts):
             return
         message = await written.read(incoming.text, self._files.offers(incoming.files),
@@ -141,11 +152,13 @@ class SlackConversations:
             await self._say(incoming.place, Payload(notice, [section(notice)]))
         if not message.text:
             return
+        context = await written.earlier(session.id, self._context_messages, new=new,
+                                        thread=self._thread_reader(incoming, bot_user_id))
         slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread)
         try:
             await turns.write(self._services.pool, session.id, message.text, author=incoming.user,
                               platform_message_id=incoming.ts, platform_refs=slot.to_refs(),
-                              files=message.files)
+                              files=message.files, thread_context=to_stored(context))
         except Busy:
             if not await turns.user_node(session.id, incoming.ts):  # not a duplicate
                 await self.refuse_busy(session.id, incoming.place)
@@ -175,11 +188,21 @@ class SlackConversations:
     async def _say(self, place: SlackPlace, payload: Payload) -> None:
         await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
 
-    async def _session(self, place: SlackPlace, create: bool) -> ChatSession | None:
+    async def _session(self, place: SlackPlace, create: bool) -> tuple[ChatSession | None, bool]:
+        """The thread's session, and whether it was made for this message."""
         if not create:
-            return await bindings.bound_session(place.key)
-        session, _ = await session_for_thread(place.key)
-        return session
+            return await bindings.bound_session(place.key), False
+        return await session_for_thread(place.key)
+
+    def _thread_reader(self, incoming: SlackIncoming,
+                       bot_user_id: str | None) -> Callable[[int], Awaitable[list[EarlierMessage]]] | None:
+        """What reads the thread before `incoming`: none in a DM, or for the message that
+        starts a thread."""
+        place = incoming.place
+        if place.is_dm or place.reply_thread in (None, incoming.ts):
+            return None
+        return functools.partial(self._history.before, place.team, place.channel,
+                                 place.reply_thread, incoming.ts, bot_user_id=bot_user_id)
 
 
 def _command_in(text: str) -> Command | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from core import attachment_store, attachments
-from core.attachments import StoredFile
+from core import attachment_store, attachments, thread_context
+from core.attachments import Part, StoredFile
 from core.bridge.types import HistoryMessage
 from core.models import ChatMessage, MessageStatus, Role
 
@@ -58,8 +58,15 @@ def fold_history(
         if message.role == Role.SYSTEM:
             history = [(message.id, HistoryMessage("system", SUMMARY_PREFIX + message.content))]
         elif message.role == Role.USER:
-            parts = attachments.content(message.content, files.get(message.id, ()))
+            parts = user_content(message, files.get(message.id, ()))
             history.append((message.id, HistoryMessage("user", parts)))
         elif message.status == MessageStatus.SUCCESS and message.content:
             history.append((message.id, HistoryMessage("assistant", message.content)))
     return history
+
+
+def user_content(message: ChatMessage, files: Sequence[StoredFile]) -> str | list[Part]:
+    """Pure: a user message as the model is given it, in its turn and in every later one's
+    history: its thread context first (if it has one), then its words and files."""
+    context = thread_context.from_stored(message.thread_context)
+    return thread_context.with_context(attachments.content(message.content, files), context)

@@ -106,7 +106,7 @@ async def one_run_at_a_time(session_id: int) -> AsyncIterator[None]:
         raise Busy(f"session {session_id} is still working on another run") from error
 
 
-USER_ONLY = ("author", "platform_message_id")  # platform_refs: where the answer is shown
+USER_ONLY = ("author", "platform_message_id", "thread_context")  # platform_refs: where the answer is shown
 
 
 def _answer_fields(fields: dict[str, Any]) -> dict[str, Any]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from core import attachment_store, attachments
+from core import attachment_store
 from core.bridge.types import ModelRef, RunRequest
 from core.catalogue import Catalogue, skill_system_prompt
 from core.runtime.approvals import approved_patterns
-from core.runtime.history import conversation_before
+from core.runtime.history import conversation_before, user_content
 from core.runtime.live import LiveRun
 
 
@@ -18,7 +18,7 @@ async def build_request(
     history = await conversation_before(live.turn.user)
     live.history_ids = tuple(ident for ident, _ in history)
     user = live.turn.user
-    content = attachments.content(user.content, await attachment_store.files_of(user.id))
+    content = user_content(user, await attachment_store.files_of(user.id))
     return RunRequest(
         run_id=live.run_id,
         session_id=live.turn.session.hermes_session,

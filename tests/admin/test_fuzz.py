@@ -10,7 +10,6 @@ last.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import requests
@@ -29,7 +28,6 @@ from tests.admin.conftest import AUTH
 from tests.files import PNG
 
 MAX_EXAMPLES = 30
-BUDGET_SECONDS = 60.0
 CONFIG = {
     "checks": {
         # The schema states the shape of a valid request, not which models, skills, cursors or
@@ -74,14 +72,12 @@ async def test_schemathesis_finds_no_server_error_and_no_undocumented_answer(
 ) -> None:
     base_url = fake_pool_url
     pinned = await _seed()
-    started = time.monotonic()
     schema = await asyncio.to_thread(
         schemathesis.openapi.from_url, f"{base_url}/schema/openapi.json", headers=AUTH,
         config=schemathesis.Config.from_dict(CONFIG),
     )
     failures = await asyncio.to_thread(_fuzz, schema, base_url, pinned)
     assert not failures, "\n\n".join(failures)
-    assert time.monotonic() - started < BUDGET_SECONDS
 
 
 def _fuzz(

@@ -137,6 +137,20 @@ def make_text_channel(
     }
 
 
+def make_forum_channel(
+    id: Snowflake, guild_id: Snowflake, name: str, *, position: int = 0
+) -> Payload:
+    """A guild forum channel (type 15): no messages of its own, only posts (threads)."""
+    forum = make_text_channel(id, guild_id, name, position=position)
+    return forum | {
+        "type": 15,
+        "available_tags": [],
+        "default_reaction_emoji": None,
+        "default_sort_order": None,
+        "default_forum_layout": 0,
+    }
+
+
 def make_dm_channel(id: Snowflake, recipient: Payload) -> Payload:
     """A direct-message channel (type 1) with one recipient."""
     return {
@@ -299,7 +313,10 @@ def make_message(
             "channel_id": reply_to["channel_id"],
             "guild_id": _sid(guild_id),
         }
-        message["referenced_message"] = reply_to
+        # as Discord sends it: one level deep (the replied-to message's own reply is not
+        # resolved; a client fetches it)
+        message["referenced_message"] = {k: v for k, v in reply_to.items()
+                                         if k != "referenced_message"}
     if guild_id is not None:
         message["guild_id"] = str(guild_id)
         if member is not None:

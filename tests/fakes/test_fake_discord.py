@@ -644,3 +644,62 @@ def _recorder(into: list[str]) -> object:
         into.append(message.content)
 
     return on_message
+
+
+async def test_reactions_are_added_and_removed_per_message(fake: FakeDiscord) -> None:
+    client = make_client()
+    async with fake.connected(client):
+        sent = await fake.send_user_message("react to me")
+        message = client.get_partial_messageable(fake.channel_id).get_partial_message(int(sent["id"]))
+        await message.add_reaction("👀")
+        await message.add_reaction("✅")
+        await message.remove_reaction("👀", discord.Object(fake.bot_id))
+        await message.remove_reaction("👀", discord.Object(fake.bot_id))  # gone already: still 204
+        with pytest.raises(discord.NotFound):
+            await client.get_partial_messageable(fake.channel_id).get_partial_message(1).add_reaction("✅")
+    assert fake.reactions_on(sent["id"]) == ["✅"]
+    adds = fake.calls_to("PUT /channels/{channel_id}/messages/{message_id}/reactions/{emoji}/@me")
+    assert [c.params["emoji"] for c in adds] == ["👀", "✅", "✅"]
+
+
+async def test_a_thread_is_renamed_within_discords_100_characters(fake: FakeDiscord) -> None:
+    client = make_client()
+    async with fake.connected(client):
+        sent = await fake.send_user_message("name me")
+        channel = client.get_channel(fake.channel_id)
+        assert isinstance(channel, discord.TextChannel)
+        thread = await channel.get_partial_message(int(sent["id"])).create_thread(name="first name")
+        renamed = await thread.edit(name="a better name")
+        with pytest.raises(discord.HTTPException) as too_long:
+            await thread.edit(name="x" * 101)
+    assert renamed.name == "a better name" and fake.channel(thread.id)["name"] == "a better name"
+    assert too_long.value.status == 400
+
+
+async def test_forum_posts_by_people_and_by_the_bot(fake: FakeDiscord) -> None:
+    forum_id = fake.add_forum_channel("help")
+    client = make_client()
+    seen: list[discord.Message] = []
+    starter_seen = asyncio.Event()
+
+    @client.event
+    async def on_message(message: discord.Message) -> None:
+        seen.append(message)
+        starter_seen.set()
+
+    async with fake.connected(client):
+        forum = client.get_channel(forum_id)
+        assert isinstance(forum, discord.ForumChannel)
+        post = await fake.create_post(forum_id, "My printer", f"<@{fake.bot_id}> it is on fire")
+        await asyncio.wait_for(starter_seen.wait(), 5)
+        made = await forum.create_thread(name="Conversation with Hermes", content="Write here.")
+        with pytest.raises(discord.HTTPException):
+            await client.get_partial_messageable(forum_id).send("no messages in a forum")
+
+    starter = seen[0]
+    assert isinstance(starter.channel, discord.Thread) and starter.channel.parent_id == forum_id
+    assert starter.id == starter.channel.id == int(post["id"]) and client.user in starter.mentions
+    assert made.thread.parent_id == forum_id and made.thread.owner_id == fake.bot_id
+    assert made.message.id == made.thread.id and made.message.content == "Write here."
+    assert [m["content"] for m in fake.messages_in(made.thread.id)] == ["Write here."]
+    assert {t["name"] for t in fake.threads_of(forum_id)} == {"My printer", "Conversation with Hermes"}

@@ -6,36 +6,51 @@ where to show them is read from the database (bots/discord/refs.py), and runs of
 on Discord are skipped. It hands each update to the presenters of a turn's messages (edited in
 place while it runs, then the answer), of its clarify questions and tool approvals (each its
 own message, posted once, edited when answered or closed) and of its dividers (where the agent compacted its
-context, the summary behind a button). `Notices` posts the one-off messages (refusals,
-greetings).
+context, the summary behind a button). Once a turn's messages show an update, the reaction
+on the person's message follows (render/reactions.py); as a turn ends, its thread's name
+follows the session's title (render/titles.py): both on outboxes and budgets of their own
+(`Outboxes`), so they never delay a message. `Notices` posts the one-off messages
+(refusals, greetings).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Hashable
+from dataclasses import dataclass
 from functools import partial
 
-from bots.discord.delivery import Outbox, Permit, Writer
+import discord
+
+from bots.discord.delivery import ChannelBudget, Outbox, Permit, Writer
 from bots.discord.refs import DiscordRefs, TurnTarget
 from bots.discord.render.approval import approval_part
 from bots.discord.render.clarify import clarify_part
 from bots.discord.render.pages import divider_part
 from bots.discord.render.parts import Part
+from bots.discord.render.reactions import REACTION_LIMIT, ReactionPresenter
+from bots.discord.render.titles import RENAME_LIMIT, ThreadTitlePresenter
 from bots.discord.render.turn import TurnContext, turn_parts
 from core.conversation import views
 from core.conversation.dedupe import Recent, Seen
 from core.models import ChatMessage, PauseKind, PauseStatus
+from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from core.runtime.updates import PauseView, RunUpdate
 
 log = logging.getLogger(__name__)
 
 class TurnPresenter:
-    def __init__(self, refs: DiscordRefs, writer: Writer, outbox: Outbox) -> None:
+    """A turn's messages; once they show an update, the reaction on the person's message
+    follows (after the answer's write, on a budget of its own)."""
+
+    def __init__(self, refs: DiscordRefs, writer: Writer, outbox: Outbox,
+                 reactions: ReactionPresenter) -> None:
         self._targets = refs
         self._writer = writer
         self._outbox = outbox
+        self._reactions = reactions
         self._offered: Recent[int, str] = Recent()  # turn -> signature of the live view offered
 
     def show(self, update: RunUpdate, target: TurnTarget) -> None:
@@ -55,6 +70,8 @@ class TurnPresenter:
         if update.finished:
             context = TurnContext(await views.versions(update.message_id), target.branched)
         await self._sync(update, target, turn_parts(update, context), permit)
+        if target.asked is not None:
+            self._reactions.show(target.asked, update.status)
         if update.finished and target.message_ids:
             await ChatMessage.filter(id=update.message_id).update(
                 platform_message_id=str(target.message_ids[0]))
@@ -160,15 +177,37 @@ class Notices:
         await self._writer.post(permit, part, reply_to)
 
 
-class LiveUpdater:
-    """Routes every run update to the presenters of its turn, questions and dividers."""
+@dataclass(frozen=True, slots=True)
+class Outboxes:
+    """The message writes, and the cosmetic writes on Discord's budgets of their own."""
 
-    def __init__(self, pool: RunPool, refs: DiscordRefs, writer: Writer, outbox: Outbox) -> None:
+    messages: Outbox
+    reactions: Outbox
+    renames: Outbox
+
+    @classmethod
+    def on(cls, limiter: RateLimiter) -> Outboxes:
+        return cls(Outbox(ChannelBudget(limiter)),
+                   Outbox(ChannelBudget(limiter, REACTION_LIMIT, "reactions")),
+                   Outbox(ChannelBudget(limiter, RENAME_LIMIT, "renames")))
+
+    async def close(self, timeout: float) -> None:
+        await asyncio.gather(*(o.close(timeout) for o in (self.messages, self.reactions, self.renames)))
+
+
+class LiveUpdater:
+    """Routes every run update to the presenters of its turn (and its reaction), questions,
+    dividers and, as it ends, of its thread's name."""
+
+    def __init__(self, pool: RunPool, refs: DiscordRefs, writer: Writer, outboxes: Outboxes,
+                 client: discord.Client) -> None:
         self._pool = pool
         self._refs = refs
-        self.turns = TurnPresenter(refs, writer, outbox)
+        outbox = outboxes.messages
+        self.turns = TurnPresenter(refs, writer, outbox, ReactionPresenter(writer, outboxes.reactions))
         self.pauses = PausePresenter(refs, writer, outbox)
         self.dividers = DividerPresenter(refs, writer, outbox)
+        self.titles = ThreadTitlePresenter(client, writer, outboxes.renames)
 
     async def run(self) -> None:
         """Route updates until cancelled."""
@@ -198,3 +237,5 @@ class LiveUpdater:
                 self.pauses.show(pause, update.finished, target.channel_id)
         for summary_id in update.summary_ids:
             self.dividers.show(summary_id, target.channel_id)
+        if update.finished:
+            await self.titles.show(update.session_id, target.channel_id)

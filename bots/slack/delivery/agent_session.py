@@ -18,7 +18,7 @@ from collections.abc import Awaitable
 
 from slack_sdk.errors import SlackApiError
 
-from core.models import ChatSession
+from core.conversation import titles
 
 from ..refs import Slot
 from ..render.blocks import clip
@@ -67,9 +67,14 @@ class AgentSession:
         await self._retitle(slot)
 
     async def _retitle(self, slot: Slot) -> None:
-        title, thread, sender = await self._title(), slot.thread_ts, self._services.sender
-        if not title or thread is None or not self._services.titles.changed((slot.team, slot.channel, thread), title):
+        thread, sender = slot.thread_ts, self._services.sender
+        if thread is None:
             return
+        title = await titles.to_show(self._services.titles, (slot.team, slot.channel, thread),
+                                     self._session_id)
+        if title is None:
+            return
+        title = clip(title, MAX_TITLE)
         if self._opened and self._services.features.has(slot.team, AGENT_SESSIONS):
             await _call(self._services, slot, AGENT_SESSIONS, sender.rename_session(
                 slot.team, slot.channel, thread, title))
@@ -78,8 +83,8 @@ class AgentSession:
                                                                    thread, title))
 
     async def _title(self) -> str | None:
-        session = await ChatSession.filter(id=self._session_id).only("id", "title").first()
-        return clip(session.title, MAX_TITLE) if session is not None and session.title else None
+        title = await titles.title_of(self._session_id)
+        return clip(title, MAX_TITLE) if title else None
 
 
 async def settle(services: SlackServices, slot: Slot) -> None:

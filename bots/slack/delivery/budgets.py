@@ -3,10 +3,11 @@ message (edits) and per channel (posts). Each sits a little under what Slack enf
 network jitter between our clock and Slack's never turns into a 429.
 
 Slack: chat.update ~1/s per message and Tier 3 (50+/min) per workspace; chat.postMessage
-~1/s per channel with short bursts; views.*, chat.postEphemeral, files.*, chat.appendStream
-Tier 4 (100+/min); chat.startStream and chat.stopStream Tier 2 (20+/min);
-assistant.threads.setStatus a "special" tier without a published figure, held to Tier 3 here;
-agents.sessions.setStatus / rename and assistant.threads.setTitle Tier 3.
+~1/s per channel with short bursts; views.*, chat.postEphemeral, files.*, chat.appendStream,
+users.info Tier 4 (100+/min); conversations.replies Tier 3; chat.startStream and
+chat.stopStream Tier 2 (20+/min); assistant.threads.setStatus a "special" tier without a
+published figure, held to Tier 3 here; agents.sessions.setStatus / rename and
+assistant.threads.setTitle Tier 3.
 
 Every run of a workspace spends the same budgets. The order of value (answer, question,
 status, progress) is kept by the callers: an answer waits as `urgent`, progress waits behind
@@ -77,6 +78,16 @@ def prompts(team: str) -> list[Budget]:
 
 def status(team: str) -> list[Budget]:
     return [workspace(team, "assistant.threads.setStatus", TIER_3)]
+
+
+def replies(team: str) -> list[Budget]:
+    """conversations.replies (a thread's earlier messages): Tier 3."""
+    return [workspace(team, "conversations.replies", TIER_3)]
+
+
+def users(team: str) -> list[Budget]:
+    """users.info (an author's name): Tier 4."""
+    return [workspace(team, "users.info", TIER_4)]
 
 
 def agent_session(team: str, method: str) -> list[Budget]:

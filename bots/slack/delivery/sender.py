@@ -142,6 +142,20 @@ class SlackSender:
                 self.limiter.penalise(key, wait or 1.0)
             return None
 
+    async def read(self, limits: list[budgets.Budget], call: Call) -> AsyncSlackResponse:
+        """A read the caller can do without (a thread's earlier messages): its budgets are
+        waited for, but it is tried once; a 429 closes them for Retry-After and, like any
+        error, is raised for the caller to go on without it."""
+        for key, limit in limits:
+            await self.limiter.acquire(key, limit)
+        try:
+            return await call()
+        except SlackApiError as error:
+            if (wait := retry_after(error)) is not None:
+                for key, _ in limits:
+                    self.limiter.penalise(key, wait)
+            raise
+
     async def start_stream(self, team: str, channel: str, thread_ts: str,
                            recipient: str | None, chunks: list[Block]) -> str | None:
         """chat.startStream if the workspace's Tier 2 budget has room now (else None: the turn

@@ -1,10 +1,13 @@
-"""Pure helpers: places, mentions, thread names, modal submissions."""
+"""Pure helpers: places, mentions, thread names, reactions, modal submissions."""
 
 from __future__ import annotations
 
-from bots.discord.conversation import Place, allowed, prompt_text, thread_name
+from bots.discord.conversation import Place, allowed, prompt_text
 from bots.discord.inbound import modal_submission
-from core.models import Platform
+from bots.discord.render.reactions import mark_of
+from bots.discord.render.titles import renamable, thread_name
+from core.conversation.titles import ShownTitles
+from core.models import MessageStatus, Platform
 from core.sessions import ThreadKey
 
 
@@ -36,3 +39,18 @@ def test_modal_values_are_read_from_labels_and_action_rows() -> None:
     rows = [{"type": 1, "components": [{"type": 4, "custom_id": "answer", "value": "red"}]}]
     assert modal_submission({"components": labels}).values == {"answer": "blue"}
     assert modal_submission({"components": rows}).values == {"answer": "red"}
+
+
+def test_a_run_is_marked_eyes_while_it_runs_then_check_or_cross_and_a_stop_unmarks() -> None:
+    assert mark_of(MessageStatus.QUEUED) is None, "a queued run changes nothing yet"
+    assert [mark_of(s) for s in (MessageStatus.RUNNING, MessageStatus.SUCCESS,
+                                 MessageStatus.FAILED, MessageStatus.STOPPED)] == ["👀", "✅", "❌", ""]
+
+
+def test_only_a_thread_is_renamed_and_a_title_is_given_once_per_thread() -> None:
+    assert not renamable(object(), 1, "a title") and not renamable(None, 1, "a title")
+    assert thread_name("a\x00b \u200b\x07 c \ud83d") == "a b c", "no control or lone surrogate"
+    shown = ShownTitles(limit=2)
+    assert shown.changed("t1", "A") and not shown.changed("t1", "A") and shown.changed("t1", "B")
+    shown.forget("t1")
+    assert shown.changed("t1", "B")

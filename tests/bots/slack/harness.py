@@ -4,6 +4,7 @@ fake Slack, and the helpers tests use to talk to it as Slack does and read what 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -73,11 +74,16 @@ async def serving(app: Litestar) -> AsyncIterator[str]:
 
 
 async def until(predicate: Callable[[], Any], deadline: float = DEADLINE) -> Any:
-    """Poll until `predicate()` is truthy; returns that value."""
+    """Poll until `predicate()` is truthy (awaited when it returns an awaitable, such as a
+    database query); returns that value."""
     async with asyncio.timeout(deadline):
-        while not (value := predicate()):
+        while True:
+            value = predicate()
+            if inspect.isawaitable(value):
+                value = await value
+            if value:
+                return value
             await asyncio.sleep(0.005)
-    return value
 
 
 @dataclass

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -29,14 +27,6 @@ from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID, DM_CHANNEL_ID, USER_ID, make_slack_event
-
-async def stored(query: Callable[[], Awaitable[Any]], deadline: float = 15.0) -> Any:
-    """Poll the database until `query()` finds something; returns it."""
-    async with asyncio.timeout(deadline):
-        while not (found := await query()):
-            await asyncio.sleep(0.01)
-    return found
-
 
 async def a_quick_turn(h: Harness, llm: ScriptedLLM) -> str:
     """A mention answered at once, everything after it done; its thread."""
@@ -109,7 +99,7 @@ async def test_the_native_stop_stops_the_run_and_the_session(h: Harness, llm: Sc
     event = h.slack.press_stop(CHANNEL_ID, thread)
     assert event["streaming_message_ts"] == [live.ts] and not live.streaming
     assert (await h.post_event(make_slack_event(event))).status_code == 200
-    answer = await stored(lambda: ChatMessage.filter(role=Role.ASSISTANT,
+    answer = await until(lambda: ChatMessage.filter(role=Role.ASSISTANT,
                                                      status=MessageStatus.STOPPED).first())
     gate.set()
     await h.bot.idle()
@@ -180,8 +170,8 @@ async def test_a_stream_a_restart_left_open_is_stopped_then_edited(
             thread = (await h.event("app_mention", text="go"))["ts"]
             live = await until(lambda: next((m for m in h.bot_messages(CHANNEL_ID, thread)
                                              if m.chunks), None))
-            answer = await stored(lambda: ChatMessage.filter(role=Role.ASSISTANT).first())
-            await stored(lambda: streamed_slot(answer.id))  # the stream's ts is stored
+            answer = await until(lambda: ChatMessage.filter(role=Role.ASSISTANT).first())
+            await until(lambda: streamed_slot(answer.id))  # the stream's ts is stored
             # and the session set processing, which the turn does right after opening the stream
             await until(lambda: (fake_slack.agent_session(CHANNEL_ID, thread) or {}).get("status"))
         await first.close()  # the process goes away mid-stream; the run waits on the Bridge
@@ -189,7 +179,7 @@ async def test_a_stream_a_restart_left_open_is_stopped_then_edited(
         assert fake_slack.agent_session(CHANNEL_ID, thread)["status"] == "processing"
         if ended_meanwhile:
             gate.set()
-            await stored(lambda: ended_on_the_bridge(client, answer.run_id))
+            await until(lambda: ended_on_the_bridge(client, answer.run_id))
 
         second = RunPool(client, catalogue_for(llm, skills_dir))
         await second.open()
@@ -221,7 +211,7 @@ async def test_without_the_native_stop_a_streamed_turn_has_a_stop_beside_it(
     [live] = [m for m in h.bot_messages(CHANNEL_ID, thread) if m.chunks]
     assert live.streaming and companion.ts != live.ts
     await h.click(companion, ids.STOP)
-    answer = await stored(lambda: ChatMessage.filter(role=Role.ASSISTANT,
+    answer = await until(lambda: ChatMessage.filter(role=Role.ASSISTANT,
                                                      status=MessageStatus.STOPPED).first())
     gate.set()
     await until(lambda: h.slack.message(CHANNEL_ID, companion.ts).deleted)  # tidied away

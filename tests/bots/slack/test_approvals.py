@@ -19,7 +19,6 @@ from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from core.runtime.updates import PauseView
 from tests.bots.slack.clocks import FastClock
-from tests.bots.slack.test_clarify import question_saved
 from tests.bots.slack.harness import Harness, buttons, has_button, restartable, running, texts, until
 from tests.bridge.harness import RunningBridge
 from tests.core.runtime.test_approvals import (  # noqa: F401 (fixtures)
@@ -144,7 +143,8 @@ async def test_a_button_works_after_a_restart(
         async with serve() as h:
             thread = (await h.event("app_mention", text="clean up"))["ts"]
             message = await asked(h, thread)
-            await question_saved()  # the ts is stored once the post returns; a restart reuses it
+            # the ts is stored once the post returns; a restart reuses it
+            await until(ClarifyPause.exclude(platform_refs=None).exists)
         async with serve() as h2:
             assert await recover(h2.pool) == 1
             await h2.click(message, ONCE)

@@ -35,12 +35,6 @@ def user_answer(llm: ScriptedLLM) -> str:
     return json.loads(llm.requests[-1]["messages"][-1]["content"])["user_response"]
 
 
-async def question_saved() -> None:
-    async with asyncio.timeout(10):
-        while not await ClarifyPause.exclude(platform_refs=None).exists():
-            await asyncio.sleep(0.01)
-
-
 async def test_a_choice_button_answers_and_the_buttons_give_way(h: Harness, llm: ScriptedLLM) -> None:
     llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Blue it is."))
     thread = (await h.event("app_mention", text="paint the shed", user="U0ALICE"))["ts"]
@@ -138,7 +132,8 @@ async def test_a_button_works_after_a_restart(
         async with serve() as h:
             thread = (await h.event("app_mention", text="paint"))["ts"]
             question = await asked(h, thread)
-            await question_saved()  # the ts is stored once the post returns; a restart reuses it
+            # the ts is stored once the post returns; a restart reuses it
+            await until(ClarifyPause.exclude(platform_refs=None).exists)
         async with serve() as h2:
             assert await recover(h2.pool) == 1
             await h2.click(question, ids.choice_action(1))

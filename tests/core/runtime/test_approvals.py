@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from bridge.settings import BridgeSettings
 from core import sessions
@@ -19,6 +20,7 @@ from core.models import ApprovalRule, ClarifyPause, MessageStatus, PauseKind, Pa
 from core.runtime import approvals
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
+from hermes_chat.metrics import RuntimeCollector
 from tests.bridge.harness import RunningBridge, running_bridge
 from tests.core.runtime.conftest import catalogue_for, opened_pool
 from tests.core.runtime.waiting import finished, until
@@ -53,6 +55,14 @@ def victim(tmp_path: Path) -> Path:
     return target
 
 
+def pending_figures(pool: RunPool) -> tuple[float | None, float | None]:
+    """/metrics' clarify questions and approvals waiting."""
+    registry = CollectorRegistry()
+    registry.register(RuntimeCollector(pool))
+    return (registry.get_sample_value("hermes_clarify_pending"),
+            registry.get_sample_value("hermes_approvals_pending"))
+
+
 def rm(victim: Path) -> ToolCall:
     return ToolCall("terminal", {"command": f"rm -rf {victim}"})
 
@@ -76,6 +86,7 @@ async def test_deny_by_the_asker_tells_the_agent_and_others_are_refused(
     assert pending.tool == "terminal" and pending.choices == ("once", "session", "always", "deny")
     assert update.approval.question == pending.command and victim.exists()
     assert update.pause is None  # never shown (nor answerable) as a clarify question
+    assert pending_figures(runs) == (0.0, 1.0)
     with pytest.raises(NotFound):
         await runs.answer(update.approval.clarify_id, "once", ASKER)
     assert len(llm.requests) == 1  # nothing runs, nothing goes on, without a decision

@@ -3,8 +3,9 @@
 It models one bot in a guild ("Hermes Test", channel #general, human member alice):
 login (`/users/@me`, `/oauth2/applications/@me`), the gateway (HELLO, IDENTIFY -> READY
 with unavailable guilds then GUILD_CREATE, heartbeats, RESUME with replay, zlib-stream),
-messages (JSON and multipart), threads, typing, reactions, interaction callbacks (types
-4-9) and their webhook, and application commands. It enforces Discord's documented
+messages (JSON and multipart), threads (renamed by PATCH), forum channels and their posts
+(a starter message with the post's id), typing, reactions (per message: `reactions_on`),
+interaction callbacks (types 4-9) and their webhook, and application commands. It enforces Discord's documented
 limits (see `Limits`), records every REST call and gateway frame, and can inject faults.
 Use `discord_payloads` builders for hand-made events.
 

@@ -49,6 +49,24 @@ async def user_message(
     return message
 
 
+async def user_post(
+    core: FakeCore, forum_id: str, name: str, content: str, *, author: Payload
+) -> Payload:
+    """`author` opens a post in a forum: THREAD_CREATE, then MESSAGE_CREATE of its starter
+    message (the post's id, in the post). Returns the post (a thread payload)."""
+    world = core.world
+    forum = core.channel(forum_id)
+    starter = dp.make_message(
+        id="0", channel_id=forum_id, author=author, content=content,
+        mentions=world.mentions_in(content), guild_id=forum.get("guild_id"),
+    )
+    starter.pop("guild_id", None)
+    post = world.add_post(forum_id, name, author, starter)
+    await core.gateway.dispatch("THREAD_CREATE", dict(post, newly_created=True))
+    await core.dispatch_message("MESSAGE_CREATE", world.messages[post["id"]])
+    return post
+
+
 async def user_edit(core: FakeCore, message_id: str, content: str) -> Payload:
     """Change a stored message's content and dispatch MESSAGE_UPDATE (a user's edit)."""
     message = core.world.messages[message_id]

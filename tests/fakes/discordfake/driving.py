@@ -48,6 +48,14 @@ class Driving:
             reply_to=str(reply_to) if reply_to else None,
         )
 
+    async def create_post(
+        self, forum_id: Id, name: str, content: str, *, author: Payload | None = None
+    ) -> Payload:
+        """A user opens a post in a forum channel (its starter message has the post's id)."""
+        return await actions.user_post(
+            self.core, str(forum_id), name, content, author=self._user(author)
+        )
+
     async def edit_user_message(self, message_id: Id, content: str) -> Payload:
         """A user edits their message (MESSAGE_UPDATE)."""
         return await actions.user_edit(self.core, str(message_id), content)

@@ -10,6 +10,7 @@ from .core import FakeCore, Missing, body_of, core_of, files_of
 from .messages import compose, edited, rejection
 from .responses import (
     CANNOT_EDIT_OTHERS,
+    CANNOT_SEND_HERE,
     THREAD_ALREADY_CREATED,
     error,
     form_error,
@@ -17,7 +18,7 @@ from .responses import (
     no_content,
 )
 from .validation import too_long
-from .world import THREAD_TYPES
+from .world import FORUM, THREAD_TYPES
 
 CHANNEL = "/api/v10/channels/{channel_id}"
 MESSAGE = CHANNEL + "/messages/{message_id}"
@@ -36,7 +37,7 @@ def add_routes(app: web.Application) -> None:
     router.add_post(CHANNEL + "/threads", thread_without_message)
     router.add_post(CHANNEL + "/typing", accepted)
     router.add_put(MESSAGE + "/reactions/{emoji}/@me", add_reaction)
-    router.add_delete(MESSAGE + "/reactions/{emoji}/@me", accepted)
+    router.add_delete(MESSAGE + "/reactions/{emoji}/@me", remove_reaction)
     router.add_put(CHANNEL + "/thread-members/{user_id}", accepted)
     router.add_get("/attachments/{channel_id}/{attachment_id}/{filename}", attachment_bytes)
 
@@ -64,6 +65,10 @@ async def patch_channel(request: web.Request) -> web.Response:
     channel = core.channel(channel_id)
     body = body_of(request)
     if "name" in body:
+        if channel["type"] in THREAD_TYPES:
+            refused = _check_thread_name(core, body.get("name") or "")
+            if refused is not None:
+                return refused
         channel["name"] = body["name"]
     if channel["type"] in THREAD_TYPES:
         meta = channel["thread_metadata"]
@@ -100,6 +105,8 @@ async def get_message(request: web.Request) -> web.Response:
 async def create_message(request: web.Request) -> web.Response:
     core, channel_id = _ids(request)
     channel = core.channel(channel_id)
+    if channel["type"] == FORUM:  # a forum has posts, not messages
+        return error(400, CANNOT_SEND_HERE, "Cannot send messages in a non-text channel")
     files = files_of(request)
     message = compose(core, channel, body_of(request), files)
     refused = rejection(core, message, files)
@@ -178,12 +185,34 @@ async def thread_without_message(request: web.Request) -> web.Response:
     refused = _check_thread_name(core, body.get("name") or "")
     if refused is not None:
         return refused
+    if channel["type"] == FORUM:
+        return await _forum_post(core, channel, body, files_of(request))
     thread = dp.make_thread(
         core.world.ids.next(), channel["guild_id"], channel_id, core.world.bot["id"], body["name"],
         auto_archive_duration=body.get("auto_archive_duration") or 1440,
         private=body.get("type") == 12,
     )
     return await _open_thread(core, thread)
+
+
+async def _forum_post(
+    core: FakeCore, forum: dict, body: dict, files: list
+) -> web.Response:
+    """A post of a forum: its starter message (`body["message"]`) has the post's id and is
+    in the post; THREAD_CREATE, then MESSAGE_CREATE of the starter, as Discord sends them."""
+    starter_body = body.get("message")
+    if not isinstance(starter_body, dict):
+        return form_error({"message": ("BASE_TYPE_REQUIRED", "This field is required")})
+    starter = compose(core, forum, starter_body, files)
+    refused = rejection(core, starter, files)
+    if refused is not None:
+        return refused
+    post = core.world.add_post(forum["id"], body["name"], core.world.bot, starter)
+    post["thread_metadata"]["auto_archive_duration"] = body.get("auto_archive_duration") or 1440
+    message = core.world.messages[post["id"]]
+    await core.gateway.dispatch("THREAD_CREATE", dict(post, newly_created=True))
+    await core.dispatch_message("MESSAGE_CREATE", message)
+    return json_response(dict(post, message=message), status=201)
 
 
 async def add_reaction(request: web.Request) -> web.Response:
@@ -202,3 +231,12 @@ async def attachment_bytes(request: web.Request) -> web.Response:
     if data is None:
         raise Missing(web.Response(status=404))
     return web.Response(body=data, content_type="application/octet-stream")
+
+
+async def remove_reaction(request: web.Request) -> web.Response:
+    """The bot's own reaction goes (204 whether or not it was there, as on Discord)."""
+    core, channel_id = _ids(request)
+    message = core.message(channel_id, request.match_info["message_id"])
+    emoji = request.match_info["emoji"]
+    message["reactions"] = [r for r in message.get("reactions", []) if r["emoji"]["name"] != emoji]
+    return no_content()

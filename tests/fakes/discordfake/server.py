@@ -209,6 +209,10 @@ class FakeDiscord(Driving):
                 self.world.add_member(user, guild_id)
         return int(self.world.add_text_channel("general", guild_id=guild_id)["id"])
 
+    def add_forum_channel(self, name: str) -> int:
+        """A forum channel (type 15) in the default guild (add before the client connects)."""
+        return int(self.world.add_forum_channel(name, guild_id=self.world.guild_id)["id"])
+
     def dm_channel_id(self, user: Payload | None = None) -> int:
         """The DM channel between the bot and `user` (alice by default)."""
         return int(self.world.dm_channel(user or self.world.human)["id"])
@@ -228,6 +232,10 @@ class FakeDiscord(Driving):
 
     def threads_of(self, channel_id: Id) -> list[Payload]:
         return [c for c in self.world.channels.values() if c.get("parent_id") == str(channel_id)]
+
+    def reactions_on(self, message_id: Id) -> list[str]:
+        """The emoji the bot has on a message now (added and not removed), oldest first."""
+        return self.world.reactions_of(str(message_id))
 
     def interaction(self, interaction_id: Id) -> InteractionRecord:
         """An interaction the fake dispatched, with the bot's callbacks, original and follow-ups."""

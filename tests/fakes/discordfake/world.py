@@ -17,6 +17,7 @@ from tests.fakes import discord_payloads as dp
 Payload = dict[str, Any]
 _MENTION = re.compile(r"<@!?(\d+)>")
 THREAD_TYPES = (10, 11, 12)
+FORUM = 15
 
 
 class Snowflakes:
@@ -94,6 +95,22 @@ class World:
         channel = dp.make_text_channel(self.ids.next(), guild_id, name, position=position)
         return self.add_channel(channel)
 
+    def add_forum_channel(self, name: str, *, guild_id: str) -> Payload:
+        position = sum(1 for c in self.channels.values() if c.get("guild_id") == guild_id)
+        channel = dp.make_forum_channel(self.ids.next(), guild_id, name, position=position)
+        return self.add_channel(channel)
+
+    def add_post(self, forum_id: str, name: str, owner: Payload, starter: Payload) -> Payload:
+        """A post of a forum: a public thread whose starter message (`starter`, a message
+        payload without id or channel) is in the post itself and has the post's id."""
+        forum = self.channels[forum_id]
+        post = dp.make_thread(self.ids.next(), forum["guild_id"], forum_id, owner["id"], name)
+        post["applied_tags"] = []
+        self.add_channel(post)
+        self.store_message(dict(starter, id=post["id"], channel_id=post["id"]))
+        forum["last_message_id"] = post["id"]
+        return post
+
     def add_channel(self, channel: Payload) -> Payload:
         self.channels[channel["id"]] = channel
         self.channel_messages.setdefault(channel["id"], [])
@@ -149,6 +166,11 @@ class World:
             channel["message_count"] += 1
             channel["total_message_sent"] += 1
         return message
+
+    def reactions_of(self, message_id: str) -> list[str]:
+        """The emoji the bot has on a message now, in the order they were added."""
+        message = self.messages[message_id]
+        return [r["emoji"]["name"] for r in message.get("reactions", []) if r.get("me")]
 
     def remove_message(self, message: Payload) -> None:
         del self.messages[message["id"]]

@@ -3,7 +3,7 @@ from tortoise.migrations import operations as ops
 from tortoise import fields
 
 class Migration(migrations.Migration):
-    dependencies = [('hermes', '0013_talk_refusal')]
+    dependencies = [('hermes', '0014_thread_context')]
 
     initial = False
 
