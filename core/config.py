@@ -61,6 +61,7 @@ class Settings:
     slack_suggested_prompts: tuple[str, ...] = ()
     discord_api_url: str = "https://discord.com/api/v10"
     discord_gateway_url: str | None = None
+    discord_shard_count: int = 0  # 0: Discord's recommendation (GET /gateway/bot)
     platform_down_seconds: int = DOWN_SECONDS
     log_format: str = "text"
     log_level: str = "INFO"
@@ -146,6 +147,9 @@ def _convert(name: str, kind: object, raw: str) -> object:
             raise InvalidInput(f"{name.upper()} must be an integer, got {raw!r}") from None
         if name in _AT_LEAST_ONE and value < 1:
             raise InvalidInput(f"{name.upper()} must be at least 1, got {value}")
+        if name == "discord_shard_count" and value < 0:
+            raise InvalidInput(f"DISCORD_SHARD_COUNT must be 0 (Discord's recommendation) or "
+                               f"more, got {value}")
         if name == "thread_context_messages" and not 0 <= value <= MAX_MESSAGES:
             raise InvalidInput(f"{name.upper()} must be between 0 (off) and {MAX_MESSAGES}, got {value}")
         return value

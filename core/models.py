@@ -298,6 +298,30 @@ class RunLease(Model):
         indexes = (Index(fields=("owner",), name="idx_run_lease_owner"),)
 
 
+class DiscordShardClaim(Model):
+    """Which replica connects a Discord gateway shard, until when. An expired claim is up for grabs."""
+
+    id = fields.BigIntField(primary_key=True)
+    shard_id = fields.IntField(unique=True)
+    shard_count = fields.IntField()
+    owner = fields.CharField(max_length=64)
+    expires_at = fields.DatetimeField()
+
+    class Meta:
+        table = "discord_shard_claim"
+
+
+class DiscordReplica(Model):
+    """A replica with the Discord adapter up, until when: how many share the gateway shards."""
+
+    id = fields.BigIntField(primary_key=True)
+    owner = fields.CharField(max_length=64, unique=True)
+    expires_at = fields.DatetimeField()
+
+    class Meta:
+        table = "discord_replica"
+
+
 class RunQuotaBucket(Model):
     """RUNS_PER_USER_PER_MINUTE: one chat user's token bucket, shared by every replica."""
 

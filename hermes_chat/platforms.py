@@ -9,6 +9,7 @@ from litestar import Litestar
 
 from core.config import Settings
 from core.platform_links import PlatformLinks
+from core.runtime.shards import claims_for
 from hermes_chat.compose import Parts
 
 log = logging.getLogger("hermes_chat.serve")
@@ -47,8 +48,9 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
 
         # The bot has no voice: discord.py's warn-once flags for its missing voice libraries.
         VoiceClient.warn_nacl = VoiceClient.warn_dave = False
+        shards = claims_for(settings.database_url, settings.run_lease_seconds)
         discord = DiscordBot(settings, parts.pool, parts.catalogue, parts.bridge,
-                             link=links.add("discord"))
+                             link=links.add("discord"), shards=shards)
         await discord.start()
         started.append(discord)
         log.info("discord: started")

@@ -26,6 +26,7 @@ from bots.discord.commands import SELECTS, HermesCommands
 from bots.discord.delivery import WRITE_TIMEOUT
 from bots.discord.intake import DiscordCommandTree
 from bots.discord.services import DiscordServices
+from bots.discord.shards import ShardFleet
 from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor, close_reason
 from core.backoff import Backoff
 from core.bridge.port import Bridge
@@ -35,6 +36,7 @@ from core.errors import InvalidInput
 from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
+from core.runtime.shards import AllShards, Shards
 
 log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0  # at stop, how long pending message edits may still go out
@@ -49,19 +51,32 @@ class DiscordBot:
     `client_options` go to discord.Client (e.g. `guild_ready_timeout`);
     `link` is told the gateway connection's state, `reconnect` paces the connections made
     again after one ended (bots/discord/supervisor.py).
+
+    `shards` makes the claims of a shard count (core/runtime/shards.py: PostgreSQL's
+    `ShardClaims` for several replicas); given, or with more than one shard, the gateway is
+    connected one client per shard held (bots/discord/shards.py). The count is
+    DISCORD_SHARD_COUNT, else Discord's recommendation. With one shard and no claims (one
+    replica, on SQLite) `client` connects it alone, unsharded.
     """
 
     def __init__(self, settings: Settings, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
                  limiter: RateLimiter | None = None, clock: Callable[[], float] = time.monotonic,
                  *, client_options: Mapping[str, Any] | None = None,
                  write_timeout: float = WRITE_TIMEOUT, link: PlatformLink | None = None,
-                 reconnect: Backoff = RECONNECT_BACKOFF) -> None:
+                 reconnect: Backoff = RECONNECT_BACKOFF,
+                 shards: Callable[[int], Shards] | None = None) -> None:
         if not settings.discord_token:
             raise InvalidInput("DISCORD_TOKEN is unset: the Discord adapter cannot start")
         self._token = settings.discord_token
         self._endpoints = Endpoints(settings)
-        self.client = HermesClient(link=link, **dict(client_options or {}))
+        self._client_options = dict(client_options or {})
+        self.client = HermesClient(link=link, **self._client_options)
         self.supervisor = GatewaySupervisor(self.client, self.client.link, reconnect)
+        self._reconnect = reconnect
+        self._shard_count = settings.discord_shard_count
+        self._claims_for = shards if shards is not None else (
+            AllShards if self._shard_count > 1 else None)
+        self.fleet: ShardFleet | None = None
         self.services = DiscordServices.build(
             self.client, pool, catalogue, bridge, limiter or RateLimiter(clock),
             settings.discord_channels, settings.policy, write_timeout, settings.attachment_limits,
@@ -90,14 +105,25 @@ class DiscordBot:
             await self.client.close()
             self._endpoints.restore()
             raise
-        self._gateway = asyncio.create_task(self.supervisor.run(), name="discord-gateway")
+        claims_for, count = self._claims_for, self._shard_count
+        if count < 1:
+            count = await self._recommended_count()
+            if claims_for is None and count > 1:
+                claims_for = AllShards  # one replica still shards as Discord asks
+        if claims_for is None:
+            self._gateway = asyncio.create_task(self.supervisor.run(), name="discord-gateway")
+        else:
+            self.fleet = ShardFleet(claims_for(count), self._shard_client,
+                                    lambda client: GatewaySupervisor(client, self.link, self._reconnect),
+                                    self._token, self.link)
+            self._gateway = asyncio.create_task(self.fleet.run(), name="discord-shards")
         self._gateway.add_done_callback(_report_gateway_end)
         self._updates = asyncio.create_task(self._follow_runs(), name="discord-live-updates")
 
     async def wait_until_ready(self, timeout: float = 30.0) -> None:
         """Until the gateway is ready; raises why if it failed first."""
         assert self._gateway is not None, "start() first"
-        ready = asyncio.create_task(self.client.wait_until_ready())
+        ready = asyncio.create_task(self._ready())
         done, _ = await asyncio.wait({ready, self._gateway}, timeout=timeout,
                                      return_when=asyncio.FIRST_COMPLETED)
         if ready not in done:
@@ -113,15 +139,48 @@ class DiscordBot:
             await asyncio.gather(self._updates, return_exceptions=True)
         await self.services.outboxes.close(DRAIN_SECONDS)
         self.supervisor.stop()
-        await self.client.close()
+        if self.fleet is not None:
+            self.fleet.stop()  # its run closes every shard's client, then the claims go
+        else:
+            await self.client.close()
         if self._gateway is not None:
             with contextlib.suppress(Exception):
                 await self._gateway
+        if self.fleet is not None:
+            await self.fleet.release()
+            await self.client.close()
         self._endpoints.restore()
 
+    async def _ready(self) -> None:
+        """Unsharded: the gateway's READY. Sharded: the shards this replica holds are open."""
+        if self.fleet is None:
+            await self.client.wait_until_ready()
+        else:
+            await self.fleet.stepped.wait()
+
     async def _follow_runs(self) -> None:
-        await self.client.wait_until_ready()
-        await self.services.updater.run()
+        if self.fleet is None:
+            await self.client.wait_until_ready()
+        await self.services.updater.run()  # sharded: the main client writes by REST alone
+
+    async def _recommended_count(self) -> int:
+        """Discord's recommended shard count (GET /gateway/bot); 1 if it cannot say."""
+        try:
+            count, _, _ = await self.client.http.get_bot_gateway()
+        except (discord.HTTPException, discord.GatewayNotFound, OSError) as error:
+            log.warning("discord: could not ask for the recommended shard count (%s); one shard",
+                        error)
+            return 1
+        count = max(1, int(count))
+        if count > 1:
+            log.info("discord: %d gateway shards, as Discord recommends", count)
+        return count
+
+    def _shard_client(self, shard: int, count: int) -> discord.Client:
+        client = HermesClient(link=self.link, sync_commands=False, shard_id=shard,
+                              shard_count=count, **self._client_options)
+        client.attach(self.services)
+        return client
 
 
 def _report_gateway_end(task: asyncio.Task[None]) -> None:
@@ -141,10 +200,12 @@ class HermesClient(discord.Client):
 
     services: DiscordServices | None = None
 
-    def __init__(self, *, link: PlatformLink | None = None, **options: Any) -> None:
+    def __init__(self, *, link: PlatformLink | None = None, sync_commands: bool = True,
+                 **options: Any) -> None:
         super().__init__(intents=intents(), **options)
         self.tree = DiscordCommandTree(self)
         self.link = link or PlatformLink()
+        self._sync_commands = sync_commands  # once per replica: the main client does
 
     @property
     def hermes(self) -> DiscordServices:
@@ -159,7 +220,8 @@ class HermesClient(discord.Client):
         """Runs at login: buttons/selects of earlier runs work again, commands are synced."""
         self.add_dynamic_items(*ITEMS)
         self.tree.add_command(HermesCommands())
-        await self.tree.sync()
+        if self._sync_commands:
+            await self.tree.sync()
 
     def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
         """The gateway's ready / resumed / disconnect events reach the link as they happen

@@ -32,7 +32,8 @@ Parser = Callable[[Any], None]
 FATAL_CLOSE_CODES = {
     4004: "authentication failed (close code 4004): Discord refused DISCORD_TOKEN",
     4010: "invalid shard (close code 4010)",
-    4011: "sharding required (close code 4011): the bot is in too many guilds for one shard",
+    4011: "sharding required (close code 4011): the bot is in too many guilds for one shard; "
+          "set DISCORD_SHARD_COUNT (0: as many as Discord recommends)",
     4012: "invalid API version (close code 4012)",
     4013: "invalid intents (close code 4013)",
     4014: "disallowed intents (close code 4014): enable the Message Content intent of this "
@@ -109,6 +110,25 @@ def guard_parsers(client: discord.Client,
     for event, parse in list(parsers.items()):
         if event not in UNGUARDED and not hasattr(parse, "__wrapped__"):
             parsers[event] = _guarded(event, parse, on_drop)
+
+
+def gate_parsers(client: discord.Client, allowed: Callable[[], bool]) -> None:
+    """Drop every dispatch but READY and RESUMED while `allowed()` is False (a shard this
+    replica no longer holds: bots/discord/shards.py): no message, edit or click of it is
+    handled here, whatever the socket still delivers before it is closed."""
+    parsers: dict[str, Parser] = client._connection.parsers
+    for event, parse in list(parsers.items()):
+        if event not in ("READY", "RESUMED"):
+            parsers[event] = _gated(parse, allowed)
+
+
+def _gated(parse: Parser, allowed: Callable[[], bool]) -> Parser:
+    @functools.wraps(parse)
+    def gated(data: Any) -> None:
+        if allowed():
+            parse(data)
+
+    return gated
 
 
 def _guarded(event: str, parse: Parser,

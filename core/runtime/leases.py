@@ -8,9 +8,11 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import Q
+from tortoise.models import Model
 
 from core.outage import is_outage
 from core.models import RunLease, utc_now
@@ -18,57 +20,78 @@ from core.models import RunLease, utc_now
 log = logging.getLogger(__name__)
 
 
-class Leases:
-    """The leases of one replica (`owner`)."""
+class LeaseRows:
+    """Leases of one replica (`owner`) on the rows of a table (`model`, one row per `key`
+    value, with `owner` and `expires_at` columns): a row is taken with one conditional update
+    (free, expired, or already ours) or one insert, renewed while held, released when done.
+    Run leases and Discord shard claims are this one rule."""
 
-    def __init__(self, owner: str | None = None, ttl: timedelta = timedelta(seconds=30),
+    def __init__(self, model: type[Model], key: str, owner: str | None = None,
+                 ttl: timedelta = timedelta(seconds=30),
                  clock: Callable[[], datetime] = utc_now) -> None:
+        self.model = model
+        self.key = key
         self.owner = owner or uuid.uuid4().hex
         self.ttl = ttl
         self._clock = clock
 
-    async def claim(self, run_id: str) -> bool:
-        """Take the run's lease if it is free, expired, or already ours."""
+    async def claim(self, name: Any, **values: Any) -> bool:
+        """Take the row's lease if it is free, expired, or already ours (`values`: more
+        columns to set on it)."""
         now = self._clock()
-        taken = await RunLease.filter(
-            Q(run_id=run_id) & (Q(owner=self.owner) | Q(expires_at__lt=now))
-        ).update(owner=self.owner, expires_at=now + self.ttl)
+        taken = await self.model.filter(
+            Q(**{self.key: name}) & (Q(owner=self.owner) | Q(expires_at__lt=now))
+        ).update(owner=self.owner, expires_at=now + self.ttl, **values)
         if taken:
             return True
         try:
-            await RunLease.create(run_id=run_id, owner=self.owner, expires_at=now + self.ttl)
+            await self.model.create(**{self.key: name, "owner": self.owner,
+                                       "expires_at": now + self.ttl, **values})
         except IntegrityError:  # a live lease of another replica
             return False
         return True
 
-    async def take_new(self, run_id: str) -> None:
-        """The lease of a run id this replica just made up (nobody else can hold it): one
-        insert, without `claim`'s look for a lease to take over first."""
-        await RunLease.create(run_id=run_id, owner=self.owner, expires_at=self._clock() + self.ttl)
-
-    async def renew(self, run_ids: Iterable[str]) -> int:
-        """Extend our leases of these runs; returns how many we still hold."""
-        ids = list(run_ids)
+    async def renew(self, names: Iterable[Any]) -> int:
+        """Extend our leases of these rows; returns how many we still hold."""
+        ids = list(names)
         if not ids:
             return 0
-        return await RunLease.filter(run_id__in=ids, owner=self.owner).update(
+        return await self.model.filter(**{f"{self.key}__in": ids}, owner=self.owner).update(
             expires_at=self._clock() + self.ttl
         )
 
-    async def release(self, run_ids: Iterable[str]) -> None:
+    async def release(self, names: Iterable[Any]) -> None:
         """Give up our leases (a run finished, or this replica stops cleanly). With the database
         away they stay until they expire: a finished run is never resumed, and a stopped
         replica's runs are resumed a TTL later instead of at once."""
-        ids = list(run_ids)
+        ids = list(names)
         if not ids:
             return
         try:
-            await RunLease.filter(run_id__in=ids, owner=self.owner).delete()
+            await self.model.filter(**{f"{self.key}__in": ids}, owner=self.owner).delete()
         except Exception as error:
             if not is_outage(error):
                 raise
             log.warning("could not release %d leases, database unreachable (%s); they expire "
                         "in %s", len(ids), error, self.ttl)
+
+    async def live_others(self) -> list[dict[str, Any]]:
+        """The rows other replicas hold live leases of (one query)."""
+        return await self.model.filter(expires_at__gte=self._clock()).exclude(
+            owner=self.owner).values()
+
+
+class Leases(LeaseRows):
+    """The run leases of one replica (`owner`)."""
+
+    def __init__(self, owner: str | None = None, ttl: timedelta = timedelta(seconds=30),
+                 clock: Callable[[], datetime] = utc_now) -> None:
+        super().__init__(RunLease, "run_id", owner, ttl, clock)
+
+    async def take_new(self, run_id: str) -> None:
+        """The lease of a run id this replica just made up (nobody else can hold it): one
+        insert, without `claim`'s look for a lease to take over first."""
+        await RunLease.create(run_id=run_id, owner=self.owner, expires_at=self._clock() + self.ttl)
 
     async def held_by_others(self) -> set[str]:
         """The runs other replicas hold live leases of (one query, for a takeover scan)."""

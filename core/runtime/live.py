@@ -25,6 +25,7 @@ class LiveRun:
     position: int | None = None
     announced_position: int | None = None  # the queue position subscribers were last woken for
     pause: PauseView | None = None  # the latest clarify question
+    pause_reread: int | None = None  # the pause read again once the run went on past it
     approval: PauseView | None = None  # the latest tool approval
     error: str | None = None
     summary_ids: tuple[int, ...] = ()

@@ -16,10 +16,10 @@ from core.errors import (
     BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound, RunLost,
 )
 from core.events import ApprovalRequest, Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError
-from core.models import ENDED, MessageStatus
+from core.models import ENDED, MessageStatus, PauseStatus
 from core.runtime import records
 from core.runtime.approvals import persist_approval
-from core.runtime.clarify import persist_pause
+from core.runtime.clarify import find_pause, persist_pause, view
 from core.runtime.continuation import continue_run
 from core.runtime.context import RunContext
 from core.runtime.live import LiveRun
@@ -136,6 +136,10 @@ async def _consume(pool: RunContext, live: LiveRun, events: AsyncIterator[Event]
             # A burst already received is read without the loop ever waiting on the network:
             # let the flusher, the database's answers and the other runs have their turn.
             await asyncio.sleep(0)
+        if live.pause is not None and live.pause.status == PauseStatus.UNANSWERED \
+                and type(event) is not ClarifyRequest \
+                and (live.pause_reread != live.pause.pause_id or type(event) in (Done, RunError)):
+            await _answered_elsewhere(pool, live)
         step = _STEPS.get(type(event))
         if step is None:
             pool.publish(live)
@@ -155,6 +159,16 @@ async def _only(event: Event) -> AsyncIterator[Event]:
 async def _clarify(pool: RunContext, live: LiveRun, event: ClarifyRequest) -> None:
     await pool.durably(pool.buffer.flush)
     live.pause = await pool.durably(persist_pause, live.run_id, live.message_id, event)
+
+
+async def _answered_elsewhere(pool: RunContext, live: LiveRun) -> None:
+    """The run goes on while its question looks unanswered here: another replica took the
+    answer (a click that reached it). Hold the question as stored, so that what this replica
+    shows says who answered, not that nobody did."""
+    assert live.pause is not None
+    live.pause_reread = live.pause.pause_id  # once when it goes on, once more at its end
+    stored = await pool.durably(find_pause, None, live.pause.pause_id)
+    live.show(view(stored))
 
 
 async def _approval(pool: RunContext, live: LiveRun, event: ApprovalRequest) -> None:

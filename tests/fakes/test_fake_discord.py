@@ -590,6 +590,62 @@ async def test_an_outage_holds_for_its_window_of_the_clock() -> None:
         assert [m["content"] for m in fake.messages_in(fake.channel_id)] == ["through"]
 
 
+async def test_shards_get_only_their_guilds_and_dms_go_to_shard_zero(fake: FakeDiscord) -> None:
+    fake.gateway.shard_count = 2
+    on_one = fake.add_guild("Second", shard=(1, 2))
+    on_zero = fake.add_guild("Third", shard=(0, 2))
+    seen: dict[int, list[str]] = {0: [], 1: []}
+    clients = {s: make_client(shard_id=s, shard_count=2) for s in (0, 1)}
+    for shard, client in clients.items():
+        client.event(_recorder(seen[shard]))
+
+    async with fake.connected(clients[0]), fake.connected(clients[1]):
+        assert (await clients[0].http.get_bot_gateway())[0] == 2  # the recommended count
+        for channel in (on_one, on_zero, fake.dm_channel_id()):
+            await fake.send_user_message(f"to {channel}", channel_id=channel)
+        await fake.wait_until(lambda: len(seen[0]) + len(seen[1]) == 3)
+        default_shard = fake.gateway.shard_of(fake.guild_id, 2)
+        guilds = {s: {str(g.id) for g in c.guilds} for s, c in clients.items()}
+
+    assert seen == {0: [f"to {on_zero}", f"to {fake.dm_channel_id()}"], 1: [f"to {on_one}"]}
+    assert fake.channel(on_one)["guild_id"] in guilds[1]
+    assert fake.channel(on_zero)["guild_id"] in guilds[0]
+    assert str(fake.guild_id) in guilds[default_shard] and not guilds[0] & guilds[1]
+    ready = {tuple(f.d["shard"]) for f in fake.gateway.sent("READY")}
+    assert ready == {(0, 2), (1, 2)} and len(fake.gateway.live_sessions()) == 0
+
+
+async def test_two_sessions_of_one_shard_both_get_its_events(fake: FakeDiscord) -> None:
+    """As on Discord: what the replicas' claims must prevent, the fake makes visible."""
+    seen: list[str] = []
+    first, second = make_client(shard_id=0, shard_count=1), make_client(shard_id=0, shard_count=1)
+    first.event(_recorder(seen))
+    second.event(_recorder(seen))
+    async with fake.connected(first), fake.connected(second):
+        await fake.send_user_message("once")
+        await fake.wait_until(lambda: len(seen) == 2)
+        assert len(fake.gateway.live_sessions()) == 2
+
+
+@pytest.mark.parametrize(("shard", "code"), [((2, 2), 4010), ((0, 1), 4011)])
+async def test_a_bad_or_missing_shard_closes_the_gateway(
+    fake: FakeDiscord, shard: tuple[int, int], code: int
+) -> None:
+    fake.gateway.required_shards = 2
+    client = make_client(shard_id=shard[0], shard_count=shard[1])
+    with pytest.raises(discord.ConnectionClosed) as closed:
+        async with fake.connected(client):
+            pass
+    assert closed.value.code == code and fake.gateway.session is None
+
+
+def _recorder(into: list[str]) -> object:
+    async def on_message(message: discord.Message) -> None:
+        into.append(message.content)
+
+    return on_message
+
+
 async def test_reactions_are_added_and_removed_per_message(fake: FakeDiscord) -> None:
     client = make_client()
     async with fake.connected(client):

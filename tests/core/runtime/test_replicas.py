@@ -7,14 +7,14 @@ from pathlib import Path
 
 from core import sessions
 from core.bridge.client import BridgeClient
-from core.models import MessageStatus, RunLease, utc_now
+from core.models import MessageStatus, PauseStatus, RunLease, utc_now
 from core.runtime.leases import Leases
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from tests.bridge.harness import wait_until
 from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.core.runtime.waiting import finished, stored_seqs, until
-from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
 
 
 class Clock:
@@ -80,3 +80,26 @@ async def test_a_replica_that_lost_its_lease_stops_driving_the_run(db: str, skil
         await a.close()
         await b.close()
     assert done.status == MessageStatus.SUCCESS
+
+
+async def test_a_question_answered_on_another_replica_shows_answered_where_the_run_is_driven(
+    db: str, skills_dir: Path
+) -> None:
+    """The click reached B; A drives the run: A's views of it say who answered, to its end."""
+    clock = Clock()
+    async with FakeBridge() as fake:
+        fake.default_script = lambda run_id: [
+            ev("clarify_request", clarify_id=f"c-{run_id}", question="Which?", choices=["a"]),
+            WaitAnswer(f"c-{run_id}"), ev("text", text="a it is"), ev("done", final_text="a it is"),
+        ]
+        a = await _replica(fake.url, skills_dir, clock)
+        b = await _replica(fake.url, skills_dir, clock)
+        run = await a.start((await sessions.create_session()).id, "pick")
+        await until(a, run.run_id, lambda u: u.pause is not None)
+        assert (await b.answer(f"c-{run.run_id}", "a", user="U2")).accepted
+        done = await finished(a, run.run_id)
+        await a.close()
+        await b.close()
+
+    assert done.status == MessageStatus.SUCCESS and done.pause is not None
+    assert (done.pause.status, done.pause.answered_by) == (PauseStatus.ANSWERED, "U2")

@@ -9,7 +9,7 @@ interaction callbacks (types 4-9) and their webhook, and application commands. I
 limits (see `Limits`), records every REST call and gateway frame, and can inject faults.
 Use `discord_payloads` builders for hand-made events.
 
-Known gaps: permissions are not enforced, one shard only, no voice, no presence updates,
+Known gaps: permissions are not enforced, no voice, no presence updates,
 no audit log, archived threads still accept messages.
 """
 

@@ -1,5 +1,12 @@
 """The fake gateway: HELLO, IDENTIFY -> READY + GUILD_CREATE, heartbeats, RESUME with replay.
 
+Sharding as Discord does it: IDENTIFY may carry `shard: [id, count]`; several sessions may be
+open at once, and each guild's events go only to the sessions of shard
+`(guild_id >> 22) % count` (DMs to shard 0); every session of that shard gets them, as on
+Discord, so two clients identifying the same shard both see its events. `shard_count` is what
+GET /gateway/bot recommends; a shard id outside its count is closed with 4010, and a count
+below `required_shards` with 4011.
+
 Every dispatch gets a sequence number and is kept in the session's log, so a client that
 RESUMEs receives what it missed (and, if the test asks, some events it already had, to
 exercise dedupe). Frames are plain JSON text; when the client asks for
@@ -29,6 +36,7 @@ REQUEST_MEMBERS, INVALID_SESSION, HELLO, HEARTBEAT_ACK = 8, 9, 10, 11
 GUILDS, GUILD_MESSAGES, DIRECT_MESSAGES, MESSAGE_CONTENT = 1 << 0, 1 << 9, 1 << 12, 1 << 15
 PRIVILEGED_INTENTS = (1 << 1) | (1 << 8) | MESSAGE_CONTENT
 AUTHENTICATION_FAILED, DISALLOWED_INTENTS = 4004, 4014
+INVALID_SHARD, SHARDING_REQUIRED = 4010, 4011
 ABNORMAL_CLOSURE = 1006  # never sent in a close frame (RFC 6455): the TCP connection just drops
 
 
@@ -52,11 +60,12 @@ class Session:
     log: list[tuple[int, str, Payload]] = field(default_factory=list)
     conn: Connection | None = None
     redeliver: int = 0
+    shard: tuple[int, int] = (0, 1)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class Gateway:
-    """Serves `/gateway`; one shard, one session at a time."""
+    """Serves `/gateway`: sessions of any shards, several at once."""
 
     def __init__(
         self,
@@ -80,7 +89,27 @@ class Gateway:
         self.url = ""
         self.frames: list[Frame] = []
         self.connections: list[Connection] = []
-        self.session: Session | None = None
+        self.sessions: list[Session] = []
+        self.shard_count = 1  # what GET /gateway/bot recommends
+        self.required_shards = 1  # IDENTIFY with fewer is closed with 4011
+
+    @property
+    def session(self) -> Session | None:
+        """The newest session (of any shard)."""
+        return self.sessions[-1] if self.sessions else None
+
+    def session_of(self, shard: int) -> Session | None:
+        """The newest session of shard `shard`."""
+        return next((s for s in reversed(self.sessions) if s.shard[0] == shard), None)
+
+    def live_sessions(self) -> list[Session]:
+        """The sessions with a connection open now."""
+        return [s for s in self.sessions if s.conn is not None and not s.conn.ws.closed]
+
+    @staticmethod
+    def shard_of(guild_id: str | int | None, count: int) -> int:
+        """Discord's rule: a guild's shard is (guild_id >> 22) % count; DMs are shard 0."""
+        return (int(guild_id) >> 22) % count if guild_id else 0
 
     # -- serving ----------------------------------------------------------------------
 
@@ -102,8 +131,9 @@ class Gateway:
                 if msg.type is WSMsgType.TEXT:
                     await self._on_frame(conn, json.loads(msg.data))
         finally:
-            if self.session is not None and self.session.conn is conn:
-                self.session.conn = None
+            for session in self.sessions:
+                if session.conn is conn:
+                    session.conn = None
             self._notifier.notify()
         return ws
 
@@ -128,17 +158,34 @@ class Gateway:
         if intents & PRIVILEGED_INTENTS & ~self._allowed_privileged:
             await conn.ws.close(code=DISALLOWED_INTENTS, message=b"Disallowed intent(s).")
             return
-        self.session = Session(secrets.token_hex(16), intents, conn=conn)
-        await self.dispatch("READY", self._ready_payload(self.session))
-        for guild_id in self._world.guilds:
-            await self.dispatch("GUILD_CREATE", self._world.guild_payload(guild_id))
+        shard = data.get("shard") or [0, 1]
+        valid = (isinstance(shard, list) and len(shard) == 2
+                 and all(isinstance(n, int) for n in shard) and 0 <= shard[0] < shard[1])
+        if not valid:
+            await conn.ws.close(code=INVALID_SHARD, message=b"Invalid shard.")
+            return
+        if shard[1] < self.required_shards:
+            await conn.ws.close(code=SHARDING_REQUIRED, message=b"Sharding required.")
+            return
+        session = Session(secrets.token_hex(16), intents, conn=conn, shard=(shard[0], shard[1]))
+        self.sessions.append(session)
+        guilds = self._guilds_of(session)
+        async with session.lock:
+            await self._append(session, "READY", self._ready_payload(session, guilds))
+            for guild_id in guilds:
+                await self._append(session, "GUILD_CREATE", self._world.guild_payload(guild_id))
 
-    def _ready_payload(self, session: Session) -> Payload:
+    def _guilds_of(self, session: Session) -> list[str]:
+        shard, count = session.shard
+        return [g for g in self._world.guilds if self.shard_of(g, count) == shard]
+
+    def _ready_payload(self, session: Session, guilds: list[str]) -> Payload:
         world = self._world
         return {
             "v": 10,
             "user": world.bot,
-            "guilds": [{"id": g, "unavailable": True} for g in world.guilds],
+            "guilds": [{"id": g, "unavailable": True} for g in guilds],
+            "shard": list(session.shard),
             "session_id": session.id,
             "session_type": "normal",
             "resume_gateway_url": self.url,
@@ -152,9 +199,8 @@ class Gateway:
         }
 
     async def _resume(self, conn: Connection, data: Payload) -> None:
-        session = self.session
-        known = session is not None and data.get("session_id") == session.id
-        if session is None or not known or data.get("token") != self._token:
+        session = next((s for s in self.sessions if s.id == data.get("session_id")), None)
+        if session is None or data.get("token") != self._token:
             await self._send(conn, {"op": INVALID_SESSION, "d": False, "s": None, "t": None})
             return
         async with session.lock:
@@ -177,18 +223,25 @@ class Gateway:
     # -- sending ----------------------------------------------------------------------
 
     async def dispatch(self, event: str, data: Payload) -> int | None:
-        """Send (or, while the client is away, queue for RESUME) one dispatch event.
+        """Send (or, while a client is away, queue for RESUME) one dispatch event to every
+        session of its guild's shard.
 
-        Returns its sequence number, or None when the session's intents filter it out.
+        Returns its sequence number in the newest such session, or None when no session
+        of that shard gets it (none yet, or the intents filter it out).
         """
-        session = self.session
-        if session is None:
+        if not self.sessions:
             raise RuntimeError("fake Discord: no gateway session; wait until the client is ready")
-        visible = self._visible(session, event, data)
-        if visible is None:
-            return None
-        async with session.lock:
-            return await self._append(session, event, visible)
+        guild_id = data.get("guild_id") or (data.get("id") if event.startswith("GUILD_") else None)
+        seq = None
+        for session in list(self.sessions):
+            if self.shard_of(guild_id, session.shard[1]) != session.shard[0]:
+                continue
+            visible = self._visible(session, event, data)
+            if visible is None:
+                continue
+            async with session.lock:
+                seq = await self._append(session, event, visible)
+        return seq
 
     async def _append(self, session: Session, event: str, data: Payload) -> int:
         session.seq += 1
@@ -241,15 +294,16 @@ class Gateway:
 
     # -- test controls ----------------------------------------------------------------
 
-    async def disconnect(self, *, code: int = 4000, redeliver: int = 0, hold: bool = False) -> None:
+    async def disconnect(self, *, code: int = 4000, redeliver: int = 0, hold: bool = False,
+                         shard: int | None = None) -> None:
         """Close the client's socket with `code` (1006: drop the TCP connection, no close
         frame, as a network failure does); its RESUME will replay what it missed plus
-        `redeliver` more.
+        `redeliver` more. `shard`: that shard's newest session (default: the newest).
 
         With `hold`, new connections wait (no HELLO) until `release()`, so a test can
         dispatch events while the client is certainly away.
         """
-        session = self._require_session()
+        session = self._require_session(shard)
         if hold:
             self._open.clear()
         async with session.lock:
@@ -265,17 +319,18 @@ class Gateway:
     def release(self) -> None:
         self._open.set()
 
-    async def send_op(self, op: int, data: Any = None) -> None:
+    async def send_op(self, op: int, data: Any = None, *, shard: int | None = None) -> None:
         """Send a bare opcode (RECONNECT 7, INVALID_SESSION 9) on the live connection."""
-        conn = self._require_session().conn
+        conn = self._require_session(shard).conn
         if conn is None:
             raise RuntimeError("fake Discord: the client is not connected")
         await self._send(conn, {"op": op, "d": data, "s": None, "t": None})
 
-    def _require_session(self) -> Session:
-        if self.session is None:
+    def _require_session(self, shard: int | None = None) -> Session:
+        session = self.session if shard is None else self.session_of(shard)
+        if session is None:
             raise RuntimeError("fake Discord: no gateway session yet")
-        return self.session
+        return session
 
     async def close(self) -> None:
         self._closing = True

@@ -72,7 +72,7 @@ async def application(request: web.Request) -> web.Response:
 async def gateway(request: web.Request) -> web.Response:
     core = core_of(request)
     limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
-    return json_response({"url": core.gateway.url, "shards": 1, "session_start_limit": limit})
+    return json_response({"url": core.gateway.url, "shards": core.gateway.shard_count, "session_start_limit": limit})
 
 
 def _guild_id(request: web.Request) -> str:

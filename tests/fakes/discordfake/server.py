@@ -200,6 +200,15 @@ class FakeDiscord(Driving):
         """Another channel in the default guild (add before the client connects)."""
         return int(self.world.add_text_channel(name, guild_id=self.world.guild_id)["id"])
 
+    def add_guild(self, name: str, *, shard: tuple[int, int] | None = None) -> int:
+        """Another guild (with every human in it) and its #general channel; returns the
+        channel's id. `shard` (id, count): a guild on that gateway shard."""
+        guild_id = self.world.add_guild(name, shard)["id"]
+        for user in self.world.users.values():
+            if not user.get("bot"):
+                self.world.add_member(user, guild_id)
+        return int(self.world.add_text_channel("general", guild_id=guild_id)["id"])
+
     def add_forum_channel(self, name: str) -> int:
         """A forum channel (type 15) in the default guild (add before the client connects)."""
         return int(self.world.add_forum_channel(name, guild_id=self.world.guild_id)["id"])

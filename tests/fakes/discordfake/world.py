@@ -31,6 +31,13 @@ class Snowflakes:
         self._last = max(value, self._last + 1)
         return str(self._last)
 
+    def next_on_shard(self, shard: int, count: int) -> str:
+        """The next snowflake whose timestamp puts a guild on `shard` of `count`."""
+        stamp = int(self.next()) >> 22
+        stamp += (shard - stamp) % count
+        self._last = max(self._last, (stamp << 22) | (1 << 17))
+        return str(self._last)
+
 
 @dataclass
 class GuildState:
@@ -66,8 +73,9 @@ class World:
         self.users[user["id"]] = user
         return user
 
-    def add_guild(self, name: str) -> Payload:
-        guild_id = self.ids.next()
+    def add_guild(self, name: str, shard: tuple[int, int] | None = None) -> Payload:
+        """A guild with the bot and alice in it; `shard` (id, count): one on that shard."""
+        guild_id = self.ids.next_on_shard(*shard) if shard else self.ids.next()
         everyone = dp.make_role(guild_id, "@everyone", permissions=dp.MEMBER_PERMISSIONS)
         bot_role = dp.make_role(
             self.ids.next(), self.bot["username"], permissions=dp.BOT_PERMISSIONS, position=1
