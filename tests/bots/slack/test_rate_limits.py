@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,7 +142,10 @@ async def test_ten_concurrent_runs_share_the_workspace_budget(timed: Timed) -> N
     print(f"\n10 runs: {len(updates)} chat.update in {span:.0f} s, per message {per_message}, "
           f"{timed.slack.ratelimited} rate-limited")
     assert timed.slack.ratelimited == 0
-    assert per_message[0] >= 2 and per_message[-1] - per_message[0] <= 3  # shared fairly
+    # Shared fairly: progress edits within 3 of each other, and one more for the answer,
+    # which is its message's last edit only when the workspace had a call for it at once
+    # (else it is posted beside, and the message deleted).
+    assert per_message[0] >= 2 and per_message[-1] - per_message[0] <= 4
     for first in updates:  # never more than Slack's Tier 3 (50/min + a burst of 10) in a minute
         assert len([c for c in updates if first.at <= c.at < first.at + 60]) <= 60
 
@@ -227,7 +230,8 @@ def answered_in_channel(h: Harness, channel: str, thread: str, text: str) -> boo
 BUNCH = [f"CBUNCH{n}" for n in range(10)]
 
 
-async def ten_ending_together(t: Timed, final: str, before_the_end: Callable[[], None] = lambda: None,
+async def ten_ending_together(t: Timed, final: str,
+                              before_the_end: Callable[[], Awaitable[None]] | None = None,
                               ) -> tuple[list[str], list[str], float]:
     """Ten turns of one workspace, each in its own channel (as in bench.load), whose runs end
     at the same instant after 4 s of progress (`before_the_end` is called just before); their
@@ -239,7 +243,8 @@ async def ten_ending_together(t: Timed, final: str, before_the_end: Callable[[],
     runs = await poll(lambda: len(a := t.h.pool.active()) == 10 and a)
     await advance_until(t.clock, lambda: all(t.h.bot_messages(c, th) for c, th in zip(channels, threads, strict=True)))
     await play(t, 39, seqs, [r.run_id for r in runs])
-    before_the_end()
+    if before_the_end is not None:
+        await before_the_end()
     t.bridge.release("s39")  # the last step, then `done`
     await poll(lambda: all((v := t.h.pool.view(r.run_id)) and v.finished for r in runs))
     return channels, threads, t.clock.now
@@ -273,9 +278,9 @@ async def test_streamed_answers_ending_together_show_at_once_though_stop_stream_
     timed.slack.streaming = True
     sender, streams = timed.h.bot.services.sender, []
 
-    def other_turns_stop() -> None:
+    async def other_turns_stop() -> None:
         streams.extend(m for c in BUNCH for m in timed.slack.history(c) if m.streaming)
-        while sender.limiter.try_take(*budgets.stop_stream(TEAM_ID)[0]):
+        while await sender.limiter.try_take(*budgets.stop_stream(TEAM_ID)[0]):
             pass  # other turns' stops took every call there was
 
     channels, threads, ended_at = await ten_ending_together(timed, "Streamed and done.", other_turns_stop)
