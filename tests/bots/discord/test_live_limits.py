@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bots.discord import DiscordBot
-from bots.discord.delivery import Outbox
+from bots.discord.render.presenters import Outboxes
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
@@ -97,7 +97,7 @@ async def play(fake: FakeDiscord, bridge: FakeBridge, pool: RunPool, clock: Step
     """One simulated second at a time: let each run's events through, then move the clock in
     quarter seconds, each time until the bot has done all it may do before the next."""
     probe = RouteProbe(bot)
-    outbox = bot.services.outbox
+    outboxes = bot.services.outboxes
     for second in range(SECONDS):
         for update in pool.active():
             bridge.release(f"{update.run_id}-{second}")
@@ -105,11 +105,11 @@ async def play(fake: FakeDiscord, bridge: FakeBridge, pool: RunPool, clock: Step
         await fake.wait_until(lambda folded=folded: not pool.active() or count == sum(
             u.state.last_seq >= folded for u in pool.active()), 10.0, f"second {second}")
         for _ in range(STEPS):
-            await settle(fake, clock, outbox, lambda: probe.caught_up(pool))
+            await settle(fake, clock, outboxes, lambda: probe.caught_up(pool))
             clock.advance(1.0 / STEPS)
     await fake.wait_until(lambda: not pool.active(), 10.0, "the runs to finish")
     for _ in range(20 * STEPS):  # the last updates and the final answers, within the budget
-        await settle(fake, clock, outbox, lambda: probe.caught_up(pool))
+        await settle(fake, clock, outboxes, lambda: probe.caught_up(pool))
         if shown():
             return
         clock.advance(1.0 / STEPS)
@@ -119,13 +119,19 @@ async def play(fake: FakeDiscord, bridge: FakeBridge, pool: RunPool, clock: Step
 SETTLE_TURNS = 5
 
 
-async def settle(fake: FakeDiscord, clock: SteppedClock, outbox: Outbox,
+async def settle(fake: FakeDiscord, clock: SteppedClock, outboxes: Outboxes,
                  caught_up: Callable[[], bool]) -> None:
     """Until the bot has taken in every update, every call is answered and every busy
-    channel waits for the clock."""
+    channel of every outbox waits for the clock. The reactions' and renames' workers sleep on
+    the same clock: counted against the messages' workers alone, one of them waiting would
+    pass for a message worker that is still on its way to its next wait (under load, while
+    it reads an answer), and the clock would move on without it, spending the run's time."""
+    def busy() -> int:
+        return sum(o.busy() for o in (outboxes.messages, outboxes.reactions, outboxes.renames))
+
     def settled() -> bool:
         return (caught_up() and all(c.status is not None for c in fake.calls)
-                and clock.blocked() >= outbox.busy())
+                and clock.blocked() >= busy())
 
     # Settled for a few turns of the loop in a row: a write whose answer was just read, or a
     # worker just woken, is on its way to its next wait, which is not visible in one look.
