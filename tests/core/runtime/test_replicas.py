@@ -7,6 +7,7 @@ from pathlib import Path
 
 from core import sessions
 from core.bridge.client import BridgeClient
+from core.conversation.policy import Policy
 from core.models import MessageStatus, PauseStatus, RunLease, utc_now
 from core.runtime.leases import Leases
 from core.runtime.pool import RunPool
@@ -103,3 +104,30 @@ async def test_a_question_answered_on_another_replica_shows_answered_where_the_r
 
     assert done.status == MessageStatus.SUCCESS and done.pause is not None
     assert (done.pause.status, done.pause.answered_by) == (PauseStatus.ANSWERED, "U2")
+
+
+async def test_an_approval_decided_on_another_replica_shows_decided_where_the_run_is_driven(
+    db: str, skills_dir: Path
+) -> None:
+    """The click on the approval reached B; A drives the run: A's views of it say who decided
+    (not that it expired), to its end. The same rule as a clarify question's."""
+    clock = Clock()
+    async with FakeBridge() as fake:
+        fake.default_script = lambda run_id: [
+            ev("approval_request", approval_id=f"a-{run_id}", command="rm -rf /tmp/x",
+               reason="recursive delete", choices=["once", "deny"]),
+            WaitAnswer(f"a-{run_id}"), ev("text", text="removed"), ev("done", final_text="removed"),
+        ]
+        a = await _replica(fake.url, skills_dir, clock)
+        b = await _replica(fake.url, skills_dir, clock)
+        run = await a.start((await sessions.create_session()).id, "clean up")
+        await until(a, run.run_id, lambda u: u.approval is not None)
+        policy = Policy.of("anyone", admins=["U2"])
+        assert (await b.decide(f"a-{run.run_id}", "once", "U2", policy)).accepted
+        done = await finished(a, run.run_id)
+        await a.close()
+        await b.close()
+
+    assert done.status == MessageStatus.SUCCESS and done.approval is not None
+    assert (done.approval.status, done.approval.answered_by, done.approval.answer) == (
+        PauseStatus.ANSWERED, "U2", "once")
