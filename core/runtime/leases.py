@@ -93,14 +93,10 @@ class Leases(LeaseRows):
         insert, without `claim`'s look for a lease to take over first."""
         await RunLease.create(run_id=run_id, owner=self.owner, expires_at=self._clock() + self.ttl)
 
-    async def held_by_others(self) -> set[str]:
-        """The runs other replicas hold live leases of (one query, for a takeover scan)."""
-        rows = await RunLease.filter(expires_at__gte=self._clock()).exclude(
-            owner=self.owner).values_list("run_id", flat=True)
-        return {str(run_id) for run_id in rows}
-
-    async def held_elsewhere(self, run_id: str) -> bool:
-        """Whether another replica holds a live lease of this run."""
-        return await RunLease.filter(
-            run_id=run_id, expires_at__gte=self._clock()
-        ).exclude(owner=self.owner).exists()
+    async def held_by_others(self, run_ids: Iterable[str] | None = None) -> set[str]:
+        """The runs (of `run_ids`, or all) other replicas hold live leases of: one query, for
+        a takeover scan or a renewal pass, however many runs it asks about."""
+        query = RunLease.filter(expires_at__gte=self._clock()).exclude(owner=self.owner)
+        if run_ids is not None:
+            query = query.filter(run_id__in=list(run_ids))
+        return {str(run_id) for run_id in await query.values_list("run_id", flat=True)}

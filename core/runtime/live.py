@@ -25,7 +25,7 @@ class LiveRun:
     position: int | None = None
     announced_position: int | None = None  # the queue position subscribers were last woken for
     pause: PauseView | None = None  # the latest clarify question
-    pause_reread: int | None = None  # the pause read again once the run went on past it
+    pauses_reread: set[int] = field(default_factory=set)  # read again once the run went on
     approval: PauseView | None = None  # the latest tool approval
     error: str | None = None
     summary_ids: tuple[int, ...] = ()
@@ -90,6 +90,11 @@ class LiveRun:
         else:
             self.pause = pause
         return True
+
+    def unanswered_pauses(self) -> list[PauseView]:
+        """The clarify question and tool approval held here as still waiting for an answer."""
+        return [held for held in (self.pause, self.approval)
+                if held is not None and held.status == PauseStatus.UNANSWERED]
 
     def expire_pauses(self) -> bool:
         """Mark the unanswered clarify and approval expired; True if one was."""

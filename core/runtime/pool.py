@@ -241,27 +241,41 @@ class RunPool:
         self.publish(live)
 
     async def _keep_leases(self) -> None:
-        """Renew our leases; stop driving any run whose lease another replica took."""
+        """Renew our leases every third of a lease, counted from the start of the last pass:
+        a pass that waited behind a busy event loop or database pool does not push the next
+        one later still (a busy replica is alive and must keep its runs). Stop driving any run
+        whose lease another replica took."""
+        every, took = self.leases.ttl.total_seconds() / 3, 0.0
         while True:
-            await asyncio.sleep(self.leases.ttl.total_seconds() / 3)
+            await asyncio.sleep(max(0.0, every - took))
+            started = self._monotonic()
             try:
                 await self.renew_leases()
             except Exception as error:  # keep renewing: a lost keeper would lose every run
                 level = logging.WARNING if is_outage(error) else logging.ERROR
                 log.log(level, "lease renewal failed (%s: %s); next try in %.1f s",
-                        type(error).__name__, error, self.leases.ttl.total_seconds() / 3,
-                        exc_info=level == logging.ERROR)
+                        type(error).__name__, error, every, exc_info=level == logging.ERROR)
+            took = self._monotonic() - started
+            if took > every:
+                log.warning("lease renewal took %.1f s, more than its period of %.1f s "
+                            "(event loop or database pool busy)", took, every)
 
     async def renew_leases(self) -> None:
-        """One renewal pass (the keeper's loop body; tests call it directly)."""
+        """One renewal pass (the keeper's loop body; tests call it directly): two queries
+        however many runs. A run whose lease another replica took is let go here (its task
+        cancelled, the run forgotten), so that if its new owner gives it up in turn, any
+        replica's takeover scan, this one's included, adopts it again: it always finishes."""
         driving = [r for r in self._runs.values() if r.task and not r.task.done()]
         if not driving:
             return
         await self.leases.renew(r.run_id for r in driving)
-        lost = [r for r in driving if await self.leases.held_elsewhere(r.run_id)]
+        taken = await self.leases.held_by_others(r.run_id for r in driving)
+        lost = [r for r in driving if r.run_id in taken]
         if lost:
             log.warning("lost the lease of %d runs to another replica", len(lost))
             await self._abandon(lost)
+            for live in lost:
+                self.let_go(live)
 
     async def _abandon(self, runs: list[LiveRun]) -> None:
         for live in runs:

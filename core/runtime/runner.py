@@ -16,14 +16,15 @@ from core.errors import (
     BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound, RunLost,
 )
 from core.events import ApprovalRequest, Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError
-from core.models import ENDED, MessageStatus, PauseStatus
+from core.models import ENDED, MessageStatus, PauseKind
 from core.runtime import records
-from core.runtime.approvals import persist_approval
+from core.runtime.approvals import find_approval, persist_approval
 from core.runtime.clarify import find_pause, persist_pause, view
 from core.runtime.continuation import continue_run
 from core.runtime.context import RunContext
 from core.runtime.live import LiveRun
 from core.runtime.requests import build_request
+from core.runtime.updates import PauseView
 
 
 log = logging.getLogger(__name__)
@@ -136,10 +137,10 @@ async def _consume(pool: RunContext, live: LiveRun, events: AsyncIterator[Event]
             # A burst already received is read without the loop ever waiting on the network:
             # let the flusher, the database's answers and the other runs have their turn.
             await asyncio.sleep(0)
-        if live.pause is not None and live.pause.status == PauseStatus.UNANSWERED \
-                and type(event) is not ClarifyRequest \
-                and (live.pause_reread != live.pause.pause_id or type(event) in (Done, RunError)):
-            await _answered_elsewhere(pool, live)
+        if (live.pause is not None or live.approval is not None) and type(event) not in _ASKS:
+            for held in live.unanswered_pauses():
+                if held.pause_id not in live.pauses_reread or type(event) in (Done, RunError):
+                    await _answered_elsewhere(pool, live, held)
         step = _STEPS.get(type(event))
         if step is None:
             pool.publish(live)
@@ -161,13 +162,13 @@ async def _clarify(pool: RunContext, live: LiveRun, event: ClarifyRequest) -> No
     live.pause = await pool.durably(persist_pause, live.run_id, live.message_id, event)
 
 
-async def _answered_elsewhere(pool: RunContext, live: LiveRun) -> None:
-    """The run goes on while its question looks unanswered here: another replica took the
-    answer (a click that reached it). Hold the question as stored, so that what this replica
-    shows says who answered, not that nobody did."""
-    assert live.pause is not None
-    live.pause_reread = live.pause.pause_id  # once when it goes on, once more at its end
-    stored = await pool.durably(find_pause, None, live.pause.pause_id)
+async def _answered_elsewhere(pool: RunContext, live: LiveRun, held: PauseView) -> None:
+    """The run goes on while its clarify question or tool approval looks unanswered here:
+    another replica took the answer (a click that reached it). Hold the pause as stored, so
+    that what this replica shows says who answered, not that nobody did (nor that it expired)."""
+    live.pauses_reread.add(held.pause_id)  # once when it goes on, once more at its end
+    find = find_approval if held.kind == PauseKind.APPROVAL else find_pause
+    stored = await pool.durably(find, None, held.pause_id)
     live.show(view(stored))
 
 
@@ -235,6 +236,8 @@ async def _flush_quietly(pool: RunContext) -> None:
     except Exception:  # the rows stay queued for the next flush
         log.warning("could not flush the log buffer", exc_info=True)
 
+
+_ASKS = (ClarifyRequest, ApprovalRequest)  # the events that put a pause on
 
 # What an event does beyond its row, its fold and the update (the other kinds: nothing).
 _STEPS: dict[type, Callable[[RunContext, LiveRun, Any], Awaitable[None]]] = {

@@ -10,7 +10,8 @@ one-shot fault markers placed between them:
 - `Comments(n)`: n heartbeat comment lines at once;
 - `Stall(name, heartbeat=None)`: hold the connection (silent, or a comment every
   `heartbeat` s) until `release(name)`, an abort, or the client going away;
-- `WaitAnswer(clarify_id)`: hold (with heartbeats) until that clarify is answered.
+- `WaitAnswer(clarify_id)`: hold (with heartbeats) until that clarify is answered (or that
+  approval decided).
 
 A marker fires once, on whichever connection reaches it first; a reconnect with
 `Last-Event-ID: N` replays the events after N and goes on from there. `fail(route, status)`
@@ -225,6 +226,7 @@ class FakeBridge:
         app.router.add_get("/runs/{run_id}", self._get_run)
         app.router.add_post("/runs/{run_id}/abort", self._abort)
         app.router.add_post("/clarify/{clarify_id}/answer", self._answer)
+        app.router.add_post("/runs/{run_id}/approval", self._approve)
         app.router.add_post("/sessions/{session_id}/reset", self._reset)
         app.router.add_get("/sessions/{session_id}/memory", self._get_memory)
         app.router.add_post("/sessions/{session_id}/memory", self._set_memory)
@@ -329,6 +331,21 @@ class FakeBridge:
         run.answers[clarify_id] = body["answer"]
         run.bump()
         return web.json_response({"clarify_id": clarify_id, "run_id": run.run_id})
+
+    async def _approve(self, request: web.Request) -> web.Response:
+        """A decision on a run's `approval_request`; recorded in `answers` like a clarify's
+        answer, so `WaitAnswer(approval_id)` holds until it."""
+        run = self.runs.get(request.match_info["run_id"])
+        approval_id = (await request.json())["approval_id"]
+        if run is None or not any(item[0] == "approval_request"
+                                  and item[1]["approval_id"] == approval_id
+                                  for _, _, item in run.numbered()):
+            return _error(404, "approval_not_found", "no such approval")
+        if approval_id in run.answers:
+            return _error(409, "approval_decided", "this approval was already decided")
+        run.answers[approval_id] = (await request.json())["decision"]
+        run.bump()
+        return web.json_response({"approval_id": approval_id, "run_id": run.run_id})
 
     async def _reset(self, request: web.Request) -> web.Response:
         session_id = request.match_info["session_id"]

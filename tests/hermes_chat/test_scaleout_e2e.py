@@ -5,8 +5,9 @@ and of a Bridge in the middle. Every conversation completes, every log row is st
 every thread shows one answer (plus its question) and no false "still working" on either
 platform, and every click is handled once.
 
-The fake Slack's rate limits are off: Slack's budgets are per process for now, and three
-processes posting in one channel would meet its per-channel post limit.
+The fake Slack enforces its normal rate limits (per method, per channel's posts, per message's
+edits): the three replicas share Slack's budgets through PostgreSQL, so none of them is ever
+answered 429.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tests.bots.slack.harness import SECRET, has_button, texts
 from tests.conftest import BACKEND
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
-from tests.fakes.slack import FakeSlack, SlackLimits
+from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID
 from tests.hermes_chat.test_bridges_e2e import TOKEN, _bridge
 from tests.hermes_chat.test_replicas_e2e import (
@@ -116,7 +117,7 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
     (tmp_path / "skills").mkdir()
     bridges = [await _bridge(tmp_path, name) for name in ("a", "b")]
     try:
-        async with FakeSlack(bot_token="xoxb-test", limits=SlackLimits.unlimited()) as slack, \
+        async with FakeSlack(bot_token="xoxb-test") as slack, \
                 FakeDiscord() as discord, contextlib.AsyncExitStack() as stack:
             discord.gateway.shard_count = SHARDS  # GET /gateway/bot recommends three
             channels = [discord.add_guild(f"Guild {s}", shard=(s, SHARDS)) for s in range(SHARDS)]
@@ -225,3 +226,6 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
     assert not [t for t in shown if BUSY_WORDS in t]
     for click in clicks:
         assert len(discord.interaction(click.id).callbacks) == 1  # one replica took it
+    limited = [(c.method, c.args.get("channel"), c.args.get("ts"), c.at) for c in slack.calls
+               if c.status == 429]
+    assert slack.ratelimited == 0, limited  # the replicas share Slack's budgets

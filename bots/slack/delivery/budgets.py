@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from core.ratelimit import Limit
 
-# A live message is edited by the replica that follows its run: its budget is that replica's.
-PER_MESSAGE_EDIT = Limit(per_second=1 / 1.1, burst=1, shared=False)
+# Shared like the others: one message may be edited by several replicas at once (a question
+# clicked on one replica while another drives its run, a run taken over by another replica
+# while the old one's last edit is in flight), and Slack counts its edits whoever sends them.
+PER_MESSAGE_EDIT = Limit(per_second=1 / 1.1, burst=1)
 PER_CHANNEL_POST = Limit(per_second=1 / 1.1, burst=4)
 TIER_2 = Limit.per_minute(18, burst=4)
 TIER_3 = Limit.per_minute(45, burst=8)
