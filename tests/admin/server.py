@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 
 import uvicorn
+from tests.serving import KEEP_ALIVE
 from litestar import Litestar
 
 DEADLINE = 20.0  # seconds any single wait in a test may take
@@ -30,7 +31,8 @@ async def serving(app: Litestar) -> AsyncIterator[str]:
     TCP_NODELAY from asyncio, and every keep-alive request would wait ~40 ms for a delayed ACK.
     """
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, lifespan="on", log_config=None, timeout_graceful_shutdown=1
+        app, host="127.0.0.1", port=0, lifespan="on", log_config=None, timeout_graceful_shutdown=1,
+        timeout_keep_alive=KEEP_ALIVE,
     )
     server = _Server(config)
     task = asyncio.create_task(server.serve())

@@ -18,6 +18,7 @@ from litestar import Litestar
 from bridge.app import create_app
 from bridge.settings import BridgeSettings
 from tests.fakes.llm_server import ScriptedLLM
+from tests.serving import KEEP_ALIVE
 
 DEADLINE = 20.0  # seconds any single wait in a test may take
 
@@ -47,7 +48,8 @@ async def running_bridge(settings: BridgeSettings, secrets: Mapping[str, str] | 
     sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     app = create_app(settings, secrets)
-    config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)
+    config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1,
+                            timeout_keep_alive=KEEP_ALIVE)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     await wait_until(lambda: server.started)

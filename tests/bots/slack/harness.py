@@ -36,6 +36,7 @@ from tests.fakes.slack_payloads import (
     make_slash_command,
     make_view_submission,
 )
+from tests.serving import KEEP_ALIVE
 
 SECRET = "test-signing-secret"
 DEADLINE = 20.0
@@ -62,7 +63,8 @@ async def serving(app: Litestar) -> AsyncIterator[str]:
     """Serve `app` until the block exits; yields its base URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)
+    config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1,
+                            timeout_keep_alive=KEEP_ALIVE)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     await until(lambda: server.started)
