@@ -8,8 +8,8 @@ replicas, each serving its own Slack HTTP events route, and M Bridges (`python -
 listed in HERMES_BRIDGE_URL). This process hosts the fakes (bench/load's world: the scripted
 model, the fake Slack with its rate limits on real time) and the users, who send each new
 conversation's message (a signed `app_mention` in a channel of its own, bench/load's drive) to
-the replicas in turn, as a load balancer would. Slack only: Discord is not sharded across
-replicas, so every replica would hold the same gateway session.
+the replicas in turn, as a load balancer would. Slack only: the bench drives Slack's events
+route (Discord's sharding across replicas is tested in tests/hermes_chat/test_scaleout_e2e.py).
 
 Per configuration, after one unrecorded `@hermes help` per replica and four conversations per
 Bridge (bolt's token check, the agent's import), the offered rate steps up (x1.4 from
@@ -235,7 +235,7 @@ def table(plan: Plan, rounds: list[list[Outcome]]) -> str:
             for i, o in enumerate(rounds[0])}
     medians = {config: statistics.median(values) for config, values in held.items()}
     base = medians.get((1, 1)) or next(iter(medians.values()))
-    lines = [f"Slack only (Discord is not sharded across replicas); first-reply p99 target "
+    lines = [f"Slack only (the bench drives Slack's events route); first-reply p99 target "
              f"{plan.target_p99:g} s; offered rate from {plan.start_rate:g}/min x{plan.factor:g} "
              f"per {plan.step_seconds:g} s step; median of {plan.rounds} round(s); every "
              "process shares this machine's cores",
