@@ -10,7 +10,9 @@ import pytest
 from tests.conftest import BACKEND
 from tests.load.child import run_module
 
-pytestmark = pytest.mark.skipif(BACKEND != "postgres", reason="the bench runs on PostgreSQL")
+# `db`: it runs in the PostgreSQL pass of the suite (the SQLite pass skips it).
+pytestmark = [pytest.mark.db,
+              pytest.mark.skipif(BACKEND != "postgres", reason="the bench runs on PostgreSQL")]
 DEADLINE = 120.0  # usually about 20 s; two processes start on two shared cores
 
 
