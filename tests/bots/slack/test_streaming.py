@@ -154,10 +154,9 @@ async def test_an_append_dropped_when_the_run_ends_is_sent_with_the_stop(
     h.slack.ratelimit("chat.appendStream", times=2, retry_after=10)
     llm.script(tool_reply(ToolCall("todo", TODOS)), text_reply("Answered anyway.", gate=gate))
     thread = (await h.event("app_mention", text="plan it"))["ts"]
-    async with asyncio.timeout(60):  # two Retry-Afters on a loaded machine
-        while not [c for c in h.slack.calls_to("chat.appendStream")
-                   if c.status == 429 and "todo-2" in str(c.args.get("chunks"))]:
-            await asyncio.sleep(0.01)
+    await until(lambda: [c for c in h.slack.calls_to("chat.appendStream")
+                         if c.status == 429 and "todo-2" in str(c.args.get("chunks"))],
+                deadline=60)  # two Retry-Afters on a loaded machine
     gate.set()
     [done] = await h.answered(CHANNEL_ID, thread)
     assert "Answered anyway." in texts(done)
