@@ -106,9 +106,9 @@ class RunPool:
         An `author` over their quota is refused (RateLimited) before anything is written.
         """
         session = await self._session_defaults(session_id, fields)
-        previous = self._in_flight(session.id)
-        if previous is not None and not queue:
-            raise Busy(f"session {session_id} is still working on run {previous.run_id}")
+        previous = self._sessions.get(session.id)
+        if not queue:
+            await self._refuse_if_busy(session.id)
         await self.quota.take(fields.get("author"))
         return await self._launch(
             session_id, RunOptions(max_iterations, after=self.done_future(previous)),
@@ -119,20 +119,21 @@ class RunPool:
                          **fields: Any) -> RunUpdate:
         """A new version of an assistant message, generated live."""
         message = await tree.get_message(message_id, session_id)
-        self._refuse_if_busy(message.session_id)
+        await self._refuse_if_busy(message.session_id)
         await self.quota.take(fields.get("author"))
-        return await self._launch(message.session_id, RunOptions(), regenerate_of=message_id, **fields)
+        return await self._launch(message.session_id, self._after_previous(message.session_id),
+                                  regenerate_of=message_id, **fields)
 
     async def edit(self, message_id: int, text: str, session_id: int | None = None,
                    **fields: Any) -> RunUpdate:
         """Edit a user message into a new branch and answer it; the new branch is made in the
         transaction of the database's busy check, so a refused edit changes nothing."""
         message = await tree.get_message(message_id, session_id)
-        self._refuse_if_busy(message.session_id)
+        await self._refuse_if_busy(message.session_id)
         await self._session_defaults(message.session_id, fields)  # refuse before writing
         await self.quota.take(fields.get("author"))
-        return await self._launch(message.session_id, RunOptions(), text=text, edit_of=message.id,
-                                  **fields)
+        return await self._launch(message.session_id, self._after_previous(message.session_id),
+                                  text=text, edit_of=message.id, **fields)
 
     async def stop(self, run_id: str) -> RunUpdate:
         """Abort a run: queued ones never start; running ones are aborted on the Bridge."""
@@ -330,18 +331,23 @@ class RunPool:
             self.catalogue.skill(str(fields["skill_folder"]))
         return session
 
-    def _in_flight(self, session_id: int) -> LiveRun | None:
+    async def _refuse_if_busy(self, session_id: int) -> None:
+        """Busy while a run of the session is in flight here. The database decides: a run
+        whose end is stored is over, though its task has not yet resumed after the commit to
+        say so here (a person who saw the answer and wrote at once is not told "busy"); the
+        new run still waits for that task to end (`_after_previous`). A run in flight on
+        another replica is refused by the database's own check as the turn is written."""
         live = self._sessions.get(session_id)
-        return live if live is not None and live.status in IN_FLIGHT else None
-
-    def _refuse_if_busy(self, session_id: int) -> None:
-        if (live := self._in_flight(session_id)) is not None:
+        if live is not None and live.status in IN_FLIGHT and await records.busy_run(session_id):
             raise Busy(f"session {session_id} is still working on run {live.run_id}")
+
+    def _after_previous(self, session_id: int) -> RunOptions:
+        return RunOptions(after=self.done_future(self._sessions.get(session_id)))
 
     def done_future(self, previous: LiveRun | None) -> asyncio.Future[None] | None:
         """Set once the run's task ends here (None if it has none): what a run queued behind
         it waits for."""
-        if previous is None or previous.task is None:
+        if previous is None or previous.task is None or previous.task.done():
             return None
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         previous.task.add_done_callback(lambda _: None if future.done() else future.set_result(None))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
 import pytest
 
@@ -10,9 +12,10 @@ from core import sessions, tree
 from core.errors import Busy, NotFound
 from core.events import LogRecord
 from core.models import ChatMessageLog, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
+from core.runtime import records
 from core.runtime.pool import RunPool
 from core.thinking import replay
-from tests.core.runtime.waiting import finished, message, stored_seqs, until
+from tests.core.runtime.waiting import DEADLINE, finished, message, stored_seqs, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 
 TODOS = {"todos": [{"id": "1", "content": "read the brief", "status": "completed"},
@@ -142,6 +145,35 @@ async def test_one_run_per_session_unless_queued(pool: RunPool, llm: ScriptedLLM
     assert (await message(second.user_message_id)).parent_id == first.message_id
     seen = [m["content"] for m in llm.requests[-1]["messages"] if m["role"] in ("user", "assistant")]
     assert seen[-2:] == ["first done", "two"]
+
+
+async def test_a_turn_written_as_the_answer_is_stored_is_not_refused_as_busy(
+        pool: RunPool, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch):
+    """The answer is committed and the run's task has not yet resumed to say so here (a
+    window a busy event loop holds open): someone who saw the answer and wrote at once is not
+    told the session is busy; the new run waits for the old one's task to end."""
+    llm.script(text_reply("first done"), text_reply("second done"))
+    stored, resume = asyncio.Event(), asyncio.Event()
+    finish_success = records.finish_success
+
+    async def held_after_the_commit(*args: Any, **kwargs: Any) -> Any:
+        result = await finish_success(*args, **kwargs)
+        stored.set()
+        await resume.wait()
+        return result
+
+    monkeypatch.setattr(records, "finish_success", held_after_the_commit)
+    s = (await sessions.create_session()).id
+    first = await pool.start(s, "one")
+    async with asyncio.timeout(DEADLINE):
+        await stored.wait()
+    second = await pool.start(s, "two")
+    assert second.status == MessageStatus.QUEUED  # behind the old task, not beside it
+    resume.set()
+    assert (await finished(pool, first.run_id)).status == MessageStatus.SUCCESS
+    done = await finished(pool, second.run_id)
+    assert done.status == MessageStatus.SUCCESS
+    assert (await message(done.user_message_id)).parent_id == first.message_id
 
 
 async def test_stop_ends_a_running_run_as_stopped(pool: RunPool, llm: ScriptedLLM):
