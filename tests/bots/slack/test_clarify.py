@@ -155,6 +155,9 @@ async def test_a_stopped_turn_ends_at_once_though_its_question_edit_is_held_up(
     await h.pool.stop(h.pool.active()[0].run_id)
     [done] = await h.answered(CHANNEL_ID, thread)
     assert "Stopped" in texts(done) and not done.streaming
+    # The edit may still wait for the question's own edit budget: release it once it is held
+    # (a call arriving after `release` would take the hang and be held for good).
+    await until(lambda: h.slack.faults.hanging("chat.update") == 1)
     assert has_button(h.slack.message(CHANNEL_ID, question.ts), ids.CLARIFY_CUSTOM)  # not yet
     h.slack.release()
     await until(lambda: not has_button(h.slack.message(CHANNEL_ID, question.ts), ids.CLARIFY_CUSTOM))
