@@ -80,10 +80,17 @@ class DiscordBot:
         self.services = DiscordServices.build(
             self.client, pool, catalogue, bridge, limiter or RateLimiter(clock),
             settings.discord_channels, settings.policy, write_timeout, settings.attachment_limits,
-            settings.thread_context_messages)
+            settings.thread_context_messages, self.cached_channel)
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None
+
+    def cached_channel(self, channel_id: int) -> object | None:
+        """The channel as a gateway cache here has it: unsharded the main client's; sharded
+        (the main client has no gateway) the cache of the shard held here that has it."""
+        if self.fleet is None:
+            return self.client.get_channel(channel_id)
+        return self.fleet.cached_channel(channel_id)
 
     @property
     def link(self) -> PlatformLink:

@@ -3,6 +3,7 @@ reached from an interaction through its client (discord.py builds the items, not
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import discord
@@ -43,14 +44,17 @@ class DiscordServices:
     def build(cls, client: discord.Client, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
               limiter: RateLimiter, allow_list: tuple[str, ...], policy: Policy,
               write_timeout: float = WRITE_TIMEOUT, limits: Limits = DEFAULT_LIMITS,
-              context_messages: int = DEFAULT_MESSAGES) -> DiscordServices:
+              context_messages: int = DEFAULT_MESSAGES,
+              cached: Callable[[int], object | None] | None = None) -> DiscordServices:
+        """`cached`: a channel as this replica's gateway caches have it (`client`'s by default)."""
         outboxes, writer, refs = Outboxes.on(limiter), Writer(client, write_timeout), DiscordRefs()
         notices, sessions = Notices(writer, outboxes.messages), SessionFinder(client, refs)
         intake = DiscordIntake(policy, notices)
         conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list,
                                            limits, context_messages)
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
-                   LiveUpdater(pool, refs, writer, outboxes, client), outboxes)
+                   LiveUpdater(pool, refs, writer, outboxes, client, cached or client.get_channel),
+                   outboxes)
 
 
 def services_of(interaction: discord.Interaction) -> DiscordServices:

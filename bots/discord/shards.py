@@ -6,7 +6,8 @@ shard is taken over, a lapsed one is let go). So each shard is a client of its o
 (`shard_id`, `shard_count`), logged in and kept connected by its own `GatewaySupervisor`, and
 `ShardFleet` opens and closes them as the claims (core/runtime/shards.py) say. Every shard
 client hangs on the same services as the adapter's main client (which writes by REST and
-follows the runs); a shard client drops every dispatch while this replica does not hold its
+follows the runs, and has no cache: a channel it needs is looked up in the shards' caches,
+`cached_channel`); a shard client drops every dispatch while this replica does not hold its
 shard (`gate_parsers`), so a shard whose lease lapsed is handled nowhere until it is taken
 over. Opening is one shard at a time, each until its READY, as Discord's IDENTIFY budget
 (`max_concurrency` 1) asks.
@@ -59,6 +60,14 @@ class ShardFleet:
     def connected(self) -> frozenset[int]:
         """The shards with a client open here."""
         return frozenset(self._open)
+
+    def cached_channel(self, channel_id: int) -> object | None:
+        """The channel as an open shard's cache has it (None: no shard held here has it)."""
+        for connection in self._open.values():
+            channel = connection.client.get_channel(channel_id)
+            if channel is not None:
+                return channel
+        return None
 
     async def run(self) -> None:
         try:

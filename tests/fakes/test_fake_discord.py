@@ -567,7 +567,7 @@ async def test_faults_hang_and_fail_routes(fake: FakeDiscord) -> None:
     assert fake.calls[-1].route == "GET /no/such/route" and fake.calls[-1].status == 404
 
 
-async def test_an_outage_holds_for_its_window_of_the_clock() -> None:
+async def test_an_outage_holds_for_its_window_of_the_clock_and_says_who_met_it() -> None:
     clock = ManualClock()
     async with FakeDiscord(clock=clock) as fake, fake.patch_discord():
         client = make_client()
@@ -586,7 +586,19 @@ async def test_an_outage_holds_for_its_window_of_the_clock() -> None:
             clock.advance(30.0)  # the outage ends: the held write answers 503, not applied
             with pytest.raises(discord.DiscordServerError):
                 await asyncio.wait_for(sending, 5)
+            held = fake.hang_next(POST_MESSAGE)
+            sending = asyncio.create_task(channel.send("held, then Discord is down"))
+            await fake.wait_until(lambda: held.arrived == 1)
+            late = fake.outage(60.0)
+            held.release()  # let go during an outage: it meets the outage
+            with pytest.raises(discord.DiscordServerError):
+                await asyncio.wait_for(sending, 5)
+            clock.advance(1.0)
+            with pytest.raises(discord.DiscordServerError):
+                await channel.send("a second later")
         assert down.met == 1
+        assert late.met == 2 and late.met_at(POST_MESSAGE) == [1090.0, 1091.0]
+        assert late.met_at("GET *") == []
         assert [m["content"] for m in fake.messages_in(fake.channel_id)] == ["through"]
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import partial
 
@@ -200,14 +200,14 @@ class LiveUpdater:
     dividers and, as it ends, of its thread's name."""
 
     def __init__(self, pool: RunPool, refs: DiscordRefs, writer: Writer, outboxes: Outboxes,
-                 client: discord.Client) -> None:
+                 client: discord.Client, cached: Callable[[int], object | None]) -> None:
         self._pool = pool
         self._refs = refs
         outbox = outboxes.messages
         self.turns = TurnPresenter(refs, writer, outbox, ReactionPresenter(writer, outboxes.reactions))
         self.pauses = PausePresenter(refs, writer, outbox)
         self.dividers = DividerPresenter(refs, writer, outbox)
-        self.titles = ThreadTitlePresenter(client, writer, outboxes.renames)
+        self.titles = ThreadTitlePresenter(client, writer, outboxes.renames, cached)
 
     async def run(self) -> None:
         """Route updates until cancelled."""

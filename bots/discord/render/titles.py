@@ -14,6 +14,7 @@ needed, the thread gone) is said once and skipped.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import partial
 
 import discord
@@ -46,8 +47,13 @@ def renamable(channel: object, bot_id: int | None, title: str) -> bool:
 
 
 class ThreadTitlePresenter:
-    def __init__(self, client: discord.Client, writer: Writer, outbox: Outbox) -> None:
+    """`cached` is a channel as this replica's gateway caches have it (None: not there). The
+    client writing here may have no cache of its own (sharded, it writes by REST alone)."""
+
+    def __init__(self, client: discord.Client, writer: Writer, outbox: Outbox,
+                 cached: Callable[[int], object | None]) -> None:
         self._client = client
+        self._cached = cached
         self._writer = writer
         self._outbox = outbox
         self._shown = titles.ShownTitles()
@@ -61,7 +67,7 @@ class ThreadTitlePresenter:
         title = await titles.to_show(self._shown, channel_id, session_id)
         if title is None:
             return
-        channel = self._client.get_channel(channel_id)  # not cached: the job fetches it
+        channel = self._cached(channel_id)  # not cached: the job fetches it
         if channel is not None and not renamable(channel, self._bot_id(), title):
             return
         job = partial(self._rename, channel_id, title)
@@ -69,6 +75,6 @@ class ThreadTitlePresenter:
 
     async def _rename(self, channel_id: int, title: str, permit: Permit) -> None:
         async with self._refusals.skipping("renaming a thread", channel_id):
-            channel = self._client.get_channel(channel_id) or await self._client.fetch_channel(channel_id)
+            channel = self._cached(channel_id) or await self._client.fetch_channel(channel_id)
             if isinstance(channel, discord.Thread) and renamable(channel, self._bot_id(), title):
                 await self._writer.rename(permit, channel, thread_name(title))

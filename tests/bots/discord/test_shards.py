@@ -17,10 +17,11 @@ import pytest
 from bots.discord import DiscordBot
 from bots.discord.bot import intents
 from bots.discord.supervisor import gate_parsers
+from core import sessions
 from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue
 from core.conversation.refusals import BUSY
-from core.models import ChatMessage, DiscordShardClaim, Role, utc_now
+from core.models import ChatMessage, ConversationBinding, DiscordShardClaim, Role, utc_now
 from core.runtime.pool import RunPool
 from core.runtime.shards import ShardClaims
 from tests.bots.discord.conftest import MODELS
@@ -41,6 +42,7 @@ from tests.fakes.fake_bridge import FakeBridge
 TTL = timedelta(seconds=4)  # claims renewed every second; a shard counts as held for 3
 WAIT = 15.0
 BUSY_WORDS = BUSY[:40]
+GET_CHANNEL = "GET /channels/{channel_id}"
 
 
 class Clock:
@@ -183,11 +185,19 @@ async def test_without_claims_one_bot_connects_every_shard(
         try:
             await bot.wait_until_ready(WAIT)
             await fake.wait_until(lambda: connected_shards(fake) == [0, 1], WAIT, "both shards")
-            await ask_each(fake, channels, "unsharded db")
+            threads = await ask_each(fake, channels, "unsharded db")
+            (binding,) = await ConversationBinding.filter(thread=str(threads[1]))
+            await sessions.rename_session(binding.session_id, "Renamed on shard one")
+            await fake.send_user_message("and now?", channel_id=threads[1])
+            await fake.wait_until(lambda: fake.channel(threads[1])["name"] == "Renamed on shard one",
+                                  WAIT, "the thread renamed after its new title")
         finally:
             await bot.stop()
             await pool.close()
     assert await DiscordShardClaim.all().count() == 0
+    # the main client has no gateway: a thread's name is read from its shard's cache, not
+    # fetched once per run
+    assert fake.calls_to(GET_CHANNEL) == [], [c.path for c in fake.calls_to(GET_CHANNEL)]
 
 
 def _last_run(bridge: FakeBridge) -> str:

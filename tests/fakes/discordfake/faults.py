@@ -4,7 +4,8 @@ Discord down for a window of the fake's clock (an outage).
 Routes are named like discord.py's `Route.key`, e.g.
 `"PATCH /channels/{channel_id}/messages/{message_id}"`; shell-style wildcards work
 (`"POST /interactions/*"`). Note discord.py retries 500/502/504/524 itself after sleeping
-1, 3, 5... seconds, while other 5xx (503) raise `DiscordServerError` at once.
+1, 3, 5... seconds, while other 5xx (503) raise `DiscordServerError` at once. A call held by
+a hang meets Discord as it is when let go: down, if an outage began while it was held.
 """
 
 from __future__ import annotations
@@ -34,17 +35,33 @@ class Hang:
         self.released.set()
 
 
+@dataclass(frozen=True)
+class Met:
+    """A call that met an outage: its route and the fake's clock as it arrived."""
+
+    route: str
+    at: float
+
+
 @dataclass
 class Outage:
     """Calls of `route` before `until` (the fake's clock) are not applied: they answer
     `status` at once, or with `hang` only when the outage ends (a client's timeout fires
-    first). `met` counts the calls that met it; `end()` ends it now."""
+    first). `calls` are the ones that met it (`met` how many); `end()` ends it now."""
 
     route: str
     until: float
     status: int = 503
     hang: bool = False
-    met: int = 0
+    calls: list[Met] = field(default_factory=list)
+
+    @property
+    def met(self) -> int:
+        return len(self.calls)
+
+    def met_at(self, route: str) -> list[float]:
+        """When the calls of `route` (wildcards work) that met the outage arrived, in order."""
+        return [call.at for call in self.calls if fnmatch.fnmatchcase(call.route, route)]
 
     def end(self) -> None:
         self.until = float("-inf")
@@ -92,10 +109,6 @@ class FaultBoard:
 
     async def apply(self, route_key: str) -> web.Response | None:
         """An injected failure response, after waiting out any matching hang."""
-        outage = next((o for o in self._outages
-                       if self._clock() < o.until and fnmatch.fnmatchcase(route_key, o.route)), None)
-        if outage is not None:
-            return await self._down(outage)
         for hang in self._hangs:
             if hang.remaining > 0 and fnmatch.fnmatchcase(route_key, hang.route):
                 hang.remaining -= 1
@@ -103,14 +116,18 @@ class FaultBoard:
                 self._notify()
                 await hang.released.wait()
                 break
+        outage = next((o for o in self._outages
+                       if self._clock() < o.until and fnmatch.fnmatchcase(route_key, o.route)), None)
+        if outage is not None:
+            return await self._down(outage, route_key)
         for failure in self._failures:
             if failure.remaining > 0 and fnmatch.fnmatchcase(route_key, failure.route):
                 failure.remaining -= 1
                 return json_response(failure.body, status=failure.status, headers=failure.headers)
         return None
 
-    async def _down(self, outage: Outage) -> web.Response:
-        outage.met += 1
+    async def _down(self, outage: Outage, route_key: str) -> web.Response:
+        outage.calls.append(Met(route_key, self._clock()))
         self._notify()
         while outage.hang and self._clock() < outage.until:
             await asyncio.sleep(0.01)  # the window is on the test's clock: look at it again
