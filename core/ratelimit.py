@@ -145,6 +145,11 @@ class MemoryBudgets:
         bucket.tokens = take.tokens
         bucket.closed_until = max(bucket.closed_until, self._clock() + take.closed_for)
 
+    def restart_now(self, key: str, limit: Limit) -> None:
+        """`key`'s refill starts again from now, as if its last token were taken now."""
+        bucket = self.bucket(key, limit)
+        bucket.tokens = min(bucket.tokens, 0.0)
+
     def close_now(self, key: str, seconds: float) -> None:
         now = self._clock()
         bucket = self._buckets.get(key) or _Bucket(0.0, now)
@@ -215,6 +220,16 @@ class RateLimiter:
             while self._urgent.get(key) or not await self.try_take(key, limit):
                 await self._sleep(max(self._local.delay(key, limit, kept), RETRY_FLOOR,
                                       1.0 / limit.per_second if self._urgent.get(key) else 0.0))
+
+    def answered(self, key: str, limit: Limit) -> None:
+        """A call on one-token `key` was just answered: the next waits a whole interval from
+        now, not from when this one was sent. For a limit the platform measures between the
+        calls' arrivals (Slack's ~1 edit/s of a message): a call slowed on its way (a busy
+        event loop, the network) arrives later than it left, and the next, quicker one would
+        otherwise arrive within the interval and be refused 429. Its arrival came before its
+        answer, so an interval counted from the answer holds whatever the delays. This replica
+        only (no round trip): the take itself is shared as before."""
+        self._local.restart_now(key, limit)
 
     def penalise(self, key: str, retry_after: float) -> None:
         """The platform said 429: nothing more on `key` for `retry_after` seconds (told to the

@@ -58,6 +58,20 @@ async def test_retry_after_closes_the_key_until_then() -> None:
     assert t.now >= 7.0 and t.slept == [7.0]
 
 
+async def test_an_answered_call_counts_the_interval_again_from_its_answer() -> None:
+    """A call taken at 0 and answered at 0.4 (slow on its way): the next one waits until
+    1.4, not 1.0, so however late the first arrived, the second arrives a second after it."""
+    t = FakeTime()
+    limiter = RateLimiter(t.clock, t.sleep)
+    once_a_second = Limit(1.0)
+    await limiter.acquire("msg", once_a_second)
+    t.now = 0.4
+    limiter.answered("msg", once_a_second)
+    assert abs(limiter.delay("msg", once_a_second) - 1.0) < 1e-9
+    await limiter.acquire("msg", once_a_second)
+    assert 1.4 - 1e-9 <= t.now < 1.41  # (a refused take retries after RETRY_FLOOR)
+
+
 async def test_an_urgent_waiter_goes_ahead_of_the_queue() -> None:
     """Progress edits of many runs queue for the workspace budget; a finished answer (urgent)
     must not wait behind all of them."""

@@ -23,6 +23,8 @@ from core.ratelimit import Limit
 # Shared like the others: one message may be edited by several replicas at once (a question
 # clicked on one replica while another drives its run, a run taken over by another replica
 # while the old one's last edit is in flight), and Slack counts its edits whoever sends them.
+# Slack spaces them as they arrive: the sender counts the interval again from each edit's
+# answer (RateLimiter.answered), so a slow edit followed by a quick one is no 429.
 PER_MESSAGE_EDIT = Limit(per_second=1 / 1.1, burst=1)
 PER_CHANNEL_POST = Limit(per_second=1 / 1.1, burst=4)
 TIER_2 = Limit.per_minute(18, burst=4)

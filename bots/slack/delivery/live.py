@@ -14,7 +14,9 @@ the budgets allow, rendering whatever is newest at that moment, so a burst of ev
 one call. The finished state always goes out, ahead of the workspace's queue of progress: a
 progress call still waiting when the run ends is dropped, and when the turn's own message
 cannot take the answer at once, the answer is posted as a new message and the old one tidied
-afterwards, at progress priority (it never stays "thinking…").
+afterwards, at progress priority (it never stays "thinking…"). A progress call already on its
+way when the run ends (or retried after a 429) renders the answer itself: that edit is the
+answer, and nothing is posted.
 
 The module holds the whole turn: `RunFollower` gives each run its `LiveMessage`, which
 shows the loading status, the thread's other messages (a clarify question, a tool approval,
@@ -193,6 +195,11 @@ class LiveMessage:
         latest, versions, sender = self._latest, self._versions, self._services.sender
         if self._stream is not None:
             await self._finish_stream(self._stream, slot.moved(streamed=False), session)
+        elif self._edited and self._sent == render_answer(latest, versions, slot.branched).main:
+            # The last progress call was sent (or retried after a 429) once the run had
+            # ended, so it rendered the answer: posting it again would show it twice.
+            await show_answer(self._services, latest, slot, upload=True, versions=versions,
+                              shown=self._sent)
         elif (sender.ready(budgets.message_edit(slot.team, slot.channel, slot.ts or ""),
                            within=ANSWER_WAIT)
               and await sender.reserve(budgets.updates(slot.team), urgent=True)):

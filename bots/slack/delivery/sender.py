@@ -88,6 +88,8 @@ class SlackSender:
                                                  blocks=payload.blocks)
         await self._within(budgets.edit(team, channel, ts), call, urgent=not progress,
                            reserved=budgets.updates(team) if reserved else [])
+        for key, limit in budgets.message_edit(team, channel, ts):
+            self.limiter.answered(key, limit)  # Slack spaces a message's edits as they arrive
 
     async def delete(self, team: str, channel: str, ts: str) -> None:
         await self._within(budgets.delete(team), lambda: self.client.chat_delete(channel=channel, ts=ts))

@@ -23,7 +23,9 @@ async def test_regenerate_then_switch_versions(h: Harness, llm: ScriptedLLM) -> 
     await h.click(answer, ids.REGENERATE)
     await until(lambda: has_button(h.slack.message(CHANNEL_ID, answer.ts), ids.STOP))  # live
     gate.set()
-    slot = await until(lambda: (m := h.slack.message(CHANNEL_ID, answer.ts)) and "Second version." in texts(m) and m)
+    # The finished answer (its switcher), not a progress edit that already shows the text.
+    slot = await until(lambda: (m := h.slack.message(CHANNEL_ID, answer.ts))
+                       and has_button(m, ids.POSITION) and "Second version." in texts(m) and m)
     assert len(h.bot_messages(CHANNEL_ID, thread)) == 1  # the same message all along
     assert button(slot, ids.POSITION)["text"]["text"] == "2/2" and not has_button(slot, ids.NEXT)
 

@@ -166,6 +166,30 @@ async def test_a_429_is_waited_out_and_the_final_state_still_sent(timed: Timed) 
     assert all(c.status == 200 for c in edits[1:])
 
 
+async def test_a_progress_edit_tried_again_after_its_run_ended_is_the_answer(timed: Timed) -> None:
+    """A progress edit refused 429 is tried again only once the run has ended: rendered then,
+    it shows the answer, in the turn's own message; the answer is not posted a second time
+    (nor its message deleted under a click on it)."""
+    script, seqs = paced_script(5, "Answered once.")
+    timed.bridge.default_script = lambda run_id: list(script)
+    timed.slack.ratelimit("chat.update", times=1, retry_after=1)
+    thread = (await timed.h.event("app_mention", text="go"))["ts"]
+    [run] = await poll(lambda: timed.h.pool.active())
+    [live] = await poll(lambda: timed.h.bot_messages(CHANNEL_ID, thread))
+    await poll(lambda: timed.slack.ratelimited == 1)  # the first progress edit waits to retry
+    await play(timed, 5, seqs, [run.run_id])
+    await poll(lambda: (v := timed.h.pool.view(run.run_id)) and v.finished)
+    await advance_until(timed.clock, lambda: final_shown(timed.slack, live.ts, "Answered once."))
+    idle = asyncio.ensure_future(timed.h.bot.idle())
+    await advance_until(timed.clock, idle.done)
+
+    [retried] = [c for c in edits_of(timed.slack, live.ts) if c.status == 200]
+    assert "Answered once." in str(retried.args["blocks"])  # the retry rendered the answer
+    assert [m.ts for m in timed.h.bot_messages(CHANNEL_ID, thread)] == [live.ts]
+    assert len(timed.slack.calls_to("chat.postMessage")) == 1  # the live message only
+    assert not timed.slack.calls_to("chat.delete")
+
+
 async def test_a_finished_answer_goes_ahead_of_the_other_runs_progress_edits(timed: Timed) -> None:
     """Ten runs share the workspace's chat.update budget (~0.75/s): their progress edits queue
     for it. The run that finishes first shows its answer within a couple of seconds, not after
