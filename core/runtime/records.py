@@ -151,10 +151,14 @@ async def expire_questions(message_id: int) -> None:
 
 
 async def finish_success(turn: Turn, final_text: str, at: datetime | None = None) -> None:
-    """SUCCESS with the answer; the session sorts first and gets its title if it had none."""
-    await set_status(turn.assistant.id, MessageStatus.SUCCESS, content=final_text, error=None)
+    """SUCCESS with the answer; the session sorts first and gets its title if it had none.
+
+    The status is written last: the process driving the run frees the session as soon as
+    that write returns, so whoever reads SUCCESS in the database (a client, another replica)
+    is not refused as busy when it sends the session's next message."""
     await sessions.touch_session(turn.session.id, at)
     await sessions.auto_title(turn.session.id, turn.user.content)
+    await set_status(turn.assistant.id, MessageStatus.SUCCESS, content=final_text, error=None)
 
 
 async def add_compaction(turn: Turn, after_message_id: int, summary: str) -> ChatMessage:
