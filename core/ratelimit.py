@@ -155,6 +155,7 @@ class MemoryBudgets:
         bucket = self._buckets.get(key) or _Bucket(0.0, now)
         bucket.closed_until = max(bucket.closed_until, now + seconds)
         bucket.tokens = min(bucket.tokens, 0.0)
+        bucket.updated = max(bucket.updated, now)  # its refill starts again now (as on PostgreSQL)
         self._buckets[key] = bucket
 
     async def take(self, key: str, limit: Limit, reserve: float) -> Take:
@@ -227,18 +228,25 @@ class RateLimiter:
         calls' arrivals (Slack's ~1 edit/s of a message): a call slowed on its way (a busy
         event loop, the network) arrives later than it left, and the next, quicker one would
         otherwise arrive within the interval and be refused 429. Its arrival came before its
-        answer, so an interval counted from the answer holds whatever the delays. This replica
-        only (no round trip): the take itself is shared as before."""
+        answer, so an interval counted from the answer holds whatever the delays. A shared key
+        is told to the store too, in the background like a 429 (a close of 0 s restarts its
+        refill): another replica's next call on it (a question clicked there while this one
+        drives its run) waits the interval from this answer as well."""
         self._local.restart_now(key, limit)
+        if self._store is not None and limit.shared:
+            self._tell_closed_soon(key, 0.0)
 
     def penalise(self, key: str, retry_after: float) -> None:
         """The platform said 429: nothing more on `key` for `retry_after` seconds (told to the
         store in the background, for the other replicas; this one knows at once)."""
         self._local.close_now(key, retry_after)
         if self._store is not None:
-            task = asyncio.get_running_loop().create_task(self._tell_closed(key, retry_after))
-            self._closing.add(task)
-            task.add_done_callback(self._closing.discard)
+            self._tell_closed_soon(key, retry_after)
+
+    def _tell_closed_soon(self, key: str, seconds: float) -> None:
+        task = asyncio.get_running_loop().create_task(self._tell_closed(key, seconds))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     async def settled(self) -> None:
         """Until every closing told to the store has been written (tests, shutdown)."""

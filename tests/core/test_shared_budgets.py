@@ -229,3 +229,21 @@ async def test_while_the_store_is_unreachable_a_replica_spends_its_own_buckets(
     await limiter.settled()
     assert limiter.delay("k", tier) == pytest.approx(5.0), "this replica still honours the 429"
     assert sum("unreachable" in r.getMessage() for r in caplog.records) == 1, "said once"
+
+
+async def test_an_answer_on_one_replica_spaces_the_next_call_of_another(
+        time_and_store: tuple[SharedTime, BudgetStore]) -> None:
+    """Slack spaces a message's edits as they arrive: replica A's edit, taken at 0, is answered
+    at 0.4 (slow on its way); B's next edit of that message (a question clicked there while A
+    drives the run) waits a whole interval from that answer, not from A's take."""
+    clock, store = time_and_store
+    a, b = replicas(clock, store)
+    once_a_second = Limit(1.0)
+    await a.acquire("msg", once_a_second)
+    await clock.advance(0.4)
+    a.answered("msg", once_a_second)
+    await a.settled()
+    await clock.advance(0.7)  # 1.1 after A's take: the interval from the take is over
+    assert not await b.try_take("msg", once_a_second)
+    await clock.advance(0.35)  # 1.05 after A's answer
+    assert await b.try_take("msg", once_a_second)
