@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,10 +26,12 @@ QUESTION = {"question": "Which colour?", "choices": ["red", "blue"]}
 
 
 async def asked(h: Harness, thread: str) -> Message:
-    """The clarify question's message, once posted with its buttons."""
+    """The clarify question's message as posted with its buttons: a copy, as a client that has
+    not seen its later edits still shows it (the fake edits its messages in place, so a click
+    on the live object after the expiry's edit would find no button to click)."""
     found = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread)
                                  if has_button(m, ids.CLARIFY_CUSTOM)])
-    return found[0]
+    return copy.deepcopy(found[0])
 
 
 def user_answer(llm: ScriptedLLM) -> str:
