@@ -107,7 +107,7 @@ class LogBuffer:
             if points:
                 try:
                     await store_checkpoints(points)
-                except Exception:  # the database is away: keep them, unless a newer one came
+                except BaseException:  # database away, or cancelled: keep them, unless newer
                     for message_id, point in points.items():
                         self.checkpoint(message_id, point)
                     raise
@@ -117,7 +117,9 @@ class LogBuffer:
         highest = highest_seqs(batch)
         try:
             await _store(batch)
-        except Exception:  # the database is away: keep the rows, the next flush retries
+        except BaseException:  # the database is away, or the flusher was cancelled mid-write
+            # (a pool stopping): keep the rows, the next flush retries, or the last one says
+            # they are unwritten. Written twice, a row is stored once.
             self._rows[:0] = batch
             log.debug("log flush of %d rows failed", len(batch), exc_info=True)
             raise

@@ -3,6 +3,7 @@ when a batch whose commit was in doubt is written again."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from datetime import UTC, datetime
@@ -64,6 +65,25 @@ async def test_a_batch_written_again_stores_each_row_once(db: str) -> None:
     stored = await _stored(message_id)
     assert [r.seq for r in stored] == list(range(1, 301))
     assert [r.content for r in stored] == [f"t{seq}" for seq in range(1, 301)]
+
+
+async def test_a_flush_cancelled_mid_write_keeps_its_rows_for_the_next_one(db: str) -> None:
+    """A stopping pool cancels its flusher, maybe in the middle of a write: the rows it held
+    stay pending, so the pool's last flush writes them (or says they are unwritten)."""
+    message_id = await _message_id()
+    buffer = LogBuffer()
+    for event in EVENTS[:2]:
+        buffer.add(message_id, event)
+    flushing = asyncio.create_task(buffer.flush())
+    await asyncio.sleep(0)  # the flush took the rows and awaits the database
+    flushing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await flushing
+    assert buffer.pending == 2
+    await buffer.flush()  # written whether or not the cancelled one committed: each row once
+    assert buffer.pending == 0
+    assert await ChatMessageLog.filter(message_id=message_id).order_by("seq").values_list(
+        "seq", flat=True) == [1, 2]
 
 
 async def test_a_refused_batch_is_split_the_bad_rows_become_placeholders_and_nothing_waits(

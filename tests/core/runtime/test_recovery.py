@@ -23,6 +23,11 @@ from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 
 ROOT = Path(__file__).parents[3]
 STORY = ("Once upon a time " + "there was a very long story. " * 40).strip()
+# How long the child may take to report its first stored row: a new Python process importing
+# the runtime (4 s on a loaded machine), then, in a test process whose Bridge has not run a turn
+# yet, that Bridge's first agent build and turn (15 s more there). A bound on a hang, not a
+# wait: the test goes on as soon as the line arrives, and the run is killed only after it.
+CHILD_STARTUP = 60.0
 
 
 async def _pool(url: str, llm: ScriptedLLM | None, skills: Path, leases: Leases | None = None
@@ -43,7 +48,7 @@ async def test_kill_9_mid_run_then_a_new_runtime_finishes_it(
         llm.base_url, llm.model, cwd=ROOT, stdout=asyncio.subprocess.PIPE,
     )
     try:
-        line = await asyncio.wait_for(child.stdout.readline(), DEADLINE)
+        line = await asyncio.wait_for(child.stdout.readline(), CHILD_STARTUP)
         run_id, message_id, persisted = line.decode().split()
     finally:
         child.kill()  # SIGKILL: no clean-up of any kind
