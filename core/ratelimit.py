@@ -145,12 +145,9 @@ class MemoryBudgets:
         bucket.tokens = take.tokens
         bucket.closed_until = max(bucket.closed_until, self._clock() + take.closed_for)
 
-    def restart_now(self, key: str, limit: Limit) -> None:
-        """`key`'s refill starts again from now, as if its last token were taken now."""
-        bucket = self.bucket(key, limit)
-        bucket.tokens = min(bucket.tokens, 0.0)
-
     def close_now(self, key: str, seconds: float) -> None:
+        """Nothing on `key` for `seconds`, and its refill starts again now (0 s: as if its
+        last token were taken now)."""
         now = self._clock()
         bucket = self._buckets.get(key) or _Bucket(0.0, now)
         bucket.closed_until = max(bucket.closed_until, now + seconds)
@@ -232,21 +229,19 @@ class RateLimiter:
         is told to the store too, in the background like a 429 (a close of 0 s restarts its
         refill): another replica's next call on it (a question clicked there while this one
         drives its run) waits the interval from this answer as well."""
-        self._local.restart_now(key, limit)
-        if self._store is not None and limit.shared:
-            self._tell_closed_soon(key, 0.0)
+        self._close(key, 0.0, tell=limit.shared)
 
     def penalise(self, key: str, retry_after: float) -> None:
         """The platform said 429: nothing more on `key` for `retry_after` seconds (told to the
         store in the background, for the other replicas; this one knows at once)."""
-        self._local.close_now(key, retry_after)
-        if self._store is not None:
-            self._tell_closed_soon(key, retry_after)
+        self._close(key, retry_after)
 
-    def _tell_closed_soon(self, key: str, seconds: float) -> None:
-        task = asyncio.get_running_loop().create_task(self._tell_closed(key, seconds))
-        self._closing.add(task)
-        task.add_done_callback(self._closing.discard)
+    def _close(self, key: str, seconds: float, tell: bool = True) -> None:
+        self._local.close_now(key, seconds)
+        if self._store is not None and tell:
+            task = asyncio.get_running_loop().create_task(self._tell_closed(key, seconds))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
 
     async def settled(self) -> None:
         """Until every closing told to the store has been written (tests, shutdown)."""
