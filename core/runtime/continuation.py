@@ -47,7 +47,8 @@ async def continue_run(pool: RunContext, live: LiveRun,
     clarify); raises HermesChatError if its question expired meanwhile."""
     await pool.durably(pool.buffer.flush)  # its latest checkpoint, and every row before it
     point = await pool.durably(load_checkpoint, live.message_id)
-    request = await pool.durably(build_request, live, pool.catalogue, max_iterations)
+    request = await pool.durably(build_request, live, pool.catalogue, max_iterations,
+                                   pool.history_attachment_bytes)
     messages, clarify = await _where_to_go_on(pool, live, point, request)
     approval = await _decision(pool, live, point.approval_id) if point and point.approval_id \
         else None
