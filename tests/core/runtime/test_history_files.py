@@ -9,6 +9,7 @@ import base64
 import json
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +20,10 @@ from core.attachments import PDF_TYPE, StoredFile, placeholder
 from core.models import Attachment, MessageStatus
 from core.runtime.history import given_bytes, left_out_note, within_budget
 from core.runtime.pool import RunPool
-from tests.core.runtime.waiting import finished
-from tests.fakes.fake_bridge import FakeBridge
+from core.runtime.recovery import recover
+from tests.core.runtime.conftest import catalogue_for, opened_pool
+from tests.core.runtime.waiting import finished, until
+from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.files import PNG, pdf
 
@@ -147,6 +150,31 @@ async def test_a_turn_whose_history_had_files_is_answered_when_none_is_sent_agai
     assert later.body["history"][0]["content"] == (
         "📎 first.png\n\n[image first.png (2 MiB) not sent again: the conversation's earlier files are over "
         "HISTORY_ATTACHMENT_BYTES]")
+
+
+async def test_a_turn_continued_on_a_new_bridge_carries_each_file_once(db: str, skills_dir: Path):
+    third = png("third.png", 3)
+    async with FakeBridge() as fake:
+        async with opened_pool(fake.url, catalogue_for(None, skills_dir)) as first:
+            session = await sessions.create_session()
+            await finished(first, (await first.start(session.id, "Look",
+                                                     files=[FIRST, SECOND])).run_id)
+            fake.default_script = lambda run_id: [
+                ev("text", text="half"), Stall(run_id), ev("done", final_text="x")]
+            run = await first.start(session.id, "And this?", files=[third])
+            await until(first, run.run_id, lambda u: u.state.last_seq == 1)
+        fake.runs.clear()  # the Bridge restarted and lost its runs
+        fake.default_script = lambda run_id: [ev("done", final_text="whole")]
+        async with opened_pool(fake.url, catalogue_for(None, skills_dir)) as again:
+            assert await recover(again) == 1
+            done = await finished(again, run.run_id)
+    assert done.status == MessageStatus.SUCCESS
+    started, resumed = fake.requests_to("POST", "/run")[1:]
+    each_once = sorted(url_of(f) for f in (FIRST, SECOND, third))
+    assert sorted(images_in(started.body)) == each_once
+    assert sorted(images_in(resumed.body)) == each_once  # was each twice
+    assert resumed.body["history"] == [] and "user_content" not in resumed.body
+    assert resumed.size < started.size + SLACK
 
 
 # -- the budget, pure --------------------------------------------------------------------------
