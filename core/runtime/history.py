@@ -42,16 +42,17 @@ async def conversation_before(
 
     Only finished answers count (a failed or stopped attempt is not something the agent
     said). A SYSTEM summary replaces everything before it, as compaction did for the agent.
-    Four queries: the session's links, the rows of the path, their files' columns but the
-    bytes, the bytes of the images given.
+    Four queries: the session's links, the rows of the path, the columns but the bytes of the
+    files of the user messages since the last summary, the bytes of the images given.
     """
     links = await ChatMessage.filter(session_id=user_message.session_id).values_list(
         "id", "parent_id", "role", "is_active"
     )
     path = _path_with_summaries(links, user_message.parent_id)
     rows = {m.id: m for m in await ChatMessage.filter(id__in=path)} if path else {}
-    users = [i for i in path if rows[i].role == Role.USER]
-    return fold_history([rows[i] for i in path], await files_within(users, file_budget))
+    messages = [rows[i] for i in path]
+    users = [m.id for m in since_summary(messages) if m.role == Role.USER]
+    return fold_history(messages, await files_within(users, file_budget))
 
 
 async def files_within(message_ids: Sequence[int], budget: int | None) -> dict[int, MessageFiles]:
@@ -95,6 +96,13 @@ def left_out_note(files: Sequence[AgentFile]) -> str:
         f"[{'image' if f.is_image else 'file'} {f.name} ({attachments.describe_size(f.size)}) "
         "not sent again: the conversation's earlier files are over HISTORY_ATTACHMENT_BYTES]"
         for f in files)
+
+
+def since_summary(messages: Sequence[ChatMessage]) -> Sequence[ChatMessage]:
+    """Pure: the messages from the last SYSTEM summary on (all of them without one): what the
+    agent sees, so the files of the others are not even read."""
+    starts = [n for n, m in enumerate(messages) if m.role == Role.SYSTEM]
+    return messages[starts[-1]:] if starts else messages
 
 
 def _path_with_summaries(links: list[tuple], leaf_id: int | None) -> list[int]:

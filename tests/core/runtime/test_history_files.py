@@ -117,6 +117,27 @@ async def test_a_later_turn_carries_earlier_files_within_the_budget(
     assert with_bytes == [{ids["first.png"]}]
 
 
+async def test_the_files_before_a_summary_are_not_read(
+        fake_pool: RunPool, fake_bridge: FakeBridge, queries: list[tuple[str, Any]]):
+    session = await sessions.create_session()
+    first = await finished(fake_pool, (await fake_pool.start(session.id, "Look",
+                                                             files=[FIRST])).run_id)
+    fake_bridge.default_script = lambda run_id: [
+        ev("context_compacted", summary="They showed a picture.",
+           compacted_until=first.message_id),
+        ev("done", final_text="ok")]
+    await finished(fake_pool, (await fake_pool.start(session.id, "Compact")).run_id)
+    fake_bridge.default_script = lambda run_id: [ev("done", final_text="ok")]
+    queries.clear()
+    done = await finished(fake_pool, (await fake_pool.start(session.id, "And now?")).run_id)
+    assert done.status == MessageStatus.SUCCESS
+    later = fake_bridge.requests_to("POST", "/run")[-1]
+    assert later.body["history"][0] == {
+        "role": "system", "content": "Summary of the earlier conversation:\nThey showed a picture."}
+    assert images_in(later.body) == []
+    assert [q for q, _ in queries if '"attachment"' in q and '"data"' in q] == []
+
+
 async def test_a_conversation_over_the_budget_keeps_working_turn_after_turn(
         pool: RunPool, llm: ScriptedLLM):
     pool.history_attachment_bytes = BUDGET
