@@ -1,5 +1,6 @@
 """The files of user messages in the database (`attachment`): stored with a message, copied to
-an edit's new version, read back for the agent, listed for the admin API and exports.
+an edit's new version, read back for the agent (a text file's or a PDF's text, never its bytes;
+an image's bytes only once it is given), listed for the admin API and exports.
 
 The bytes live in the database rather than under the data directory: every replica reads the
 same rows, and a session's delete removes its files in the same cascade as its messages.
@@ -9,13 +10,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from core.attachments import StoredFile
 from core.errors import NotFound
 from core.models import Attachment, ChatMessage
 
 _LISTED = ("id", "message_id", "name", "mime_type", "size", "sha256")
+_FOR_AGENT = ("id", "message_id", "name", "mime_type", "size", "text")  # never `data`
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,24 @@ class AttachmentInfo:
     mime_type: str
     size: int
     sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFile:
+    """A stored file as the agent is given it (core.attachments.GivenFile): a text file's or a
+    PDF's text, whose bytes are never read for it; an image's bytes once `with_image_data`
+    has read them (empty until then)."""
+
+    id: int
+    name: str
+    mime_type: str
+    size: int  # of the file as it came
+    text: str | None
+    data: bytes = b""
+
+    @property
+    def is_image(self) -> bool:
+        return self.text is None
 
 
 async def save(message_id: int, files: Sequence[StoredFile]) -> None:
@@ -46,34 +67,46 @@ async def copy(from_message_id: int, to_message_id: int) -> None:
 
 
 async def files_of(message_id: int) -> list[StoredFile]:
-    """A message's files, in order, as the agent is given them."""
-    return (await files_of_many([message_id])).get(message_id, [])
+    """A message's files, in order, with their bytes (an edit's copy)."""
+    rows = await Attachment.filter(message_id=message_id).order_by("position", "id")
+    return [StoredFile(r.name, r.mime_type, bytes(r.data), r.text) for r in rows]
 
 
-async def files_of_many(message_ids: Iterable[int]) -> dict[int, list[StoredFile]]:
-    """The files of several messages, by message id (messages without files are absent)."""
-    ids = list(message_ids)
-    found: dict[int, list[StoredFile]] = defaultdict(list)
-    if not ids:
-        return found
-    rows = await Attachment.filter(message_id__in=ids).order_by("message_id", "position", "id")
-    for row in rows:
-        found[row.message_id].append(
-            StoredFile(row.name, row.mime_type, bytes(row.data), row.text))
+async def agent_files(message_ids: Iterable[int]) -> dict[int, list[AgentFile]]:
+    """The files of several messages by message id, in order, as the agent may be given
+    them: every column but the bytes (messages without files are absent)."""
+    found: dict[int, list[AgentFile]] = defaultdict(list)
+    for ident, message_id, name, mime_type, size, text in await _rows(message_ids, _FOR_AGENT):
+        found[message_id].append(AgentFile(ident, name, mime_type, size, text))
     return found
+
+
+async def with_image_data(files: Sequence[AgentFile]) -> list[AgentFile]:
+    """`files` with the bytes of their images, read in one query; text files as they are, an
+    image deleted meanwhile (with its session) left out."""
+    ids = [f.id for f in files if f.is_image]
+    if not ids:
+        return list(files)
+    data = dict(await Attachment.filter(id__in=ids).values_list("id", "data"))
+    return [f if not f.is_image else replace(f, data=bytes(data[f.id]))
+            for f in files if not f.is_image or f.id in data]
 
 
 async def listing(message_ids: Iterable[int]) -> dict[int, list[AttachmentInfo]]:
     """What is shown of the files of these messages, by message id."""
-    ids = list(message_ids)
     found: dict[int, list[AttachmentInfo]] = defaultdict(list)
-    if not ids:
-        return found
-    rows = await Attachment.filter(message_id__in=ids).order_by(
-        "message_id", "position", "id").values_list(*_LISTED)
-    for ident, message_id, name, mime_type, size, sha256 in rows:
+    for ident, message_id, name, mime_type, size, sha256 in await _rows(message_ids, _LISTED):
         found[message_id].append(AttachmentInfo(ident, name, mime_type, size, sha256))
     return found
+
+
+async def _rows(message_ids: Iterable[int], columns: Sequence[str]) -> list[tuple[Any, ...]]:
+    """These columns of the files of several messages, by message then place."""
+    ids = list(message_ids)
+    if not ids:
+        return []
+    return await Attachment.filter(message_id__in=ids).order_by(
+        "message_id", "position", "id").values_list(*columns)
 
 
 async def download(session_id: int, attachment_id: int) -> tuple[AttachmentInfo, bytes]:

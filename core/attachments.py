@@ -19,7 +19,7 @@ import re
 import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from core.safe_text import clean_text
 
@@ -258,7 +258,23 @@ def _pdf_text(data: bytes) -> str:
 Part = dict[str, Any]
 
 
-def content(text: str, files: Sequence[StoredFile]) -> str | list[Part]:
+class GivenFile(Protocol):
+    """What the agent is given of a file: a StoredFile at intake, or one read back from the
+    database without the bytes it does not need (core.attachment_store.AgentFile)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def mime_type(self) -> str: ...
+    @property
+    def data(self) -> bytes: ...  # an image's bytes
+    @property
+    def text(self) -> str | None: ...  # a text file's or a PDF's text; None for an image
+    @property
+    def is_image(self) -> bool: ...
+
+
+def content(text: str, files: Sequence[GivenFile]) -> str | list[Part]:
     """Pure: a user message's content for the model. Its text alone (a string) without files;
     with files, content parts: one text part (the message, then each text file fenced with its
     name), then an `image_url` part per image."""
@@ -271,7 +287,7 @@ def content(text: str, files: Sequence[StoredFile]) -> str | list[Part]:
     return parts
 
 
-def data_url(image: StoredFile) -> str:
+def data_url(image: GivenFile) -> str:
     """An image as a `data:` URL."""
     return f"data:{image.mime_type};base64,{base64.b64encode(image.data).decode('ascii')}"
 

@@ -11,6 +11,7 @@ from core.conversation.policy import Policy
 from core.errors import InvalidInput
 from core.outage import Patience
 from core.platform_links import DOWN_SECONDS
+from core.runtime.history import HISTORY_ATTACHMENT_BYTES, MAX_HISTORY_ATTACHMENT_BYTES
 from core.thread_context import DEFAULT_MESSAGES, MAX_MESSAGES
 
 DEFAULT_DATABASE_URL = "sqlite://data/hermes-chat.sqlite3"
@@ -47,6 +48,7 @@ class Settings:
     runs_per_user_per_minute: int = 10
     attachment_max_bytes: int = DEFAULT_MAX_BYTES
     attachments_per_message: int = DEFAULT_PER_MESSAGE
+    history_attachment_bytes: int = HISTORY_ATTACHMENT_BYTES
     thread_context_messages: int = DEFAULT_MESSAGES
     conversation_actions: str = "asker"
     chat_admins: tuple[str, ...] = ()
@@ -150,6 +152,10 @@ def _convert(name: str, kind: object, raw: str) -> object:
         if name == "discord_shard_count" and value < 0:
             raise InvalidInput(f"DISCORD_SHARD_COUNT must be 0 (Discord's recommendation) or "
                                f"more, got {value}")
+        if name == "history_attachment_bytes" and not 0 <= value <= MAX_HISTORY_ATTACHMENT_BYTES:
+            raise InvalidInput(f"HISTORY_ATTACHMENT_BYTES must be between 0 (earlier files are only "
+                               f"named) and {MAX_HISTORY_ATTACHMENT_BYTES} (the Bridge takes at most "
+                               f"512 MiB a request), got {value}")
         if name == "thread_context_messages" and not 0 <= value <= MAX_MESSAGES:
             raise InvalidInput(f"{name.upper()} must be between 0 (off) and {MAX_MESSAGES}, got {value}")
         return value

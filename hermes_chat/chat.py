@@ -160,7 +160,8 @@ async def run_chat(settings: Settings, session_id: int | None) -> None:
     async with BridgeFleet.over_http(settings.bridge_urls, token=settings.bridge_token) as bridge:
         leases = Leases(ttl=timedelta(seconds=settings.run_lease_seconds))
         pool = RunPool(bridge, catalogue, max_active_runs=settings.max_active_runs, leases=leases,
-                       patience=settings.database_patience)
+                       patience=settings.database_patience,
+                       history_attachment_bytes=settings.history_attachment_bytes)
         await pool.open()
         try:
             await recover(pool)

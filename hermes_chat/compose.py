@@ -58,7 +58,8 @@ async def running_parts(settings: Settings,
                            metrics=metrics, leases=leases, log_notices=notices,
                            patience=settings.database_patience,
                            quota=RunQuota(settings.runs_per_user_per_minute),
-                           run_buffer_bytes=settings.run_buffer_bytes)
+                           run_buffer_bytes=settings.run_buffer_bytes,
+                           history_attachment_bytes=settings.history_attachment_bytes)
             await pool.open()
             fallback = timedelta(hours=settings.clarify_fallback_hours)
             upkeep = Upkeep(lock, lambda: start_jobs(pool, fallback),

@@ -27,6 +27,7 @@ class RunContext(Protocol):
     leases: Leases  # this replica's claim on the run
     metrics: RunMetrics
     run_buffer_bytes: int  # events kept in memory per live run
+    history_attachment_bytes: int  # of earlier files each request carries again
 
     async def durably(self, operation: Callable[P, Awaitable[T]], *args: P.args,
                       **kwargs: P.kwargs) -> T:

@@ -11,6 +11,9 @@ on from its last checkpoint on whichever Bridge answers now.
   applies the decision to the same command when the model asks for it (a different command is
   asked about anew).
 
+The Bridge goes on from the checkpoint's messages alone, so the request's `history` is empty
+and it has no `user_content`: the earlier files and the turn's own travel once, in `messages`.
+
 The resumed turn's events continue the run's ids (`first_event_id`), so every log row is stored
 once, under the same assistant message; the Bridge opens it with a `resumed` status the chat
 shows.
@@ -47,7 +50,8 @@ async def continue_run(pool: RunContext, live: LiveRun,
     clarify); raises HermesChatError if its question expired meanwhile."""
     await pool.durably(pool.buffer.flush)  # its latest checkpoint, and every row before it
     point = await pool.durably(load_checkpoint, live.message_id)
-    request = await pool.durably(build_request, live, pool.catalogue, max_iterations)
+    request = await pool.durably(build_request, live, pool.catalogue, max_iterations,
+                                   pool.history_attachment_bytes)
     messages, clarify = await _where_to_go_on(pool, live, point, request)
     approval = await _decision(pool, live, point.approval_id) if point and point.approval_id \
         else None
@@ -55,7 +59,8 @@ async def continue_run(pool: RunContext, live: LiveRun,
             live.checkpoint_seq, point.seq if point else 0)
     resume = Resume(first_event_id=max(seen) + 1, messages=tuple(messages), clarify=clarify,
                     approval=approval)
-    resumed = msgspec.structs.replace(request, resume=resume)
+    # `messages` hold the history and the user message, files and all: sent once, not twice.
+    resumed = msgspec.structs.replace(request, resume=resume, history=(), user_content=None)
     return pool.bridge.stream(resumed, lambda: pool.buffer.persisted_seq(live.message_id))
 
 

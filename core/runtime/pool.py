@@ -25,6 +25,7 @@ from core.run_quota import RunQuota
 from core.runtime import records
 from core.runtime.approvals import decide, find_approval
 from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
+from core.runtime.history import HISTORY_ATTACHMENT_BYTES
 from core.runtime.leases import Leases
 from core.runtime.live import LiveRun
 from core.runtime.log_buffer import LogBuffer
@@ -49,6 +50,7 @@ class RunPool:
                  metrics: RunMetrics | None = None, log_notices: LogNotices | None = None,
                  patience: Patience = Patience(),
                  quota: RunQuota | None = None, run_buffer_bytes: int = RUN_BUFFER_BYTES,
+                 history_attachment_bytes: int = HISTORY_ATTACHMENT_BYTES,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
         self.catalogue = catalogue
@@ -61,6 +63,7 @@ class RunPool:
         self.patience = patience
         self.quota = quota or RunQuota(0)  # RUNS_PER_USER_PER_MINUTE, by `author`
         self.run_buffer_bytes = run_buffer_bytes  # events kept in memory per live run
+        self.history_attachment_bytes = history_attachment_bytes  # earlier files per request
         self._runs: dict[str, LiveRun] = {}
         self._sessions: dict[int, LiveRun] = {}  # the latest run of each session
         self._background: list[asyncio.Task[None]] = []

@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
-from core import attachment_store
 from core.bridge.types import ModelRef, RunRequest
 from core.catalogue import Catalogue, skill_system_prompt
 from core.runtime.approvals import approved_patterns
-from core.runtime.history import conversation_before, user_content
+from core.runtime.history import (
+    HISTORY_ATTACHMENT_BYTES,
+    NO_FILES,
+    conversation_before,
+    files_within,
+    user_content,
+)
 from core.runtime.live import LiveRun
 
 
 async def build_request(
-    live: LiveRun, catalogue: Catalogue, max_iterations: int | None = None
+    live: LiveRun, catalogue: Catalogue, max_iterations: int | None = None,
+    file_budget: int = HISTORY_ATTACHMENT_BYTES,
 ) -> RunRequest:
-    """The request of `live`, with the history of its branch as it stands now."""
+    """The request of `live`, with the history of its branch as it stands now: the earlier
+    files within `file_budget` bytes (HISTORY_ATTACHMENT_BYTES), the turn's own files all
+    (ATTACHMENT_MAX_BYTES and ATTACHMENTS_PER_MESSAGE bound them at intake)."""
     assistant = live.turn.assistant
-    history = await conversation_before(live.turn.user)
+    history = await conversation_before(live.turn.user, file_budget)
     live.history_ids = tuple(ident for ident, _ in history)
     user = live.turn.user
-    content = user_content(user, await attachment_store.files_of(user.id))
+    own = (await files_within([user.id], None)).get(user.id, NO_FILES)
+    content = user_content(user, own)
     return RunRequest(
         run_id=live.run_id,
         session_id=live.turn.session.hermes_session,

@@ -117,7 +117,8 @@ async def _first_events(pool: RunContext, live: LiveRun, options: RunOptions) ->
         return pool.bridge.follow(live.run_id, last)
     if options.resume:
         return await continue_run(pool, live, options.max_iterations)
-    request = await pool.durably(build_request, live, pool.catalogue, options.max_iterations)
+    request = await pool.durably(build_request, live, pool.catalogue, options.max_iterations,
+                                   pool.history_attachment_bytes)
     return pool.bridge.stream(request, last)
 
 

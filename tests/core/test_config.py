@@ -29,7 +29,10 @@ def test_values_are_converted_and_blank_means_unset() -> None:
 @pytest.mark.parametrize("env", [{"ADMIN_PORT": "x"}, {"LOG_FORMAT": "xml"}, {"BRIDGE_SHARED_MEMORY": "maybe"},
                                  {"RUN_LEASE_SECONDS": "0"}, {"BRIDGE_POOL_SIZE": "0"},
                                  {"CLARIFY_FALLBACK_HOURS": "-1"}, {"THREAD_CONTEXT_MESSAGES": "-1"},
-                                 {"THREAD_CONTEXT_MESSAGES": "201"}])
+                                 {"THREAD_CONTEXT_MESSAGES": "201"},
+                                 {"HISTORY_ATTACHMENT_BYTES": "-1"},
+                                 {"HISTORY_ATTACHMENT_BYTES": "20MiB"},
+                                 {"HISTORY_ATTACHMENT_BYTES": str(128 * 1024 * 1024 + 1)}])
 def test_bad_values_are_named(env: dict[str, str]) -> None:
     with pytest.raises(InvalidInput, match=next(iter(env))):
         Settings.from_env(env)
@@ -38,6 +41,11 @@ def test_bad_values_are_named(env: dict[str, str]) -> None:
 def test_thread_context_is_twenty_messages_unless_set_and_zero_turns_it_off() -> None:
     assert Settings.from_env({}).thread_context_messages == 20
     assert Settings.from_env({"THREAD_CONTEXT_MESSAGES": "0"}).thread_context_messages == 0
+
+
+def test_earlier_files_are_resent_up_to_20_mib_unless_set_and_zero_resends_none() -> None:
+    assert Settings.from_env({}).history_attachment_bytes == 20 * 1024 * 1024
+    assert Settings.from_env({"HISTORY_ATTACHMENT_BYTES": "0"}).history_attachment_bytes == 0
 
 
 def test_several_bridges_are_a_comma_separated_list_of_urls() -> None:

@@ -17,7 +17,8 @@ A marker fires once, on whichever connection reaches it first; a reconnect with
 `Last-Event-ID: N` replays the events after N and goes on from there. `fail(route, status)`
 makes the next call(s) of a route answer an error, `hold(route)` keeps them waiting until the
 returned event is set (a slow Bridge); `stop()` / `start()` take the whole Bridge
-down and up again on the same port. Every request is recorded in `requests`.
+down and up again on the same port. Every request is recorded in `requests`, with its size;
+a body over the real Bridge's limit is refused as it is there.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 from aiohttp import web
 
 EventItem = tuple[str, dict[str, Any]]
+MAX_REQUEST_BYTES = 512 * 1024 * 1024  # the body limit of the real Bridge (bridge/app.py)
 
 
 def ev(name: str, **data: Any) -> EventItem:
@@ -80,6 +82,7 @@ class Recorded:
     raw_path: str
     headers: dict[str, str]
     body: Any
+    size: int = 0  # bytes of the body as it came
 
 
 @dataclass
@@ -220,7 +223,7 @@ class FakeBridge:
     # --- HTTP ---------------------------------------------------------------------------
 
     def _app(self) -> web.Application:
-        app = web.Application(middlewares=[self._record])
+        app = web.Application(middlewares=[self._record], client_max_size=MAX_REQUEST_BYTES)
         app.router.add_post("/run", self._post_run)
         app.router.add_get("/runs/{run_id}/events", self._get_events)
         app.router.add_get("/runs/{run_id}", self._get_run)
@@ -241,7 +244,7 @@ class FakeBridge:
         except ValueError:
             body = raw.decode(errors="replace")
         self.requests.append(Recorded(
-            request.method, request.path, request.raw_path, dict(request.headers), body
+            request.method, request.path, request.raw_path, dict(request.headers), body, len(raw)
         ))
         failure = self._take_failure(request.path)
         if failure is not None:
