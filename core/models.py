@@ -1,4 +1,4 @@
-"""The data model (README "Architecture"), tortoise app label hermes.
+"""The data model (docs/architecture.md), tortoise app label hermes.
 
 Model docstrings become table comments: tortoise's SQLite migrations split statements on
 semicolons, so none may contain one.

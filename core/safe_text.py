@@ -43,6 +43,23 @@ def bounded(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def shortened(text: str, limit: int) -> str:
+    """`text` as a title within `limit` characters: whole if it fits, else cut after its last
+    whole word that leaves room for an ellipsis ("How do I rotate the API keys…"), never inside
+    a word unless its first word alone is too long. Trailing spaces and punctuation that would
+    stand before the ellipsis go too."""
+    if len(text) <= limit:
+        return text
+    kept = text[: limit - 1]
+    if not (kept[-1:].isspace() or text[limit - 1].isspace()):  # the cut falls inside a word
+        words = kept.rsplit(maxsplit=1)
+        kept = words[0] if len(words) == 2 else kept  # end at the word before, if there is one
+    return (kept.rstrip(_BEFORE_ELLIPSIS) or kept) + "…"
+
+
+_BEFORE_ELLIPSIS = " \t\n\r\f\v,;:-–—"
+
+
 def storable_key(value: object, longest: int = 64) -> str:
     """An id as a unique column stores it: as it is (a platform's short ASCII id), or else its
     digest (too long for the column, or a NUL or a lone surrogate no database column takes)."""

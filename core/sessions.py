@@ -26,6 +26,7 @@ from core.models import (
 )
 from core.outage import transaction
 from core.paging import Cursor, decode_cursor, encode_cursor
+from core.safe_text import shortened
 
 TITLE_LENGTH = 30
 MAX_TITLE = 255
@@ -119,12 +120,13 @@ def _clean_title(title: str) -> str:
     cleaned = _WHITESPACE_RUN.sub(" ", title).strip()
     if not cleaned:
         raise InvalidInput("a title cannot be empty")
-    return cleaned[:MAX_TITLE]
+    return shortened(cleaned, MAX_TITLE)
 
 
 def title_from_message(text: str) -> str:
-    """The automatic title: the first 30 characters of the message, newlines removed."""
-    return _WHITESPACE_RUN.sub(" ", text).strip()[:TITLE_LENGTH]
+    """The automatic title: the message on one line, cut after a whole word within 30
+    characters, an ellipsis marking the cut."""
+    return shortened(_WHITESPACE_RUN.sub(" ", text).strip(), TITLE_LENGTH)
 
 
 async def rename_session(session_id: int, title: str) -> ChatSession:

@@ -9,7 +9,7 @@ replicas' hosts may disagree by seconds, the one server does not disagree with i
 what travels back to a replica are durations (tokens, seconds closed) that its own clock can
 measure. A test may inject a clock instead.
 
-SQLite means one process (README: Scaling), so there the limiter keeps its own buckets and the
+SQLite means one process (docs/operations.md: several replicas), so there the limiter keeps its own buckets and the
 table stays empty. A bucket untouched for an hour is full again, the same as no row: the upkeep
 jobs sweep those (`sweep`).
 """

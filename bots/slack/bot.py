@@ -58,11 +58,12 @@ class SlackBot:
         self._api_timeout = api_timeout
         self.link = link or PlatformLink()
         self._ping_interval = socket_ping_interval
+        self._clock = clock
         self.client = AsyncWebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url)
         self.app = AsyncApp(
             name="hermes-chat", client=self.client,
             signing_secret=settings.slack_signing_secret or "",
-            request_verification_enabled=bool(settings.slack_signing_secret),
+            request_verification_enabled=False,  # the route checks it first (http.py)
             process_before_response=True,  # listeners ack at once and start tracked tasks
         )
         # On PostgreSQL every replica spends the workspace's one allowance (core/shared_budgets.py).
@@ -79,7 +80,7 @@ class SlackBot:
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
         """The Litestar route of the Events / Interactivity / slash command request URL."""
-        return [events_route(self.app, self._settings.slack_signing_secret)]
+        return [events_route(self.app, self._settings.slack_signing_secret, clock=self._clock)]
 
     async def start(self) -> None:
         """Follow the pool's runs; connect Socket Mode when an app token is configured (in

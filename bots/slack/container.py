@@ -12,10 +12,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 
+from core.safe_text import shortened
+
 from .delivery.sender import SUGGESTED_PROMPTS
 from .inbound import HomeOpened
 from .intake import typed, unheard
-from .render.blocks import clip
 from .services import SlackServices
 
 log = logging.getLogger(__name__)
@@ -24,8 +25,8 @@ TITLE = 75
 
 
 def prompts(texts: tuple[str, ...]) -> list[dict[str, str]]:
-    """The first four prompts: each a title (clipped) and the message it sends."""
-    return [{"title": clip(text, TITLE), "message": text} for text in texts[:MAX_PROMPTS] if text]
+    """The first four prompts: each a title (cut after a whole word) and the message it sends."""
+    return [{"title": shortened(text, TITLE), "message": text} for text in texts[:MAX_PROMPTS] if text]
 
 
 class ContainerListeners:

@@ -1,15 +1,19 @@
 """`POST /slack/events` for Litestar: bolt has no Litestar adapter, so this is the ~20 lines of
 bolt's Starlette one: the raw body and headers in, `async_dispatch`, the BoltResponse out.
 
-bolt's verifier reads the timestamp with `int()`, so an empty or non-numeric one would be a
-500; such a request (and a body that is not UTF-8) is refused here first, as bolt refuses any
-request it cannot verify: 401 with `{"error": "invalid request"}`. A signed body bolt could not
-read (bots/slack/intake.py) is acknowledged here, 200, without it."""
+The signature is checked here, before bolt sees the request (the app is built with
+`request_verification_enabled=False`, which bolt provides for requests verified elsewhere):
+a request whose signature does not verify, whose timestamp is not a number or whose body is
+not UTF-8 gets what bolt answers, 401 with `{"error": "invalid request"}`, and the operator a
+WARNING saying the likely cause, at most one a minute with the count refused since (a wrong
+SLACK_SIGNING_SECRET refuses every request; bolt's own line is INFO, with the body). A signed
+body bolt could not read (bots/slack/intake.py) is acknowledged here, 200, without it."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Sequence
 
 from litestar import Request, Response, post
 from litestar.handlers import HTTPRouteHandler
@@ -20,39 +24,65 @@ from .intake import readable, unreadable
 
 PATH = "/slack/events"
 REFUSAL = b'{"error": "invalid request"}'  # what bolt answers a request it cannot verify
-REFUSED = "Invalid request signature detected"  # how bolt's verifier starts its log line
+WARN_EVERY = 60.0  # seconds between two warnings about refused requests
+LIKELY_CAUSE = ("SLACK_SIGNING_SECRET does not match the app's Signing Secret (Basic Information "
+                "page), or the request is older than 5 minutes: check the clock")
+WINDOW = 5 * 60  # seconds a signature stays valid (slack_sdk's SignatureVerifier)
+
+log = logging.getLogger(__name__)
 
 
-class _WithoutBody(logging.Filter):
-    """bolt logs a request that fails verification with its whole body at INFO: message text,
-    which the log must not carry at that level. The line stays, the body goes."""
+class Refusals:
+    """Requests refused for their signature. The first is a WARNING at once, then at most one
+    every `every` seconds, counting the requests refused since the last one."""
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.msg, str) and record.msg.startswith(REFUSED):
-            record.msg, record.args = f"{REFUSED} (body withheld)", ()
-        return True
+    def __init__(self, path: str, clock: Callable[[], float], every: float = WARN_EVERY) -> None:
+        self._path = path
+        self._clock = clock
+        self._every = every
+        self._unreported = 0
+        self._warned_at: float | None = None
+
+    def refuse(self, timestamp: str) -> Response[bytes]:
+        self._unreported += 1
+        now = self._clock()
+        if self._warned_at is None or now - self._warned_at >= self._every:
+            count = self._unreported
+            log.warning("slack: refused %d %s to %s (401, signature not valid)%s: %s (%s)",
+                        count, "request" if count == 1 else "requests", self._path,
+                        "" if self._warned_at is None else f" in the last {now - self._warned_at:.0f} s",
+                        LIKELY_CAUSE, _age(timestamp))
+            self._warned_at, self._unreported = now, 0
+        return Response(content=REFUSAL, status_code=401, media_type="application/json")
 
 
-# bolt names this logger after the class and keeps the filters it finds on it
-_verifier_log = logging.getLogger("slack_bolt.RequestVerification")
-if not any(isinstance(f, _WithoutBody) for f in _verifier_log.filters):
-    _verifier_log.addFilter(_WithoutBody())
+def _age(timestamp: str) -> str:
+    """How far the latest refused request's timestamp is from this machine's clock."""
+    if not (timestamp.isascii() and timestamp.isdigit()):
+        return "the latest had no readable X-Slack-Request-Timestamp"
+    skew = int(time.time()) - int(timestamp)
+    where = "outside" if abs(skew) > WINDOW else "within"
+    return f"the latest was stamped {skew} s before this machine's clock, {where} the 5 minutes"
 
 
-def events_route(app: AsyncApp, signing_secret: str | None, path: str = PATH) -> HTTPRouteHandler:
+def events_route(app: AsyncApp, signing_secret: str | None, path: str = PATH,
+                 clock: Callable[[], float] = time.monotonic) -> HTTPRouteHandler:
     """Events, interactions and slash commands all arrive here (Slack signs each one, with
-    `signing_secret`; None when the app checks no signature)."""
+    `signing_secret`; None when no signature is checked). `clock` spaces the warnings."""
     verifier = SignatureVerifier(signing_secret) if signing_secret else None
+    refusals = Refusals(path, clock)
 
     @post(path, include_in_schema=False, status_code=200)
     async def slack_events(request: Request) -> Response[bytes]:
         body = await request.body()
-        if not _verifiable(body, request.headers.get("x-slack-request-timestamp", "0")):
-            return Response(content=REFUSAL, status_code=401,
-                            media_type="application/json")
+        timestamp = request.headers.get("x-slack-request-timestamp", "")
+        if not _verifiable(body, timestamp) or (verifier is not None and not verifier.is_valid(
+                body, timestamp, request.headers.get("x-slack-signature", ""))):
+            return refusals.refuse(timestamp)
         text = body.decode("utf-8")
         if not readable(text, request.headers.get("content-type", "").split(";")[0] or None):
-            return _acknowledged(verifier, text, request.headers)
+            unreadable("an HTTP request")
+            return Response(content=b"", status_code=200)
         headers: dict[str, str | Sequence[str]] = {
             name: request.headers.getall(name) for name in request.headers}
         bolt_request = AsyncBoltRequest(body=text, headers=headers,
@@ -64,17 +94,9 @@ def events_route(app: AsyncApp, signing_secret: str | None, path: str = PATH) ->
     return slack_events
 
 
-def _acknowledged(verifier: SignatureVerifier | None, body: str,
-                  headers: Mapping[str, str]) -> Response[bytes]:
-    if verifier is not None and not verifier.is_valid(
-            body, headers.get("x-slack-request-timestamp", ""), headers.get("x-slack-signature", "")):
-        return Response(content=REFUSAL, status_code=401, media_type="application/json")
-    unreadable("an HTTP request")
-    return Response(content=b"", status_code=200)
-
-
 def _verifiable(body: bytes, timestamp: str) -> bool:
-    """Whether bolt can check this request's signature at all."""
+    """Whether this request's signature can be checked at all (slack_sdk reads the timestamp
+    with `int()`: an empty or non-numeric one would be a 500)."""
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:

@@ -1,4 +1,4 @@
-"""Who may act in a conversation (README "Who may act").
+"""Who may act in a conversation (docs/configuration.md: who may talk and act).
 
 Writing in a thread is open to everyone who may talk to the bot at all: that is a
 conversation. Acting on a turn (answering its clarify question, Stop, Regenerate, Retry,

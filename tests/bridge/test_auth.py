@@ -75,7 +75,7 @@ async def test_the_token_opens_every_route(locked: RunningBridge, llm: ScriptedL
     llm.script(text_reply("hello with a token"))
     body = run_body(llm)
     events = await run_to_end(locked, body)  # the harness client sends the token
-    assert events[-1].data == {"final_text": "hello with a token"}
+    assert events[-1].data == {"final_text": "hello with a token", "model": llm.model}
     assert (await locked.client.get(f"/runs/{body['run_id']}")).json()["state"] == "done"
     assert (await locked.client.post("/sessions/chat-a/reset")).status_code == 200
     assert (await locked.client.get("/sessions/chat-a/memory")).status_code == 200
@@ -160,7 +160,7 @@ async def test_a_listed_key_is_sent_and_a_listed_unset_one_is_a_clear_400(
     llm.script(text_reply("keyed"))
     model = {"name": llm.model, "base_url": llm.base_url, "api_key_env": "TEAM_KEY"}
     events = await run_to_end(keyed, run_body(llm, model=model))
-    assert events[-1].data == {"final_text": "keyed"}
+    assert events[-1].data == {"final_text": "keyed", "model": llm.model}
     assert llm.authorizations[-1] == f"Bearer {SECRETS['TEAM_KEY']}"
     unset = {**model, "api_key_env": "LISTED_BUT_UNSET"}
     response = await keyed.client.post("/run", json=run_body(llm, model=unset))

@@ -92,7 +92,7 @@ async def test_llm_down_is_an_error_event_and_the_bridge_keeps_serving(
 
     assert (await bridge.client.get("/health")).json()["status"] == "ok"
     llm.script(text_reply("still here"))
-    assert (await run_to_end(bridge, run_body(llm)))[-1].data == {"final_text": "still here"}
+    assert (await run_to_end(bridge, run_body(llm)))[-1].data == {"final_text": "still here", "model": llm.model}
 
 
 @pytest.mark.parametrize(("broken", "said"), [(garbage_reply(), "stream"),

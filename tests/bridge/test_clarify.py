@@ -73,7 +73,7 @@ async def test_one_session_waits_on_clarify_while_another_finishes(
 
         llm.script(text_reply("quick answer", match=lambda b: "other" in json.dumps(b["messages"])))
         other = await asyncio.wait_for(run_to_end(bridge, run_body(llm, "other")), 20)
-        assert other[-1].data == {"final_text": "quick answer"}
+        assert other[-1].data == {"final_text": "quick answer", "model": llm.model}
 
         llm.script(text_reply("thanks"))
         await bridge.client.post(f"/clarify/{ask['clarify_id']}/answer", json={"answer": "yes"})
@@ -102,8 +102,8 @@ async def test_turns_of_one_session_run_one_after_the_other(
 
             llm.script(text_reply("first done"), text_reply("second done"))
             await bridge.client.post(f"/clarify/{ask['clarify_id']}/answer", json={"answer": "y"})
-            assert (await first_reader.until())[-1].data == {"final_text": "first done"}
-            assert (await second_reader.until())[-1].data == {"final_text": "second done"}
+            assert (await first_reader.until())[-1].data == {"final_text": "first done", "model": llm.model}
+            assert (await second_reader.until())[-1].data == {"final_text": "second done", "model": llm.model}
     assert len(llm.requests) == 3  # the aborted third run never reached the model
 
 

@@ -51,7 +51,7 @@ async def test_run_finishes_without_any_listener(bridge: RunningBridge, llm: Scr
     async with bridge.client.stream("GET", f"/runs/{body['run_id']}/events",
                                     headers=headers) as response:
         rest = await read_sse(response)
-    assert rest[0].id == 2 and rest[-1].data == {"final_text": "nobody is listening"}
+    assert rest[0].id == 2 and rest[-1].data == {"final_text": "nobody is listening", "model": llm.model}
 
 
 async def wait_until_done(bridge: RunningBridge, run_id: str) -> None:

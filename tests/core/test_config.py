@@ -60,11 +60,21 @@ def test_a_bad_list_of_bridges_is_refused_at_start(listed: str) -> None:
         Settings.from_env({"HERMES_BRIDGE_URL": listed})
 
 
-def test_env_example_documents_every_setting() -> None:
+# Where every setting is documented, and how each document names one: `.env.example` as a
+# `KEY=` line, docs/configuration.md as the first cell of a table row.
+DOCUMENTS = {".env.example": r"^([A-Z_]+)=", "docs/configuration.md": r"^\| `([A-Z_]+)` \|"}
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_every_setting_is_documented_once_and_nothing_else_is(document: str) -> None:
     import re
+    from collections import Counter
     from dataclasses import fields
     from pathlib import Path
 
-    example = (Path(__file__).parents[2] / ".env.example").read_text(encoding="utf-8")
-    documented = set(re.findall(r"^([A-Z_]+)=", example, re.MULTILINE))
-    assert documented == {f.name.upper() for f in fields(Settings)}
+    text = (Path(__file__).parents[2] / document).read_text(encoding="utf-8")
+    named = Counter(re.findall(DOCUMENTS[document], text, re.MULTILINE))
+    settings = {f.name.upper() for f in fields(Settings)}
+    assert not settings - set(named), f"{document} does not document {sorted(settings - set(named))}"
+    assert not set(named) - settings, f"{document} documents no setting {sorted(set(named) - settings)}"
+    assert not [key for key, count in named.items() if count > 1], f"{document} names a setting twice"

@@ -60,6 +60,21 @@ def test_the_closing_line_says_the_time_once() -> None:
     assert presenting.closing_line(stopped) == "⏹ Stopped · 1m 20s · 2 tool calls · 1/2 todos"
 
 
+def test_the_footer_names_the_model_the_bridge_answered_with_unless_one_was_chosen() -> None:
+    """A conversation on the default model (no catalogue choice) still names its model, as the
+    Bridge reported it at `done`; a name of any length or content is bounded and cleaned."""
+    answered = fold([Done(final_text="x", model="gpt-4o-mini", seq=6, at=T0 + timedelta(seconds=80))],
+                    _state())
+    assert presenting.footer(_update(MessageStatus.SUCCESS, answered)) == (
+        "1m 20s · 2 tool calls · 1/2 todos · model gpt-4o-mini")
+    assert presenting.footer(_update(MessageStatus.SUCCESS, answered, model_id="fast")).endswith(
+        "· model fast")
+    odd = fold([Done(final_text="x", model="m\x00" + "x" * 10_000, seq=6, at=T0)], _state())
+    assert odd.model is not None and len(odd.model) == 100 and "\x00" not in odd.model
+    unknown = fold([Done(final_text="x", seq=6, at=T0)], _state())  # an older Bridge
+    assert "model" not in presenting.footer(_update(MessageStatus.SUCCESS, unknown))
+
+
 def test_an_approval_says_what_it_asks_and_who_decided_what() -> None:
     asked = PauseView(pause_id=1, clarify_id="apr-1", question="rm -rf /tmp/x", choices=(
         "once", "session", "always", "deny"), status=PauseStatus.UNANSWERED,

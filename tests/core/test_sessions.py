@@ -27,7 +27,8 @@ T0 = datetime(2026, 11, 1, tzinfo=UTC)
 @pytest.mark.parametrize(
     ("text", "title"),
     [
-        ("How do I rotate the API keys of our staging cluster?", "How do I rotate the API keys o"),
+        ("How do I rotate the API keys of our staging cluster?", "How do I rotate the API keys…"),
+        ("Can you summarise this incident: the database failed over twice", "Can you summarise this…"),
         ("line one\nline two\r\n  line three", "line one line two line three"),
         ("short", "short"),
     ],

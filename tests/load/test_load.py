@@ -1,6 +1,6 @@
 """The load scenario at test size: the bench's own code path (`python -m bench.load`, a child
 process) with 10 conversations on this process's database, checked here afterwards. Timings
-are the bench's business (README, Performance); this test asserts none of them."""
+are the bench's business (bench/README.md); this test asserts none of them."""
 
 from __future__ import annotations
 

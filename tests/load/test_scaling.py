@@ -1,7 +1,7 @@
 """The scaling bench end to end on its smallest configuration (one `serve` replica, one
 Bridge, one step of one conversation), as a child process: it runs, prints its table and
 exits 0. It needs PostgreSQL (the bench makes a fresh database per configuration). Figures are
-the bench's business (README, Performance); this test asserts none of them."""
+the bench's business (bench/README.md); this test asserts none of them."""
 
 from __future__ import annotations
 

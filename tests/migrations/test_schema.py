@@ -21,7 +21,7 @@ SEED_INDEXES = {
 
 
 async def test_the_migration_files_hold_every_model_change(db: str) -> None:
-    """A model edited without its migration (README: Changing the data model) fails here."""
+    """A model edited without its migration (docs/development.md: Changing the data model) fails here."""
     apps = tortoise_config(db)["apps"]
     pending = await MigrationAutodetector(Tortoise.apps, apps).changes()
     assert [op.describe() for writer in pending for op in writer.operations] == []

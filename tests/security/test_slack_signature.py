@@ -12,8 +12,12 @@ import time
 
 import pytest
 
+from bots.slack.http import LIKELY_CAUSE
 from core.models import ChatMessage, ConversationBinding, Role
-from tests.bots.slack.harness import SECRET, Harness
+from core.runtime.pool import RunPool
+from tests.bots.slack.clocks import SteppedClock
+from tests.bots.slack.harness import SECRET, Harness, running
+from tests.fakes.slack import FakeSlack
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack_payloads import (
     CHANNEL_ID,
@@ -149,13 +153,51 @@ async def test_a_body_that_is_not_utf8_is_401_not_500(h: Harness, llm: ScriptedL
 async def test_a_refused_request_leaves_its_text_out_of_the_log(
     h: Harness, llm: ScriptedLLM, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """bolt logs what it refuses, body included, at INFO; the message text must not be there."""
+    """The refusal is logged (bolt would log it with its body, at INFO); the message text is
+    not."""
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="slack_bolt.RequestVerification")  # set from root at start
     text = "a confidential roadmap for 2027"
     request = event_request(make_slack_event("app_mention", text=text), "not-the-secret")
     response = await h.http.post("/slack/events", content=request.body, headers=request.headers)
     assert response.status_code == 401
-    assert any("Invalid request signature detected" in r.getMessage() for r in caplog.records)
+    assert _warnings(caplog)
     assert not [r for r in caplog.records if "roadmap" in r.getMessage()]
     await _nothing_started(h, llm)
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "bots.slack.http" and r.levelno == logging.WARNING]
+
+
+async def test_a_wrong_signing_secret_is_a_warning_with_its_likely_cause_once_a_minute(
+    fake_slack: FakeSlack, fake_pool: RunPool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An operator whose SLACK_SIGNING_SECRET is wrong sees why Slack's requests are refused,
+    and how many, without one line per request."""
+    caplog.set_level(logging.INFO)
+    clock = SteppedClock()
+
+    async def refused(h: Harness, stamp: int | None = None, secret: str = "not-the-secret") -> None:
+        request = event_request(make_slack_event("app_mention", text="hi"), secret, timestamp=stamp)
+        response = await h.http.post("/slack/events", content=request.body, headers=request.headers)
+        assert response.status_code == 401 and response.json() == {"error": "invalid request"}
+
+    async with running(fake_slack, fake_pool, clock) as h:
+        for _ in range(3):
+            await refused(h)
+        [first] = _warnings(caplog)
+        assert first.startswith("slack: refused 1 request to /slack/events (401, signature not valid)")
+        assert LIKELY_CAUSE in first and "within the 5 minutes" in first
+        clock.advance(59)
+        await refused(h)
+        assert len(_warnings(caplog)) == 1
+        clock.advance(1)
+        await refused(h, stamp=int(time.time()) - 600, secret=SECRET)  # the right secret, stale
+        [_, second] = _warnings(caplog)
+        assert second.startswith("slack: refused 4 requests to /slack/events (401, signature not valid) "
+                                 "in the last 60 s")
+        assert "outside the 5 minutes" in second
+        await h.bot.idle()
+        assert await ChatMessage.all().count() == 0 and fake_slack.workspace.messages == {}

@@ -22,7 +22,7 @@ import discord
 from bots.discord.delivery import Outbox, Permit, Refusals, Writer
 from core.conversation import titles
 from core.ratelimit import Limit
-from core.safe_text import bounded
+from core.safe_text import shortened
 
 log = logging.getLogger(__name__)
 THREAD_NAME = 100  # Discord's limit of a thread's name
@@ -32,9 +32,9 @@ RENAME_LIMIT = Limit(per_second=2 / 600, burst=2)
 
 def thread_name(text: str) -> str:
     """A thread's name from a question or a title: one line of printable characters, at
-    most 100 of them (an ellipsis marks a cut)."""
+    most 100 of them, cut after a whole word (an ellipsis marks a cut)."""
     line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
-    return bounded(line, THREAD_NAME) if line else NEW_THREAD_NAME
+    return shortened(line, THREAD_NAME) if line else NEW_THREAD_NAME
 
 
 def renamable(channel: object, bot_id: int | None, title: str) -> bool:
@@ -43,7 +43,7 @@ def renamable(channel: object, bot_id: int | None, title: str) -> bool:
     if not isinstance(channel, discord.Thread) or bot_id is None or channel.owner_id != bot_id:
         return False
     name = thread_name(title)
-    return channel.name != name and not channel.name.startswith(name)
+    return channel.name != name and not channel.name.startswith(name.removesuffix("…"))
 
 
 class ThreadTitlePresenter:

@@ -19,9 +19,9 @@ from collections.abc import Awaitable
 from slack_sdk.errors import SlackApiError
 
 from core.conversation import titles
+from core.safe_text import shortened
 
 from ..refs import Slot
-from ..render.blocks import clip
 from ..services import SlackServices
 from .sender import AGENT_SESSIONS, THREAD_TITLES
 
@@ -74,7 +74,7 @@ class AgentSession:
                                      self._session_id)
         if title is None:
             return
-        title = clip(title, MAX_TITLE)
+        title = shortened(title, MAX_TITLE)
         if self._opened and self._services.features.has(slot.team, AGENT_SESSIONS):
             await _call(self._services, slot, AGENT_SESSIONS, sender.rename_session(
                 slot.team, slot.channel, thread, title))
@@ -84,7 +84,7 @@ class AgentSession:
 
     async def _title(self) -> str | None:
         title = await titles.title_of(self._session_id)
-        return clip(title, MAX_TITLE) if title else None
+        return shortened(title, MAX_TITLE) if title else None
 
 
 async def settle(services: SlackServices, slot: Slot) -> None:

@@ -1,5 +1,5 @@
 """Starting the bot: without the Message Content intent enabled in the Developer Portal,
-Discord closes the gateway (4014) and the log says why (README "Discord setup", step 2)."""
+Discord closes the gateway (4014) and the log says why (docs/setup-discord.md, step 2)."""
 
 from __future__ import annotations
 

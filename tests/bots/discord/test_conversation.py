@@ -38,7 +38,7 @@ async def test_a_mention_opens_a_thread_and_the_next_messages_continue_it(
 
     assert fake.channel(thread)["name"] == "What is the capital of France?"
     first, second, _ = bot_messages(fake, thread)
-    assert "0 tool calls" in text_of(first) and first["components"]
+    assert "0 tool calls · model scripted-model" in text_of(first) and first["components"]
     assert second["message_reference"]["message_id"] == follow_up["id"]
     (binding,) = await ConversationBinding.all()
     assert (binding.channel, binding.thread) == (str(fake.channel_id), str(thread))

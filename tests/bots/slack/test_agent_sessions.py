@@ -121,11 +121,12 @@ async def test_the_native_stop_with_no_run_in_flight_sets_the_session_active(
 
 async def test_a_dm_thread_is_titled_after_its_session(h: Harness, llm: ScriptedLLM) -> None:
     llm.script(text_reply("Hello."), text_reply("Renamed."))
-    first = await h.event("dm", text="Budget for Q3")
+    first = await h.event("dm", text="Budget for Q3 across the marketing and sales teams")
     await h.answered(DM_CHANNEL_ID, first["ts"])
     await h.bot.idle()
     title = (await ChatSession.get()).title
-    assert title and h.slack.workspace.thread_titles[(DM_CHANNEL_ID, first["ts"])] == title
+    assert title == "Budget for Q3 across the…"  # cut after a whole word, not "...the mar"
+    assert h.slack.workspace.thread_titles[(DM_CHANNEL_ID, first["ts"])] == title
     assert h.slack.agent_session(DM_CHANNEL_ID, first["ts"])["title"] == title
 
     await rename_session((await ChatSession.get()).id, "Q3 budget, final")  # the admin renames it

@@ -35,7 +35,8 @@ async def test_todos_and_tools_show_while_the_run_works(h: Harness, llm: Scripte
     assert "▶ write the answer" in shown
     gate.set()
     [done] = await h.answered(CHANNEL_ID, thread)
-    assert "All planned." in texts(done) and "1 tool call · 1/2 todos" in texts(done)
+    # the default model named, as the Bridge answered with it (the conversation chose none)
+    assert "All planned." in texts(done) and "1 tool call · 1/2 todos · model scripted-model" in texts(done)
     revisions = [r.blocks for r in done.revisions]
     assert any("Todo" in str(blocks) for blocks in revisions)
 

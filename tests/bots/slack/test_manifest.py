@@ -1,4 +1,4 @@
-"""The app manifest in README's "Slack setup" is what a person pastes to create the app: it must
+"""The app manifest in docs/setup-slack.md is what a person pastes to create the app: it must
 parse, and name the route, slash command, events and scopes the adapter relies on."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import yaml  # litestar's own dependency
 from bots.slack.commands import SUBCOMMANDS
 from bots.slack.http import PATH
 
-README = Path(__file__).parents[3] / "README.md"
+SETUP = Path(__file__).parents[3] / "docs" / "setup-slack.md"
 SCOPES = {"app_mentions:read", "chat:write", "commands", "files:write", "files:read",
           "channels:history", "groups:history", "im:history",
           "mpim:history",  # mentions, replies, /hermes, exports, attachments, threads
@@ -23,8 +23,7 @@ EVENTS = {"app_mention", "message.channels", "message.groups", "message.im", "me
 
 
 def manifest() -> dict[str, Any]:
-    setup = README.read_text(encoding="utf-8").split("## Slack setup", 1)[1].split("\n## ", 1)[0]
-    [block] = re.findall(r"```yaml\n(.*?)```", setup, re.S)
+    [block] = re.findall(r"```yaml\n(.*?)```", SETUP.read_text(encoding="utf-8"), re.S)
     return yaml.safe_load(textwrap.dedent(block))
 
 
