@@ -7,7 +7,10 @@ outside DISCORD_CDN_HOSTS is fetched, a redirect away from it neither (issue #26
 from __future__ import annotations
 
 import base64
+import logging
 from typing import Any
+
+import pytest
 
 from core.config import DISCORD_CDN_HOSTS
 from core.models import Attachment, ChatMessage, Role
@@ -107,9 +110,11 @@ async def test_a_large_file_is_not_read_past_the_cap(
 
 
 async def test_a_file_not_on_discord_s_cdn_is_not_fetched(
-    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """With DISCORD_CDN_HOSTS as shipped, an attachment URL on 127.0.0.1 is refused unread."""
+    """With DISCORD_CDN_HOSTS as shipped, an attachment URL on 127.0.0.1 is refused unread;
+    the log says which URL and why."""
+    caplog.set_level(logging.WARNING, "core.attachments")
     llm.script(text_reply("Words only."))
     dm = fake.dm_channel_id()
     async with running_bot(fake, pool, discord_cdn_hosts=DISCORD_CDN_HOSTS):
@@ -118,6 +123,8 @@ async def test_a_file_not_on_discord_s_cdn_is_not_fetched(
     assert "notes.txt: it is not stored on Discord's file servers" in notice(fake, dm)
     assert user_message(llm.requests[0]) == "Look"
     assert not [c for c in fake.calls if "/attachments/" in c.route]
+    assert (f"did not download 'notes.txt': it is not stored on Discord's file servers "
+            f"({fake.base_url}/attachments/") in caplog.text
 
 
 async def test_a_redirect_away_from_the_cdn_is_not_followed(
