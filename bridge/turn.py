@@ -138,7 +138,7 @@ class Turn:
             data = compaction_data(messages, conversation)
             if data is not None:
                 self._emitter.emit_now("context_compacted", data)
-        self._emitter.emit_now(*_terminal_event(result, callbacks))
+        self._emitter.emit_now(*_terminal_event(result, callbacks, self.plan.model.name))
 
     def _remember(self, messages: list[Message], current: bool) -> None:
         session_id = self.plan.request.session_id
@@ -149,7 +149,8 @@ class Turn:
             self._histories.set(session_id, messages)
 
 
-def _terminal_event(result: dict[str, Any], callbacks: AgentCallbacks) -> tuple[str, dict]:
+def _terminal_event(result: dict[str, Any], callbacks: AgentCallbacks,
+                    model: str) -> tuple[str, dict]:
     if callbacks.clarify_expired:
         return "error", {"message": "nobody answered the clarify question in time",
                          "code": "clarify_expired"}
@@ -158,4 +159,4 @@ def _terminal_event(result: dict[str, Any], callbacks: AgentCallbacks) -> tuple[
     if result.get("failed") or (result.get("error") and not result.get("completed")):
         message = str(result.get("error") or result.get("final_response") or "the LLM failed")
         return "error", {"message": f"LLM error: {message}", "code": "llm_error"}
-    return "done", {"final_text": str(result.get("final_response") or "")}
+    return "done", {"final_text": str(result.get("final_response") or ""), "model": model}

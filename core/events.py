@@ -125,6 +125,7 @@ class Checkpoint(_Event, frozen=True, tag="checkpoint"):
 
 class Done(_Event, frozen=True, tag="done"):
     final_text: str
+    model: str | None = None  # the model that answered, as the Bridge called it
 
 
 class RunError(_Event, frozen=True, tag="error"):

@@ -103,13 +103,19 @@ def closing_line(update: RunUpdate) -> str:
     return f"{status_line(update)} · {footer(update)}"
 
 
+def answered_by(update: RunUpdate) -> str | None:
+    """The model a footer names: the one the conversation chose (its catalogue id), else the
+    one the Bridge reported answering with (the catalogue's default or HERMES_MODEL)."""
+    return update.model_id or update.state.model
+
+
 def _footer_details(update: RunUpdate) -> list[str]:
     state = update.state
     calls = state.tool_calls
     parts = [f"{calls} tool call{'s' if calls != 1 else ''}"]
     parts += [p for p in (todos_done(state),) if p]
-    if update.model_id:
-        parts.append(f"model {update.model_id}")
+    if model := answered_by(update):
+        parts.append(f"model {model}")
     if update.skill_folder:
         parts.append(f"skill {update.skill_folder}")
     return parts

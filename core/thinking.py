@@ -83,6 +83,7 @@ class PendingClarify:
 COMMAND_LIMIT = 3000  # of an approval's command, as stored and shown (a code block fits it)
 REASON_LIMIT = 500
 TOOL_LIMIT = 128
+MODEL_LIMIT = 100  # of the model name a `done` reports, as shown in the footer
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,7 @@ class ThinkingState:
     iteration: int = 0
     compactions: int = 0
     final_text: str | None = None
+    model: str | None = None  # the model that answered, as the Bridge reported it at `done`
     error: RunFailure | None = None
     last_seq: int = 0
     first_at: datetime | None = None
@@ -255,8 +257,9 @@ def _apply(state: ThinkingState, event: Event) -> ThinkingState:
             return replace(state, pending_approval=_approval(event))
         case ContextCompacted():
             return replace(state, compactions=state.compactions + 1)
-        case Done(final_text=final_text):
-            return replace(state, final_text=final_text, status=None)
+        case Done(final_text=final_text, model=model):
+            return replace(state, final_text=final_text, status=None,
+                           model=bounded(model, MODEL_LIMIT) if model else None)
         case RunError(message=message, code=code):
             return replace(state, error=RunFailure(message, code), status=None)
     return state

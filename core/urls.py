@@ -7,25 +7,21 @@ takes it out wherever a URL is shown (`/api/health`, `/metrics` labels, errors, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 HIDDEN = "***"
+# `scheme://` then the userinfo: up to the last `@` before the authority ends.
+_CREDENTIALS = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#\s,]*@")
 
 
 def redacted_url(url: str) -> str:
-    """`url` with any `user:password@` replaced by `***@`; everything else as written.
-    Text that is not a URL with credentials comes back unchanged."""
-    scheme, separator, rest = url.partition("://")
-    if not separator:
-        return url
-    authority_end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
-    authority = rest[:authority_end]
-    if "@" not in authority:
-        return url
-    host = authority.rsplit("@", 1)[1]
-    return f"{scheme}://{HIDDEN}@{host}{rest[authority_end:]}"
+    """`url` with any `user:password@` replaced by `***@`; everything else as written. Works
+    on a comma-separated list of URLs (HERMES_BRIDGE_URL) and on a text that quotes URLs;
+    text without credentials comes back unchanged."""
+    return _CREDENTIALS.sub(rf"\g<scheme>{HIDDEN}@", url)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,8 @@ from core.urls import Origins, redacted_url
     ("http://h:1/a@b", "http://h:1/a@b"),  # an @ in the path is no credential
     ("http://127.0.0.1:18731", "http://127.0.0.1:18731"),
     ("not a url", "not a url"),
+    ("http://a:p1@h:1, http://b:p@ss@h:2/x", "http://***@h:1, http://***@h:2/x"),
+    ("the Bridge at https://u:p@h did not answer", "the Bridge at https://***@h did not answer"),
 ])
 def test_credentials_are_taken_out_of_a_url(url: str, shown: str) -> None:
     assert redacted_url(url) == shown

@@ -22,6 +22,7 @@ from core.bridge.fleet import BridgeFleet
 from core.config import Settings
 from core.logs import OWN_PACKAGES, RedactingFormatter
 from core.runtime.pool import RunPool
+from hermes_chat.bridge_process import bridge_child
 from hermes_chat.metrics import metrics_route
 from tests.admin.conftest import AUTH, TOKEN
 from tests.admin.server import DEADLINE, serving
@@ -120,3 +121,14 @@ def test_a_bridge_url_s_password_is_blanked_from_every_log_line() -> None:
     record = logging.LogRecord("httpx", logging.INFO, "", 0, "GET %s and %s", (
         f"http://a:{PASSWORD}@127.0.0.1:1/health", "http://b:p%40ss-word2@h:2"), None)
     assert formatter.format(record) == "GET http://a:[redacted]@127.0.0.1:1/health and http://b:[redacted]@h:2"
+
+
+async def test_serve_names_an_external_bridge_without_its_password(
+    skills_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "hermes_chat")
+    settings = Settings(hermes_bridge_url=f"http://a:{PASSWORD}@127.0.0.1:1,http://b:{PASSWORD}@h:2")
+    async with bridge_child(settings, catalogue_for(None, skills_dir)) as endpoint:
+        assert endpoint.child is None
+    assert "bridge: using the external one at http://***@127.0.0.1:1,http://***@h:2" in caplog.text
+    assert PASSWORD not in caplog.text
