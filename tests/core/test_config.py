@@ -60,17 +60,3 @@ def test_env_example_documents_every_setting() -> None:
     example = (Path(__file__).parents[2] / ".env.example").read_text(encoding="utf-8")
     documented = set(re.findall(r"^([A-Z_]+)=", example, re.MULTILINE))
     assert documented == {f.name.upper() for f in fields(Settings)}
-
-
-def test_discord_cdn_hosts_are_hosts_or_origins() -> None:
-    assert Settings.from_env({}).discord_file_origins.allow("https://cdn.discordapp.com/a")
-    custom = Settings.from_env({"DISCORD_CDN_HOSTS": "http://127.0.0.1:9000"}).discord_file_origins
-    assert custom.allow("http://127.0.0.1:9000/a") and not custom.allow("https://cdn.discordapp.com/a")
-    with pytest.raises(InvalidInput, match="DISCORD_CDN_HOSTS"):
-        Settings.from_env({"DISCORD_CDN_HOSTS": "cdn.discordapp.com/attachments"})
-
-
-def test_a_bad_bridge_url_is_named_without_its_password() -> None:
-    with pytest.raises(InvalidInput) as refused:
-        Settings.from_env({"HERMES_BRIDGE_URL": "ftp://u:pw-secret@h:1"})
-    assert "pw-secret" not in str(refused.value) and "***@h:1" in str(refused.value)

@@ -1,9 +1,11 @@
-"""Pure: a URL's credentials taken out; which origins a file may come from."""
+"""A URL's credentials taken out; which origins a file may come from (DISCORD_CDN_HOSTS)."""
 
 from __future__ import annotations
 
 import pytest
 
+from core.config import Settings
+from core.errors import InvalidInput
 from core.urls import Origins, redacted_url
 
 
@@ -37,3 +39,17 @@ def test_a_host_means_https_on_it_and_an_origin_exactly_that_one() -> None:
 def test_an_entry_that_is_neither_a_host_nor_an_origin_is_refused(entry: str) -> None:
     with pytest.raises(ValueError):
         Origins.of([entry])
+
+
+def test_discord_cdn_hosts_are_hosts_or_origins() -> None:
+    assert Settings.from_env({}).discord_file_origins.allow("https://cdn.discordapp.com/a")
+    custom = Settings.from_env({"DISCORD_CDN_HOSTS": "http://127.0.0.1:9000"}).discord_file_origins
+    assert custom.allow("http://127.0.0.1:9000/a") and not custom.allow("https://cdn.discordapp.com/a")
+    with pytest.raises(InvalidInput, match="DISCORD_CDN_HOSTS"):
+        Settings.from_env({"DISCORD_CDN_HOSTS": "cdn.discordapp.com/attachments"})
+
+
+def test_a_bad_bridge_url_is_named_without_its_password() -> None:
+    with pytest.raises(InvalidInput) as refused:
+        Settings.from_env({"HERMES_BRIDGE_URL": "ftp://u:pw-secret@h:1"})
+    assert "pw-secret" not in str(refused.value) and "***@h:1" in str(refused.value)
