@@ -1,4 +1,10 @@
-"""The OpenAPI document at /schema/openapi.json: security scheme and the documented error answers."""
+"""The OpenAPI document at /schema/openapi.json (also /schema and /schema/openapi.yaml):
+security scheme and the documented error answers.
+
+The document is served as data only, behind the admin token: Litestar's documentation pages
+(Swagger UI, Redoc, ...) load their scripts from public CDNs, so they would be blank on a
+machine without internet and would have a browser fetch code from elsewhere
+(docs/security-access.md); any OpenAPI viewer can open the JSON."""
 
 from __future__ import annotations
 
@@ -10,11 +16,13 @@ import msgspec
 
 # Litestar 2.25 has no public way to mark a msgspec body closed; its own plugin is extended.
 from litestar._openapi.schema_generation.plugins.struct import StructSchemaPlugin
+from litestar import Router
 from litestar.openapi import OpenAPIConfig, ResponseSpec
+from litestar.openapi.plugins import JsonRenderPlugin, YamlRenderPlugin
 from litestar.openapi.spec import Components, Operation, RequestBody, Schema, SecurityScheme
 from litestar.typing import FieldDefinition
 
-from admin.auth import SCHEME
+from admin.auth import SCHEME, require_admin_token
 from admin.errors import ErrorBody
 
 if TYPE_CHECKING:
@@ -29,19 +37,24 @@ _MEANINGS = {
     503: "The database or the Hermes Bridge is unreachable (`Retry-After` on a database outage)",
 }
 _DATABASE_DOWN = "The database is unreachable: try again after `Retry-After` seconds"
+SCHEMA_PATH = "/schema"
 SECURITY: tuple[dict[str, list[str]], ...] = ({SCHEME: []},)
 
 
 def openapi_config(version: str) -> OpenAPIConfig:
-    """The document's metadata and the bearer scheme the guarded routes declare."""
+    """The document's metadata, the bearer scheme the guarded routes declare, and its routes:
+    JSON at /schema and /schema/openapi.json, YAML beside it, each behind the token."""
     return OpenAPIConfig(
         title="hermes-chat admin API",
         version=version,
         description="Browse, export and reset the conversations of hermes-chat.",
-        path="/schema",
+        path=SCHEMA_PATH,
         components=Components(
             security_schemes={SCHEME: SecurityScheme(type="http", scheme="bearer")}
         ),
+        render_plugins=[JsonRenderPlugin(), YamlRenderPlugin(path=["/openapi.yaml", "/openapi.yml"])],
+        openapi_router=Router(SCHEMA_PATH, route_handlers=[], guards=[require_admin_token],
+                              include_in_schema=False, dto=None, return_dto=None),
     )
 
 

@@ -78,6 +78,15 @@ class FileOffer:
     download: Callable[[int], Awaitable[bytes]]
 
 
+class Refused(Exception):
+    """A download refused (not from where the platform keeps its files, say): `reason` is
+    what the chat shows, `detail` what the log says besides (the URL, without credentials)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason} ({detail})")
+        self.reason = reason
+
+
 @dataclass(frozen=True, slots=True)
 class StoredFile:
     """A file that is read: what is stored with the message and given to the agent."""
@@ -148,6 +157,9 @@ async def _take_one(offer: FileOffer, name: str, limits: Limits) -> StoredFile |
         return Skipped(name, _too_big(limits.max_bytes))
     try:
         data = await offer.download(limits.max_bytes + 1)
+    except Refused as refusal:
+        log.warning("did not download %r: %s", name, refusal)
+        return Skipped(name, refusal.reason)
     except Exception as error:  # the platform's CDN or API failed: the text still goes
         log.warning("could not download %r: %s: %s", name, type(error).__name__, error)
         return Skipped(name, "it could not be downloaded")

@@ -13,8 +13,10 @@ from core.outage import Patience
 from core.platform_links import DOWN_SECONDS
 from core.runtime.history import HISTORY_ATTACHMENT_BYTES, MAX_HISTORY_ATTACHMENT_BYTES
 from core.thread_context import DEFAULT_MESSAGES, MAX_MESSAGES
+from core.urls import Origins, redacted_url
 
 DEFAULT_DATABASE_URL = "sqlite://data/hermes-chat.sqlite3"
+DISCORD_CDN_HOSTS = ("cdn.discordapp.com", "media.discordapp.net")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +66,19 @@ class Settings:
     discord_api_url: str = "https://discord.com/api/v10"
     discord_gateway_url: str | None = None
     discord_shard_count: int = 0  # 0: Discord's recommendation (GET /gateway/bot)
+    discord_cdn_hosts: tuple[str, ...] = DISCORD_CDN_HOSTS
     platform_down_seconds: int = DOWN_SECONDS
     log_format: str = "text"
     log_level: str = "INFO"
 
     def secrets(self) -> tuple[str, ...]:
         """The values that must never be logged: tokens, the signing secret, the API key and
-        the database password (as written in DATABASE_URL and decoded)."""
+        the passwords of DATABASE_URL and HERMES_BRIDGE_URL (as written and decoded)."""
+        passwords = (p for url in (self.database_url, *self.bridge_url.split(","))
+                     for p in _url_password(url.strip()))
         values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token,
                   self.discord_token, self.admin_token, self.openai_api_key, self.bridge_token,
-                  *_url_password(self.database_url))
+                  *passwords)
         return tuple(v for v in values if v)
 
     @property
@@ -90,6 +95,11 @@ class Settings:
     def attachment_limits(self) -> Limits:
         """ATTACHMENT_MAX_BYTES and ATTACHMENTS_PER_MESSAGE (core.attachments)."""
         return Limits(self.attachment_max_bytes, self.attachments_per_message)
+
+    @property
+    def discord_file_origins(self) -> Origins:
+        """Where Discord attachments may be downloaded from (DISCORD_CDN_HOSTS)."""
+        return Origins.of(self.discord_cdn_hosts)
 
     @property
     def bridge_urls(self) -> tuple[str, ...]:
@@ -113,6 +123,7 @@ class Settings:
                 values[field.name] = _convert(field.name, field.type, raw)
         settings = cls(**values)  # type: ignore[arg-type]
         _bridge_urls(settings.bridge_url)  # a bad list is refused at start, not at a first run
+        _cdn_hosts(settings.discord_cdn_hosts)
         return settings
 
 
@@ -121,10 +132,19 @@ def _bridge_urls(raw: str) -> tuple[str, ...]:
     for url in urls:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise InvalidInput(f"HERMES_BRIDGE_URL must list http(s) URLs, got {url!r}")
-    if not urls or len(set(urls)) != len(urls):
+            raise InvalidInput(f"HERMES_BRIDGE_URL must list http(s) URLs, got {redacted_url(url)!r}")
+    if not urls or len({redacted_url(u) for u in urls}) != len(urls):
         raise InvalidInput("HERMES_BRIDGE_URL must list each Bridge once")
     return urls
+
+
+def _cdn_hosts(entries: tuple[str, ...]) -> None:
+    if not entries:
+        raise InvalidInput("DISCORD_CDN_HOSTS must list at least one host")
+    try:
+        Origins.of(entries)
+    except ValueError as error:
+        raise InvalidInput(f"DISCORD_CDN_HOSTS: {error}") from None
 
 
 def _url_password(url: str) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from core.backoff import Backoff
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.errors import BridgeUnavailable
+from core.urls import redacted_url
 from hermes_chat.bridge_environment import child_environment, child_key_envs
 from hermes_chat.bridge_leftover import ChildRecords, clear_the_port
 
@@ -66,7 +67,7 @@ async def bridge_child(settings: Settings, catalogue: Catalogue,
                        environ: Mapping[str, str] | None = None) -> AsyncIterator[BridgeEndpoint]:
     """The external Bridge as it is, or a supervised child once its `/health` names it."""
     if settings.hermes_bridge_url:
-        log.info("bridge: using the external one at %s", settings.hermes_bridge_url)
+        log.info("bridge: using the external one at %s", redacted_url(settings.hermes_bridge_url))
         yield BridgeEndpoint(settings.hermes_bridge_url, settings.bridge_token)
         return
     settings = with_child_token(settings)

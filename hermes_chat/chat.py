@@ -24,6 +24,7 @@ from core.runtime.leases import Leases
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from core.runtime.updates import PauseView, RunUpdate
+from core.urls import redacted_url
 
 Reader = Callable[[], "asyncio.Future[str]"]
 PROMPT = "you> "
@@ -167,7 +168,7 @@ async def run_chat(settings: Settings, session_id: int | None) -> None:
             await recover(pool)
             session = await (sessions.get_session(session_id) if session_id
                              else sessions.create_session())
-            print(f"hermes-chat: session {session.id} ({settings.bridge_url}); Ctrl-D to quit",
+            print(f"hermes-chat: session {session.id} ({redacted_url(settings.bridge_url)}); Ctrl-D to quit",
                   flush=True)
             await converse(pool, session.id, stdin_reader(), sys.stdout)
         finally:

@@ -1,5 +1,6 @@
 """`GET /metrics`: the runtime's figures and the chat platforms' connections in the
-Prometheus text format."""
+Prometheus text format, behind ADMIN_TOKEN like the admin API (Prometheus sends it with its
+scrape config's `authorization: {credentials: ...}`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric, SummaryMetricFamily
 from prometheus_client.registry import Collector
 
+from admin.auth import require_admin_token
 from admin.health import BRIDGE_TIMEOUT
 from admin.services import SupervisedBridge
 from core import feedback
@@ -163,7 +165,7 @@ def metrics_route(pool: RunPool, links: PlatformLinks | None = None,
     if fleet is not None:
         registry.register(fleet)
 
-    @get("/metrics", include_in_schema=False)
+    @get("/metrics", include_in_schema=False, guards=[require_admin_token])
     async def metrics() -> Response[bytes]:
         await rated.refresh()
         if fleet is not None:

@@ -24,6 +24,7 @@ import yarl
 from bots.discord.actions import BUTTONS, on_unrouted_interaction
 from bots.discord.commands import SELECTS, HermesCommands
 from bots.discord.delivery import WRITE_TIMEOUT
+from bots.discord.files import DiscordFiles
 from bots.discord.intake import DiscordCommandTree
 from bots.discord.services import DiscordServices
 from bots.discord.shards import ShardFleet
@@ -80,7 +81,8 @@ class DiscordBot:
         self.services = DiscordServices.build(
             self.client, pool, catalogue, bridge, limiter or RateLimiter(clock),
             settings.discord_channels, settings.policy, write_timeout, settings.attachment_limits,
-            settings.thread_context_messages, self.cached_channel)
+            settings.thread_context_messages, self.cached_channel,
+            DiscordFiles(settings.discord_file_origins))
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None

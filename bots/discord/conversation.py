@@ -29,6 +29,7 @@ import discord
 
 from bots.discord.boundary import log_failure
 from bots.discord.errors import CannotAnswerHere
+from bots.discord.files import DiscordFiles
 from bots.discord.inbound import UserPost, user_post
 from bots.discord.intake import DiscordIntake
 from bots.discord.refs import DiscordRefs
@@ -38,7 +39,7 @@ from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
 from bots.discord.render.titles import thread_name
 from bots.discord.thread_history import DiscordThreadHistory
-from core.attachments import DEFAULT_LIMITS, FileOffer, Limits
+from core.attachments import DEFAULT_LIMITS, Limits
 from core.conversation import bindings, turns, written
 from core.conversation.dedupe import Seen
 from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION
@@ -215,8 +216,10 @@ class DiscordConversation:
 
     def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
                  intake: DiscordIntake, notices: Notices, allow_list: tuple[str, ...],
-                 limits: Limits = DEFAULT_LIMITS, context_messages: int = DEFAULT_MESSAGES) -> None:
+                 limits: Limits = DEFAULT_LIMITS, context_messages: int = DEFAULT_MESSAGES,
+                 files: DiscordFiles | None = None) -> None:
         self._client = client
+        self._files = files or DiscordFiles()  # DISCORD_CDN_HOSTS
         self._pool = pool
         self._sessions = sessions
         self._intake = intake
@@ -268,7 +271,7 @@ class DiscordConversation:
         if not incoming.text and not incoming.post.has_media:
             self._reply(incoming, refusals.notice_part(EMPTY_MENTION))
             return
-        said = await written.read(incoming.text, file_offers(message), self._limits)
+        said = await written.read(incoming.text, self._files.offers(message), self._limits)
         if said.notices:  # the files skipped, or that nothing in it could be read
             self._reply(incoming, refusals.notice_part("\n\n".join(said.notices)))
         if not said.text:
@@ -354,13 +357,3 @@ class DiscordConversation:
         node = await turns.user_node(session.id, str(message.id))
         return EditedTurn(place, node) if node else None
 
-
-def file_offers(message: discord.Message) -> list[FileOffer]:
-    """The message's attachments, each read from Discord's CDN through discord.py (its size,
-    as Discord states it, is checked before any byte is read)."""
-    return [FileOffer(a.filename, a.content_type, a.size, functools.partial(_read, a))
-            for a in message.attachments]
-
-
-async def _read(attachment: discord.Attachment, limit: int) -> bytes:
-    return (await attachment.read())[:limit]

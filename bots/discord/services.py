@@ -10,6 +10,7 @@ import discord
 
 from bots.discord.conversation import DiscordConversation, SessionFinder
 from bots.discord.delivery import WRITE_TIMEOUT, Outbox, Writer
+from bots.discord.files import DiscordFiles
 from bots.discord.intake import DiscordIntake
 from bots.discord.refs import DiscordRefs
 from bots.discord.render.presenters import LiveUpdater, Notices, Outboxes
@@ -45,13 +46,15 @@ class DiscordServices:
               limiter: RateLimiter, allow_list: tuple[str, ...], policy: Policy,
               write_timeout: float = WRITE_TIMEOUT, limits: Limits = DEFAULT_LIMITS,
               context_messages: int = DEFAULT_MESSAGES,
-              cached: Callable[[int], object | None] | None = None) -> DiscordServices:
-        """`cached`: a channel as this replica's gateway caches have it (`client`'s by default)."""
+              cached: Callable[[int], object | None] | None = None,
+              files: DiscordFiles | None = None) -> DiscordServices:
+        """`cached`: a channel as this replica's gateway caches have it (`client`'s by default);
+        `files`: where attachments are downloaded from (Discord's CDN by default)."""
         outboxes, writer, refs = Outboxes.on(limiter), Writer(client, write_timeout), DiscordRefs()
         notices, sessions = Notices(writer, outboxes.messages), SessionFinder(client, refs)
         intake = DiscordIntake(policy, notices)
         conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list,
-                                           limits, context_messages)
+                                           limits, context_messages, files)
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
                    LiveUpdater(pool, refs, writer, outboxes, client, cached or client.get_channel),
                    outboxes)

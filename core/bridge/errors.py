@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 import httpx
 
+from core.urls import redacted_url
 from core.errors import BridgeUnavailable, Conflict, HermesChatError, InvalidInput, NotFound
 
 
@@ -54,7 +55,7 @@ def describe_failure(response: httpx.Response, body: BridgeErrorBody) -> str:
 def unreachable(base_url: str, exc: httpx.TransportError) -> BridgeUnavailable:
     """The error for a Bridge that could not be reached at all."""
     reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return BridgeUnavailable(f"the Hermes Bridge at {base_url} did not answer ({reason})")
+    return BridgeUnavailable(f"the Hermes Bridge at {redacted_url(base_url)} did not answer ({reason})")
 
 
 def garbage(what: str, exc: Exception) -> BridgeUnavailable:

@@ -35,6 +35,7 @@ from core.errors import BridgeUnavailable, NotFound, RunLost
 from core.events import Event
 from core.models import ChatMessage, ClarifyPause
 from core.outage import is_outage
+from core.urls import redacted_url
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -69,10 +70,11 @@ class BridgeFleet:
     @classmethod
     def over_http(cls, urls: Iterable[str], *, token: str | None = None,
                   sleep: Sleep = asyncio.sleep) -> BridgeFleet:
-        """A fleet of HTTP clients (one per URL, each with the same BRIDGE_TOKEN)."""
+        """A fleet of HTTP clients (one per URL, each with the same BRIDGE_TOKEN), each named
+        by its URL without credentials (the name is shown in health, metrics and logs)."""
         listed = list(urls)
         policy = FAILOVER if len(listed) > 1 else None
-        return cls({url: BridgeClient(url, token=token, policy=policy, sleep=sleep)
+        return cls({redacted_url(url): BridgeClient(url, token=token, policy=policy, sleep=sleep)
                     for url in listed})
 
     async def __aenter__(self) -> BridgeFleet:

@@ -6,6 +6,8 @@ from typing import Any
 
 import httpx
 
+from tests.admin.conftest import AUTH
+
 ROUTES = {
     ("get", "/api/health"),
     ("get", "/api/chat/sessions"),
@@ -50,7 +52,7 @@ NO_DATABASE = {("get", "/api/models"), ("get", "/api/skills"), ("get", "/api/cha
 
 
 async def _document(client: httpx.AsyncClient) -> dict[str, Any]:
-    response = await client.get("/schema/openapi.json")
+    response = await client.get("/schema/openapi.json", headers=AUTH)
     assert response.status_code == 200
     return response.json()
 

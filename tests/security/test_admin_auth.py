@@ -1,6 +1,6 @@
 """Requirement (issue #8 §5): "admin token required and compared in constant time".
 
-Every route of the admin app but /api/health (and the OpenAPI document) needs
+Every route of the admin app but /api/health needs
 `Authorization: Bearer $ADMIN_TOKEN`. The routes are read from the app's own OpenAPI document,
 so a route added later is covered without touching this file. tests/admin/test_auth.py keeps
 its hand-written list (and the scheme-case and no-token cases); this file adds the iteration,
@@ -22,7 +22,7 @@ from admin.app import create_app
 from admin.services import AdminServices
 from core.config import Settings
 from core.runtime.pool import RunPool
-from tests.admin.conftest import TOKEN
+from tests.admin.conftest import AUTH, TOKEN
 from tests.admin.server import DEADLINE, serving
 
 OPEN = {"/api/health"}
@@ -54,7 +54,7 @@ async def client(app: Litestar) -> AsyncIterator[httpx.AsyncClient]:
 
 async def _operations(client: httpx.AsyncClient) -> list[tuple[str, str]]:
     """(method, path) of every operation the app documents, path parameters filled in."""
-    document = (await client.get("/schema/openapi.json")).json()
+    document = (await client.get("/schema/openapi.json", headers=AUTH)).json()
     return [(method.upper(), re.sub(r"\{[^}]+\}", "1", path))
             for path, item in document["paths"].items()
             for method in item if method in HTTP_METHODS]

@@ -26,6 +26,8 @@ CALLBACK = "POST /interactions/{webhook_id}/{webhook_token}/callback"
 
 
 def settings_for(fake: FakeDiscord, channels: tuple[str, ...] = (), **extra: Any) -> Settings:
+    """Settings pointing at the fake, whose CDN (DISCORD_CDN_HOSTS) is its own origin."""
+    extra.setdefault("discord_cdn_hosts", (fake.base_url,))
     return Settings(discord_token=fake.token, discord_api_url=fake.api_base,
                     discord_gateway_url=fake.gateway_url, discord_channels=channels, **extra)
 

@@ -8,10 +8,15 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import pytest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bots.slack.files import SlackFiles
 from core.models import Attachment
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, running, texts, until
+from tests.fakes.inside_service import inside_service
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import (
@@ -122,8 +127,35 @@ async def test_the_token_goes_only_to_slack(h: Harness, llm: ScriptedLLM) -> Non
     event = app_mention_event("Look")
     assert (await h.post_event(shared(event, image))).status_code == 200
     await h.answered(CHANNEL_ID, event["ts"])
-    assert "shot.png: it could not be downloaded" in await notice_in(h, event["ts"])
+    assert "shot.png: it is not stored on Slack's file servers" in await notice_in(h, event["ts"])
     assert user_message(llm.requests[0]) == "Look" and not h.slack.calls_to("files-pri")
+
+
+async def test_a_file_over_plain_http_elsewhere_is_not_fetched(h: Harness, llm: ScriptedLLM) -> None:
+    """A URL on the fake Slack's host but not its origin (another port, plain http): the token
+    would go to whatever listens there, so nothing is asked of it."""
+    llm.script(text_reply("Only words."))
+    async with inside_service() as (inside, hits):
+        image = {**h.slack.share_file("shot.png", PNG, "image/png"),
+                 "url_private": f"{inside}/shot.png", "url_private_download": None}
+        event = app_mention_event("Look")
+        assert (await h.post_event(shared(event, image))).status_code == 200
+        await h.answered(CHANNEL_ID, event["ts"])
+        shown = await notice_in(h, event["ts"])
+    assert "shot.png: it is not stored on Slack's file servers" in shown
+    assert user_message(llm.requests[0]) == "Look" and hits == []
+
+
+@pytest.mark.parametrize(("url", "trusted"), [
+    ("https://files.slack.com/files-pri/T1-F1/shot.png", True),
+    ("https://slack.com/files-pri/T1-F1/shot.png", True),
+    ("http://files.slack.com/files-pri/T1-F1/shot.png", False),
+    ("http://slack.com/files-pri/T1-F1/shot.png", False),
+    ("https://files.slack.com.evil.example/shot.png", False),
+])
+def test_slack_files_go_over_https_only(url: str, trusted: bool) -> None:
+    """With SLACK_API_URL as shipped (https://slack.com/api/)."""
+    assert SlackFiles(AsyncWebClient(token="xoxb-test")).trusts(url) is trusted
 
 
 async def test_without_files_read_the_file_is_named_not_misread(h: Harness, llm: ScriptedLLM) -> None:

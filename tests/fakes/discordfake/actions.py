@@ -22,6 +22,7 @@ async def user_message(
     author: Payload,
     files: Mapping[str, bytes] | None = None,
     reply_to: str | None = None,
+    stated_sizes: Mapping[str, int] | None = None,
 ) -> Payload:
     """Store a message from `author` and dispatch MESSAGE_CREATE; `<@id>` in content mentions."""
     world = core.world
@@ -31,7 +32,8 @@ async def user_message(
         attachment_id = world.ids.next()
         world.attachments[attachment_id] = data
         url = core.attachment_url(channel_id, attachment_id, filename)
-        attachments.append(dp.make_attachment(attachment_id, filename, len(data), url,
+        size = (stated_sizes or {}).get(filename, len(data))
+        attachments.append(dp.make_attachment(attachment_id, filename, size, url,
                                               content_type=mimetypes.guess_type(filename)[0]))
     message = dp.make_message(
         id=world.ids.next(),

@@ -37,14 +37,17 @@ class Driving:
         author: Payload | None = None,
         files: Mapping[str, bytes] | None = None,
         reply_to: Id | None = None,
+        stated_sizes: Mapping[str, int] | None = None,
     ) -> Payload:
-        """A user posts (MESSAGE_CREATE); write `<@{fake.bot_id}>` in content to mention the bot."""
+        """A user posts (MESSAGE_CREATE); write `<@{fake.bot_id}>` in content to mention the bot.
+        `stated_sizes`: a size the attachment payload gives for a file instead of its own."""
         return await actions.user_message(
             self.core,
             content,
             channel_id=self._channel(channel_id),
             author=self._user(author),
             files=files,
+            stated_sizes=stated_sizes,
             reply_to=str(reply_to) if reply_to else None,
         )
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 from aiohttp import web
 
 from tests.fakes import discord_payloads as dp
@@ -18,10 +20,11 @@ from .responses import (
     no_content,
 )
 from .validation import too_long
-from .world import FORUM, THREAD_TYPES
+from .world import FORUM, THREAD_TYPES, CdnSend
 
 CHANNEL = "/api/v10/channels/{channel_id}"
 MESSAGE = CHANNEL + "/messages/{message_id}"
+CDN_CHUNK = 16384
 
 
 def add_routes(app: web.Application) -> None:
@@ -225,12 +228,42 @@ async def add_reaction(request: web.Request) -> web.Response:
     return no_content()
 
 
-async def attachment_bytes(request: web.Request) -> web.Response:
-    """The CDN: serves the bytes of attachments the fake stored."""
-    data = core_of(request).world.attachments.get(request.match_info["attachment_id"])
+async def attachment_bytes(request: web.Request) -> web.StreamResponse:
+    """The CDN: streams the bytes of attachments the fake stored, noting how much of each went
+    out (`World.cdn_sends`), or redirects a file named in `World.cdn_redirects`."""
+    world = core_of(request).world
+    location = world.cdn_redirects.get(request.match_info["filename"])
+    if location is not None:
+        return web.Response(status=302, headers={"Location": location})
+    attachment_id = request.match_info["attachment_id"]
+    data = world.attachments.get(attachment_id)
     if data is None:
         raise Missing(web.Response(status=404))
-    return web.Response(body=data, content_type="application/octet-stream")
+    send = world.cdn_sends[attachment_id] = CdnSend()
+    try:
+        return await _stream(request, data, send)
+    finally:
+        send.over = True
+        core_of(request).notifier.notify()
+
+
+async def _stream(request: web.Request, data: bytes, send: CdnSend) -> web.StreamResponse:
+    """Small socket buffers, so what is sent is close to what the client took."""
+    sock = request.transport.get_extra_info("socket") if request.transport else None
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, CDN_CHUNK)
+    response = web.StreamResponse(headers={"Content-Type": "application/octet-stream"})
+    response.content_length = len(data)
+    await response.prepare(request)
+    try:
+        for start in range(0, len(data), CDN_CHUNK):
+            await response.write(data[start:start + CDN_CHUNK])
+            send.sent = min(len(data), start + CDN_CHUNK)
+        await response.write_eof()
+    except ConnectionError:  # the client took what it wanted and closed
+        return response
+    send.whole = True
+    return response
 
 
 async def remove_reaction(request: web.Request) -> web.Response:

@@ -40,6 +40,16 @@ class Snowflakes:
 
 
 @dataclass
+class CdnSend:
+    """How one answer of the CDN went: the bytes written to the socket, and whether the whole
+    body was (False while sending, and once the client went away before the end)."""
+
+    sent: int = 0
+    whole: bool = False
+    over: bool = False
+
+
+@dataclass
 class GuildState:
     meta: Payload
     roles: list[Payload]
@@ -57,6 +67,8 @@ class World:
         self.messages: dict[str, Payload] = {}
         self.channel_messages: dict[str, list[str]] = {}
         self.attachments: dict[str, bytes] = {}
+        self.cdn_sends: dict[str, CdnSend] = {}  # attachment id -> its latest download
+        self.cdn_redirects: dict[str, str] = {}  # file name -> where the CDN redirects it
         self.commands: dict[str | None, list[Payload]] = {}
         self.hidden: set[str] = set()  # channels the bot may not view (GET answers 403)
         self.bot = self.add_user(bot_name, bot=True)
