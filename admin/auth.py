@@ -1,5 +1,5 @@
 """Bearer-token guard of the admin API, /metrics and /schema (ADMIN_TOKEN); unset = open, since
-serve binds loopback. Only /api/health is open with a token set (docs/security-access.md)."""
+serve binds loopback. Only /api/health is open with a token set (docs/security.md)."""
 
 from __future__ import annotations
 

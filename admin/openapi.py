@@ -4,7 +4,7 @@ security scheme and the documented error answers.
 The document is served as data only, behind the admin token: Litestar's documentation pages
 (Swagger UI, Redoc, ...) load their scripts from public CDNs, so they would be blank on a
 machine without internet and would have a browser fetch code from elsewhere
-(docs/security-access.md); any OpenAPI viewer can open the JSON."""
+(docs/security.md); any OpenAPI viewer can open the JSON."""
 
 from __future__ import annotations
 

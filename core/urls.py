@@ -2,7 +2,7 @@
 
 A Bridge URL or DATABASE_URL may carry `user:password@`; `redacted_url` is the one rule that
 takes it out wherever a URL is shown (`/api/health`, `/metrics` labels, errors, log lines).
-`Origins` says which hosts a file may be downloaded from (docs/security-access.md).
+`Origins` says which hosts a file may be downloaded from (docs/security.md).
 """
 
 from __future__ import annotations
