@@ -2,9 +2,10 @@
 Hermes Bridge (one per process: HERMES_HOME is process-wide) with a scripted LLM per test.
 
 HERMES_TEST_DB picks the backend (sqlite, the default, or postgres); `scripts/test` runs the
-suite once per backend in separate processes. Each process gets its own database (a temporary
-SQLite file, or a fresh PostgreSQL database dropped at the end), migrated once; every test that
-uses `db` starts from empty tables with ids restarting at 1.
+whole suite on SQLite, then the `backend` tests on PostgreSQL, in separate processes. Each
+process gets its own database (a temporary SQLite file, or a fresh PostgreSQL database dropped
+at the end), migrated once; every test that uses `db` starts from empty tables with ids
+restarting at 1.
 """
 
 from __future__ import annotations
@@ -33,11 +34,27 @@ POSTGRES_ADMIN_URL = os.environ.get(
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 
+# Where the chat platforms and the admin API are tested, what the store returns is what they
+# check, whichever database holds it: their `db` tests run on SQLite only. A test there that
+# does exercise the backend (replicas, shared budgets, locks and races, NOTIFY, shards, the SQL
+# of paging or search) says so with `@pytest.mark.backend`, or reads BACKEND.
+FRONT_ENDS = {"admin", "bots", "security"}
+TESTS = Path(__file__).parent
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that touches the database carries the `db` marker (run on both backends)."""
+    """Every test that touches the database carries the `db` marker (set here for the `db`
+    fixture); those whose outcome may depend on the backend also carry `backend` (run on
+    PostgreSQL too): every `db` test outside FRONT_ENDS, and there those marked so or whose
+    module reads BACKEND."""
     for item in items:
         if "db" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.db)
+        if item.get_closest_marker("db") is None:
+            continue
+        area = item.path.relative_to(TESTS).parts[0] if item.path.is_relative_to(TESTS) else ""
+        if area not in FRONT_ENDS or hasattr(getattr(item, "module", None), "BACKEND"):
+            item.add_marker(pytest.mark.backend)
 
 
 @pytest.fixture(scope="session", autouse=True)

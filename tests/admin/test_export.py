@@ -77,6 +77,7 @@ async def test_export_json_of_every_version(db: str, api: httpx.AsyncClient) -> 
     assert every.json()["session"]["branch"] == "all"
 
 
+@pytest.mark.backend  # the export's pages of messages, read by SQL
 async def test_a_long_conversation_exports_whole(db: str, api: httpx.AsyncClient) -> None:
     session = await conversation("long", *[(f"question {i}", f"answer {i}") for i in range(120)])
     response = await api.get(f"/api/chat/sessions/{session.id}/export", params={"format": "json"})

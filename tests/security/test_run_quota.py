@@ -66,6 +66,7 @@ async def test_the_setting_has_a_default_and_zero_turns_it_off(db: str) -> None:
     assert await RunQuotaBucket.all().count() == 0
 
 
+@pytest.mark.backend  # the bucket's row, read locked
 async def test_the_bucket_refills_evenly_and_says_when(db: str) -> None:
     clock = ManualClock()
     quota = RunQuota(3, clock=clock)
@@ -81,6 +82,7 @@ async def test_the_bucket_refills_evenly_and_says_when(db: str) -> None:
     await quota.take("U1")
 
 
+@pytest.mark.backend  # the bucket's row, read locked
 async def test_two_replicas_count_one_quota_in_the_database(db: str) -> None:
     """Two replicas' quotas (nothing shared but the database) and concurrent starts of one
     user on both: exactly the allowed number goes through."""
@@ -96,6 +98,7 @@ async def test_two_replicas_count_one_quota_in_the_database(db: str) -> None:
         await replicas[0].take("U1")
 
 
+@pytest.mark.backend  # the bucket's row, read locked
 async def test_full_buckets_are_swept_and_odd_user_ids_are_kept_apart(db: str) -> None:
     clock = ManualClock()
     quota = RunQuota(PER_MINUTE, clock=clock)

@@ -39,6 +39,8 @@ from tests.fakes.discordfake import FakeDiscord
 from tests.bridge.harness import wait_until
 from tests.fakes.fake_bridge import FakeBridge
 
+pytestmark = pytest.mark.backend  # the replicas' shard claims: leases in the database
+
 TTL = timedelta(seconds=4)  # claims renewed every second; a shard counts as held for 3
 WAIT = 15.0
 BUSY_WORDS = BUSY[:40]

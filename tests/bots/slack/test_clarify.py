@@ -59,6 +59,7 @@ async def admin_h(fake_slack: FakeSlack, pool: RunPool, fast_clock: FastClock) -
         yield harness
 
 
+@pytest.mark.backend  # two answers race for one question's row
 async def test_a_double_click_is_told_who_answered(admin_h: Harness, llm: ScriptedLLM) -> None:
     h = admin_h
     llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Done."))
