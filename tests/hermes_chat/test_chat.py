@@ -3,14 +3,21 @@ pseudo-terminal (tests/hermes_chat/terminal.py), the model scripted."""
 
 from __future__ import annotations
 
+import asyncio
 import io
+from collections.abc import Awaitable, Callable
 from datetime import datetime, UTC
+from pathlib import Path
 
 from core.events import Done, Step, ToolProgress, ToolStart
 from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
 from core.thinking import ThinkingState, fold
-from hermes_chat.chat import MODEL_TEXT, TerminalView
+from hermes_chat.chat import EXIT_NO_SESSION, EXIT_SERVICE_DOWN, MODEL_TEXT, TerminalView
+from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.hermes_chat.terminal import DEADLINE, Terminal
+from tests.hermes_chat.test_first_hour import Service, newcomer_env, served  # noqa: F401
+from tests.hermes_chat.test_serve import _free_port
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -45,3 +52,135 @@ def test_the_model_s_words_show_as_thinking_only_when_the_run_goes_on() -> None:
     text = out.getvalue()
     assert "💭 Let me look it up." in text  # the run went on: it was thinking
     assert text.count("It is sunny.") == 1 and "hermes> It is sunny." in text, text
+
+
+async def _finished(served: Service, session_id: int) -> bool:
+    response = await served.get(f"/api/chat/sessions/{session_id}/messages?limit=1")
+    return response.json()["messages"][-1]["status"] == "SUCCESS"
+
+
+async def _until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    async with asyncio.timeout(DEADLINE):
+        while not await check():
+            await asyncio.sleep(0.05)  # polling the service's effects, with a deadline
+    assert await check(), what
+
+
+async def test_a_question_left_waiting_is_asked_again_and_answered(
+    served: Service, llm: ScriptedLLM
+) -> None:
+    llm.script(
+        tool_reply(ToolCall("todo", {"todos": [{"id": "1", "content": "pick", "status": "done"}]})),
+        tool_reply(ToolCall("clarify", {"question": "Which size?", "choices": ["S", "M"]})),
+        text_reply("Medium it is."),
+    )
+    first = served.chat()
+    try:
+        await first.expect("you> ")
+        first.type("order a shirt")
+        await first.expect("🔧 todo")
+        await first.expect("? Which size?")
+        await first.expect("2. M")
+        await first.expect("your answer")
+        first.ctrl_c()  # at the answer prompt: it leaves the prompt and offers what to do
+        await first.expect("s, l or Enter? ")
+        first.type("l")
+        await first.expect("come back with: hermes-chat chat --session 1")
+        assert await first.exit_code() == 0
+    finally:
+        first.close()
+    again = served.chat("--session", "1")
+    try:
+        await again.expect("you> order a shirt")  # the history, then the question again
+        await again.expect("? Which size?")
+        await again.expect("your answer")
+        again.type("2")
+        await again.expect("hermes> Medium it is.")
+        await again.expect("you> ")
+        again.ctrl_d()
+        assert await again.exit_code() == 0
+    finally:
+        again.close()
+    assert again.output.count("? Which size?") == 1, again.output  # asked once
+    assert '"user_response": "M"' in llm.requests[-1]["messages"][-1]["content"]
+
+
+async def test_ctrl_c_during_a_run_leaves_it_running_or_stops_it(
+    served: Service, llm: ScriptedLLM
+) -> None:
+    gate = asyncio.Event()
+    llm.script(text_reply("A slow answer, at last.", gate=gate))
+    chat = served.chat()
+    try:
+        await chat.expect("you> ")
+        chat.type("take your time")
+        await llm.wait_for_requests(1)
+        chat.ctrl_c()
+        await chat.expect("leave it running and quit")
+        chat.type("l")
+        await chat.expect("come back with: hermes-chat chat --session 1")
+        assert await chat.exit_code() == 0
+    finally:
+        chat.close()
+    runs = (await served.get("/api/chat/runs")).json()
+    assert [r["sessionId"] for r in runs["running"]] == [1]  # the service's run, for operators
+    gate.set()
+    await _until(lambda: _finished(served, 1), "the run left going finished")
+    later = served.chat("--session", "1")
+    try:
+        await later.expect("hermes> A slow answer, at last.")  # in the history
+        await later.expect("you> ")
+        llm.script(text_reply("Never seen.", gate=asyncio.Event()))
+        later.type("and another")
+        await llm.wait_for_requests(2)
+        later.ctrl_c()
+        await later.expect("s, l or Enter? ")
+        later.type("s")
+        await later.expect("⏹ Stopped")
+        await later.expect("you> ")
+        later.type("quit")
+        assert await later.exit_code() == 0
+    finally:
+        later.close()
+    assert "Never seen." not in later.output
+
+
+async def test_commands_and_quit_words_never_reach_the_agent(
+    served: Service, llm: ScriptedLLM
+) -> None:
+    chat = served.chat()
+    try:
+        await chat.expect("you> ")
+        assert (await served.get("/api/chat/sessions")).json()["items"] == []  # none at start
+        chat.type("/help")
+        await chat.expect("A line starting with // is sent")
+        chat.type("/frobnicate now")
+        await chat.expect("unknown command /frobnicate")
+        chat.type("/sessions")
+        await chat.expect("no conversations yet")
+        chat.type("exit")
+        assert await chat.exit_code() == 0
+    finally:
+        chat.close()
+    assert llm.requests == []
+    assert (await served.get("/api/chat/sessions")).json()["items"] == []
+
+
+async def test_a_session_that_is_not_there_says_how_to_list_them(served: Service) -> None:
+    chat = served.chat("--session", "999")
+    try:
+        assert await chat.exit_code() == EXIT_NO_SESSION
+    finally:
+        chat.close()
+    assert "no session 999: list them with `hermes-chat chat --list`" in chat.output
+
+
+async def test_no_service_is_one_clear_line_and_its_own_exit_code(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}"
+    chat = Terminal.start(["-m", "hermes_chat", "chat", "--url", url], tmp_path, newcomer_env())
+    try:
+        assert await chat.exit_code() == EXIT_SERVICE_DOWN
+    finally:
+        chat.close()
+    assert chat.output == (f"hermes-chat: no hermes-chat service on {url}: start it with "
+                           "./scripts/serve\n")
