@@ -156,7 +156,7 @@ class Conversation:
         text = line.strip()
         if not text:
             return
-        command = _command(text)
+        command = command_of(text)
         if command is None:
             await self._send(text[1:] if text.startswith("//") else text)
         else:
@@ -388,7 +388,7 @@ class Conversation:
 IN_FLIGHT = ("QUEUED", "RUNNING")
 
 
-def _command(text: str) -> str | None:
+def command_of(text: str) -> str | None:
     """The command a line is (`/word` alone or with words after it, or a quit word alone);
     None for a message (`//...` included, and a path such as `/etc/hosts is empty`)."""
     if text.lower() in QUIT_WORDS:
@@ -470,6 +470,7 @@ async def run_chat(options: ChatOptions, out: TextIO = sys.stdout, fd: int = 0) 
 
 async def _chat(client: ServiceClient, options: ChatOptions, out: TextIO, fd: int) -> int:
     health = await client.health()
+    await client.sessions(limit=1)  # a token the service refuses is said now, not mid-sentence
     if options.listing:
         await print_sessions(client, out)
         return 0

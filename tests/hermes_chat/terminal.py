@@ -81,6 +81,12 @@ class Terminal:
         """Everything the program wrote before it exited is in `output`."""
         await asyncio.wait_for(self._closed.wait(), DEADLINE)
 
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         if self.process.poll() is None:
             self.process.kill()

@@ -13,10 +13,10 @@ from core.events import Done, Step, ToolProgress, ToolStart
 from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
 from core.thinking import ThinkingState, fold
-from hermes_chat.chat import EXIT_NO_SESSION, EXIT_SERVICE_DOWN, MODEL_TEXT, TerminalView
+from hermes_chat.chat import EXIT_NO_SESSION, EXIT_SERVICE_DOWN, MODEL_TEXT, TerminalView, command_of
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.hermes_chat.terminal import DEADLINE, Terminal
-from tests.hermes_chat.test_first_hour import Service, newcomer_env, served  # noqa: F401
+from tests.hermes_chat.test_first_hour import Service, newcomer_env, served, service  # noqa: F401
 from tests.hermes_chat.test_serve import _free_port
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -74,8 +74,7 @@ async def test_a_question_left_waiting_is_asked_again_and_answered(
         tool_reply(ToolCall("clarify", {"question": "Which size?", "choices": ["S", "M"]})),
         text_reply("Medium it is."),
     )
-    first = served.chat()
-    try:
+    with served.chat() as first:
         await first.expect("you> ")
         first.type("order a shirt")
         await first.expect("🔧 todo")
@@ -87,10 +86,7 @@ async def test_a_question_left_waiting_is_asked_again_and_answered(
         first.type("l")
         await first.expect("come back with: hermes-chat chat --session 1")
         assert await first.exit_code() == 0
-    finally:
-        first.close()
-    again = served.chat("--session", "1")
-    try:
+    with served.chat("--session", "1") as again:
         await again.expect("you> order a shirt")  # the history, then the question again
         await again.expect("? Which size?")
         await again.expect("your answer")
@@ -99,8 +95,6 @@ async def test_a_question_left_waiting_is_asked_again_and_answered(
         await again.expect("you> ")
         again.ctrl_d()
         assert await again.exit_code() == 0
-    finally:
-        again.close()
     assert again.output.count("? Which size?") == 1, again.output  # asked once
     assert '"user_response": "M"' in llm.requests[-1]["messages"][-1]["content"]
 
@@ -110,8 +104,7 @@ async def test_ctrl_c_during_a_run_leaves_it_running_or_stops_it(
 ) -> None:
     gate = asyncio.Event()
     llm.script(text_reply("A slow answer, at last.", gate=gate))
-    chat = served.chat()
-    try:
+    with served.chat() as chat:
         await chat.expect("you> ")
         chat.type("take your time")
         await llm.wait_for_requests(1)
@@ -120,14 +113,11 @@ async def test_ctrl_c_during_a_run_leaves_it_running_or_stops_it(
         chat.type("l")
         await chat.expect("come back with: hermes-chat chat --session 1")
         assert await chat.exit_code() == 0
-    finally:
-        chat.close()
     runs = (await served.get("/api/chat/runs")).json()
     assert [r["sessionId"] for r in runs["running"]] == [1]  # the service's run, for operators
     gate.set()
     await _until(lambda: _finished(served, 1), "the run left going finished")
-    later = served.chat("--session", "1")
-    try:
+    with served.chat("--session", "1") as later:
         await later.expect("hermes> A slow answer, at last.")  # in the history
         await later.expect("you> ")
         llm.script(text_reply("Never seen.", gate=asyncio.Event()))
@@ -140,16 +130,13 @@ async def test_ctrl_c_during_a_run_leaves_it_running_or_stops_it(
         await later.expect("you> ")
         later.type("quit")
         assert await later.exit_code() == 0
-    finally:
-        later.close()
     assert "Never seen." not in later.output
 
 
 async def test_commands_and_quit_words_never_reach_the_agent(
     served: Service, llm: ScriptedLLM
 ) -> None:
-    chat = served.chat()
-    try:
+    with served.chat() as chat:
         await chat.expect("you> ")
         assert (await served.get("/api/chat/sessions")).json()["items"] == []  # none at start
         chat.type("/help")
@@ -160,27 +147,86 @@ async def test_commands_and_quit_words_never_reach_the_agent(
         await chat.expect("no conversations yet")
         chat.type("exit")
         assert await chat.exit_code() == 0
-    finally:
-        chat.close()
     assert llm.requests == []
     assert (await served.get("/api/chat/sessions")).json()["items"] == []
 
 
 async def test_a_session_that_is_not_there_says_how_to_list_them(served: Service) -> None:
-    chat = served.chat("--session", "999")
-    try:
+    with served.chat("--session", "999") as chat:
         assert await chat.exit_code() == EXIT_NO_SESSION
-    finally:
-        chat.close()
     assert "no session 999: list them with `hermes-chat chat --list`" in chat.output
 
 
 async def test_no_service_is_one_clear_line_and_its_own_exit_code(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{_free_port()}"
-    chat = Terminal.start(["-m", "hermes_chat", "chat", "--url", url], tmp_path, newcomer_env())
-    try:
+    with Terminal.start(["-m", "hermes_chat", "chat", "--url", url], tmp_path, newcomer_env()) as chat:
         assert await chat.exit_code() == EXIT_SERVICE_DOWN
-    finally:
-        chat.close()
     assert chat.output == (f"hermes-chat: no hermes-chat service on {url}: start it with "
                            "./scripts/serve\n")
+
+
+async def test_a_tool_approval_is_decided_at_the_prompt(tmp_path: Path, llm: ScriptedLLM) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    rm = ToolCall("terminal", {"command": f"rm -rf {victim}"})
+    llm.script(tool_reply(rm), text_reply("Kept it."), tool_reply(rm), text_reply("Gone."))
+    async with service(tmp_path, llm, "BRIDGE_TOOLSETS=terminal,clarify,todo") as served:
+        with served.chat() as chat:
+            await chat.expect("you> ")
+            chat.type("clean up")
+            await chat.expect(f"rm -rf {victim}")
+            await chat.expect("4. Deny")
+            await chat.expect("your decision (a number): ")
+            chat.type("maybe")  # anything but an offered decision is Deny
+            await chat.expect("⛔ Denied by admin")
+            await chat.expect("hermes> Kept it.")
+            assert victim.exists()
+            chat.type("clean up again")
+            await chat.expect("1. Allow once")
+            await chat.expect("your decision (a number): ")
+            chat.type("1")
+            await chat.expect("✅ Allowed once by admin")
+            await chat.expect("hermes> Gone.")
+            chat.type("/quit")
+            assert await chat.exit_code() == 0
+    assert not victim.exists()
+
+
+async def test_with_the_bridge_down_nothing_is_sent_and_no_session_made(
+    tmp_path: Path, llm: ScriptedLLM
+) -> None:
+    async with service(tmp_path, llm, "HERMES_BRIDGE_URL=http://127.0.0.1:9",
+                       bridge="unreachable") as served:
+        with served.chat() as chat:
+            await chat.expect("does not answer (unreachable)")
+            await chat.expect("you> ")
+            chat.type("hello?")
+            await chat.expect("nothing was sent")
+            chat.ctrl_d()
+            assert await chat.exit_code() == 0
+        assert (await served.get("/api/chat/sessions")).json()["items"] == []
+    assert llm.requests == []
+
+
+def test_which_lines_are_commands() -> None:
+    assert command_of("/help") == "/help" and command_of("/STOP now") == "/stop"
+    assert command_of("exit") == "exit" and command_of("Quit") == "quit"
+    assert command_of("exit the loop early, please") is None  # a message that starts so
+    assert command_of("/etc/hosts is empty") is None  # a path is text
+    assert command_of("//help") is None  # the escape: sent as "/help"
+
+
+async def test_the_chat_finds_the_service_s_token_in_the_same_env_file(
+    tmp_path: Path, llm: ScriptedLLM
+) -> None:
+    async with service(tmp_path, llm, "ADMIN_TOKEN=token-of-the-env-file") as served:
+        with served.chat() as chat:  # nothing given by hand: .env has it
+            await chat.expect("you> ")
+            chat.type("/sessions")
+            await chat.expect("no conversations yet")
+            chat.ctrl_d()
+            assert await chat.exit_code() == 0
+        wrong = {**served.env, "ADMIN_TOKEN": "another-token"}
+        with Terminal.start(["-m", "hermes_chat", "chat"], tmp_path, wrong) as refused:
+            assert await refused.exit_code() == 1
+    assert "refused our ADMIN_TOKEN: give `chat` the same ADMIN_TOKEN as `serve`" in refused.output

@@ -73,7 +73,7 @@ def newcomer_env() -> dict[str, str]:
     return {**env, "PYTHONPATH": code_path()}
 
 
-def write_env(folder: Path, llm: ScriptedLLM) -> int:
+def write_env(folder: Path, llm: ScriptedLLM, *more: str) -> int:
     """The README's .env, its endpoint the scripted model, plus free ports (other tests share
     this machine); the port the service listens on."""
     dotenv, _ = quick_start((ROOT / "README.md").read_text(encoding="utf-8"))
@@ -81,14 +81,17 @@ def write_env(folder: Path, llm: ScriptedLLM) -> int:
              for line in dotenv]
     port = _free_port()
     lines += [f"ADMIN_PORT={port}", f"BRIDGE_PORT={_free_port()}",
-              f"DATABASE_URL=sqlite://{folder / 'data' / 'hermes-chat.sqlite3'}"]
+              f"DATABASE_URL=sqlite://{folder / 'data' / 'hermes-chat.sqlite3'}", *more]
     (folder / ".env").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return port
 
 
 @asynccontextmanager
-async def service(folder: Path, llm: ScriptedLLM) -> AsyncIterator[Service]:
-    port = write_env(folder, llm)
+async def service(folder: Path, llm: ScriptedLLM, *more: str,
+                  bridge: str = "ok") -> AsyncIterator[Service]:
+    """`serve` on the README's .env and the `more` lines of .env given, once its health
+    says `bridge` of the Bridge."""
+    port = write_env(folder, llm, *more)
     env = newcomer_env()
     log = folder / "serve.log"
     with log.open("wb") as sink:
@@ -97,18 +100,18 @@ async def service(folder: Path, llm: ScriptedLLM) -> AsyncIterator[Service]:
             stdout=sink, stderr=sink)
     running = Service(folder, env, f"http://127.0.0.1:{port}", process, log)
     try:
-        await _healthy(running)
+        await _healthy(running, bridge)
         yield running
     finally:
         await interrupted(process)
 
 
-async def _healthy(running: Service) -> None:
+async def _healthy(running: Service, bridge: str) -> None:
     deadline = time.monotonic() + DEADLINE
     while time.monotonic() < deadline:
         assert running.process.returncode is None, running.log.read_text()
         try:
-            if (await running.get("/api/health")).json().get("bridge") == "ok":
+            if (await running.get("/api/health")).json().get("bridge") == bridge:
                 return
         except httpx.TransportError:
             pass
@@ -125,16 +128,13 @@ async def served(tmp_path: Path, llm: ScriptedLLM) -> AsyncIterator[Service]:
 async def test_a_newcomer_reaches_an_answer_in_the_terminal(served: Service,
                                                             llm: ScriptedLLM) -> None:
     llm.script(text_reply("Hello from the agent."))
-    chat = served.chat()
-    try:
+    with served.chat() as chat:
         await chat.expect("you> ")
         chat.type("hi there")
         await chat.expect("hermes> Hello from the agent.")
         await chat.expect("you> ")
         chat.type("/quit")
         assert await chat.exit_code() == 0
-    finally:
-        chat.close()
     out = chat.output
     assert out.count("Hello from the agent.") == 1, out  # not first as a thinking status
     closing = next(line for line in out.splitlines() if line.startswith("  (✅ Done in"))
