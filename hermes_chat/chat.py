@@ -9,6 +9,7 @@ approvals are answered at a prompt, and the answer is printed once. docs/termina
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from collections.abc import Callable
@@ -30,6 +31,7 @@ PROMPT = "you> "
 MODEL_TEXT = "_thinking"
 HISTORY_MESSAGES = 6  # shown when a conversation is taken up again
 HISTORY_CHARS = 300  # of each of them
+RETRY_SECONDS = 1.0  # between two tries to reach a service that went away
 EXIT_SERVICE_DOWN = 3  # nothing answers at the service's address
 EXIT_NO_SESSION = 4  # --session names no session
 QUIT_WORDS = frozenset({"exit", "quit", "/quit", "/exit"})
@@ -92,6 +94,10 @@ class TerminalView:
 def _shows_model_text(update: RunUpdate, line: str) -> bool:
     status = update.state.status
     return status is not None and status.tool_name == MODEL_TEXT and line.endswith(status.text)
+
+
+class StreamCut(Exception):
+    """The run's stream ended while the run goes on (the service is stopping, say)."""
 
 
 class Leave(Exception):
@@ -243,7 +249,8 @@ class Conversation:
                      and m["runId"]), None)
 
     async def _follow(self, run: Following, catching_up: bool = False) -> None:
-        """Show the run live until it ends; Ctrl-C asks whether to stop it or leave it."""
+        """Show the run live until it ends; Ctrl-C asks whether to stop it or leave it, and a
+        lost service is waited for (a restart of `serve` does not end a run)."""
         view = TerminalView(self.out)
         if not catching_up:
             view.show(run.update())
@@ -254,14 +261,21 @@ class Conversation:
             except Interrupted:
                 self._say()
                 await self._offer(run)
-            catching_up = False
+            except ServiceDown:
+                await self._wait_for_service()
+            except StreamCut:
+                await self.interrupts.guard(asyncio.sleep(RETRY_SECONDS))
+            catching_up = True  # from the start again: a question left open is asked again
 
     async def _watch(self, run: Following, view: TerminalView, catching_up: bool) -> None:
+        """Fold the run's events into its state and show them; catching up, the events up to
+        where the run is now are folded without being shown again."""
         pending = await self._pending_questions(run.run_id)
         caught = run.state.last_seq
         if catching_up:
             state = await self.client.run_state(run.run_id)
-            caught = int(state["thinking"]["lastSeq"])
+            caught = max(caught, int(state["thinking"]["lastSeq"]))
+            run.state = ThinkingState()
         stream = self.client.events(run.run_id, run.state.last_seq)
         try:
             while True:
@@ -276,6 +290,21 @@ class Conversation:
         finally:
             await stream.aclose()  # type: ignore[attr-defined]  # an async generator
         await self._finish(run, view)
+
+    async def _wait_for_service(self) -> None:
+        self._say(f"  ! the service on {self.client.url} went away: waiting for it to come "
+                  "back (start it with ./scripts/serve; Ctrl-C to leave)")
+        while True:
+            try:
+                await self.client.health()
+                self._say("  (the service is back)")
+                return
+            except ServiceDown:
+                pass
+            try:
+                await self.interrupts.guard(asyncio.sleep(RETRY_SECONDS))
+            except Interrupted:
+                raise Leave() from None
 
     async def _pending_questions(self, run_id: str) -> set[str]:
         """Ids of the questions and approvals of the run still waiting for an answer."""
@@ -344,6 +373,8 @@ class Conversation:
     async def _finish(self, run: Following, view: TerminalView) -> None:
         state = await self.client.run_state(run.run_id)
         status = MessageStatus(state["status"])
+        if status.value in IN_FLIGHT and not run.state.terminal:
+            raise StreamCut()  # the stream ended before the run: follow it again
         if run.state.final_text is not None:
             status = MessageStatus.SUCCESS
         elif run.state.error is not None:

@@ -230,3 +230,24 @@ async def test_the_chat_finds_the_service_s_token_in_the_same_env_file(
         with Terminal.start(["-m", "hermes_chat", "chat"], tmp_path, wrong) as refused:
             assert await refused.exit_code() == 1
     assert "refused our ADMIN_TOKEN: give `chat` the same ADMIN_TOKEN as `serve`" in refused.output
+
+
+async def test_a_restart_of_the_service_does_not_end_the_chat_or_the_run(
+    served: Service, llm: ScriptedLLM
+) -> None:
+    # The first Bridge never answers (it stops with serve); the next one re-drives the step.
+    llm.script(text_reply("Lost with the first Bridge.", gate=asyncio.Event()),
+               text_reply("Survived the restart."))
+    with served.chat() as chat:
+        await chat.expect("you> ")
+        chat.type("a long job")
+        await llm.wait_for_requests(1)
+        await served.stop()
+        await chat.expect("went away: waiting for it to come back")
+        await served.start()
+        await chat.expect("(the service is back)")
+        await chat.expect("hermes> Survived the restart.")
+        await chat.expect("you> ")
+        chat.type("/quit")
+        assert await chat.exit_code() == 0
+    assert "Lost with the first Bridge." not in chat.output

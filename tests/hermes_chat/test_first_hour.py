@@ -54,8 +54,21 @@ class Service:
     folder: Path
     env: dict[str, str]  # the process environment: nothing of hermes-chat's in it
     url: str
-    process: asyncio.subprocess.Process
     log: Path
+    process: asyncio.subprocess.Process | None = None
+
+    async def start(self, bridge: str = "ok") -> None:
+        """Start `serve` as ./scripts/serve does (its output appended to `log`); return once
+        healthy."""
+        with self.log.open("ab") as sink:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "hermes_chat", "serve", cwd=self.folder, env=self.env,
+                stdout=sink, stderr=sink)
+        await _healthy(self, bridge)
+
+    async def stop(self) -> None:
+        if self.process is not None:
+            await interrupted(self.process)
 
     def chat(self, *args: str) -> Terminal:
         return Terminal.start(["-m", "hermes_chat", "chat", *args], self.folder, self.env)
@@ -92,24 +105,18 @@ async def service(folder: Path, llm: ScriptedLLM, *more: str,
     """`serve` on the README's .env and the `more` lines of .env given, once its health
     says `bridge` of the Bridge."""
     port = write_env(folder, llm, *more)
-    env = newcomer_env()
-    log = folder / "serve.log"
-    with log.open("wb") as sink:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "hermes_chat", "serve", cwd=folder, env=env,
-            stdout=sink, stderr=sink)
-    running = Service(folder, env, f"http://127.0.0.1:{port}", process, log)
+    running = Service(folder, newcomer_env(), f"http://127.0.0.1:{port}", folder / "serve.log")
     try:
-        await _healthy(running, bridge)
+        await running.start(bridge)
         yield running
     finally:
-        await interrupted(process)
+        await running.stop()
 
 
 async def _healthy(running: Service, bridge: str) -> None:
     deadline = time.monotonic() + DEADLINE
     while time.monotonic() < deadline:
-        assert running.process.returncode is None, running.log.read_text()
+        assert running.process and running.process.returncode is None, running.log.read_text()
         try:
             if (await running.get("/api/health")).json().get("bridge") == bridge:
                 return
