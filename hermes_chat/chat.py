@@ -199,7 +199,8 @@ class Conversation:
         if run is None:
             self._say("  nothing to stop: no run of this conversation is going")
             return
-        await self._stop_run(run["runId"])
+        if await self._stop_run(run["runId"]):
+            self._say("  (⏹ stopped)")
 
     async def _send(self, text: str) -> None:
         created = self.session_id is None
@@ -401,11 +402,15 @@ class Conversation:
             await self._stop_run(run.run_id)
         run.asked.clear()  # a question left unanswered is asked again
 
-    async def _stop_run(self, run_id: str) -> None:
+    async def _stop_run(self, run_id: str) -> bool:
         try:
             await self.client.stop(run_id)
-        except ServiceError as error:
+        except ServiceDown:
+            raise
+        except ServiceError as error:  # e.g. it ended meanwhile
             self._say(f"  ! {error.message}")
+            return False
+        return True
 
     def _goodbye(self) -> None:
         if self.session_id is not None:

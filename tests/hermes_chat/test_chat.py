@@ -117,7 +117,10 @@ async def test_ctrl_c_during_a_run_leaves_it_running_or_stops_it(
     assert [r["sessionId"] for r in runs["running"]] == [1]  # the service's run, for operators
     gate.set()
     await _until(lambda: _finished(served, 1), "the run left going finished")
-    with served.chat("--session", "1") as later:
+    with served.chat("--list") as listing:
+        assert await listing.exit_code() == 0
+    assert "    1  take your time  (terminal/API, " in listing.output, listing.output
+    with served.chat("--last") as later:
         await later.expect("hermes> A slow answer, at last.")  # in the history
         await later.expect("you> ")
         llm.script(text_reply("Never seen.", gate=asyncio.Event()))
@@ -251,3 +254,25 @@ async def test_a_restart_of_the_service_does_not_end_the_chat_or_the_run(
         chat.type("/quit")
         assert await chat.exit_code() == 0
     assert "Lost with the first Bridge." not in chat.output
+
+
+async def test_stop_ends_a_run_started_elsewhere(served: Service, llm: ScriptedLLM) -> None:
+    llm.script(text_reply("Never finished.", gate=asyncio.Event()))
+    session = (await served.call("POST", "/api/chat/sessions", json={})).json()["id"]
+    with served.chat("--session", str(session)) as chat:
+        await chat.expect("you> ")
+        chat.type("/stop")
+        await chat.expect("nothing to stop")
+        started = await served.call("POST", f"/api/chat/sessions/{session}/runs",
+                                    json={"message": "from the admin API"})
+        await llm.wait_for_requests(1)
+        chat.type("/stop")
+        await chat.expect("(⏹ stopped)")
+        chat.type("/quit")
+        assert await chat.exit_code() == 0
+    state = f"/api/chat/runs/{started.json()['runId']}/state"
+
+    async def stopped() -> bool:
+        return bool((await served.get(state)).json()["status"] == "STOPPED")
+
+    await _until(stopped, "the run stopped")

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -74,8 +75,11 @@ class Service:
         return Terminal.start(["-m", "hermes_chat", "chat", *args], self.folder, self.env)
 
     async def get(self, path: str) -> httpx.Response:
+        return await self.call("GET", path)
+
+    async def call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         async with httpx.AsyncClient(base_url=self.url, timeout=10.0) as http:
-            return await http.get(path)
+            return await http.request(method, path, **kwargs)
 
 
 def newcomer_env() -> dict[str, str]:
