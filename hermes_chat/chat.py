@@ -141,9 +141,7 @@ class Conversation:
             while True:
                 try:
                     await self._turn()
-                except ServiceDown:
-                    raise
-                except ServiceError as error:  # refused, e.g. a session deleted meanwhile
+                except ServiceError as error:  # refused, or the service went away: say so
                     self._say(f"  ! {error.message}")
         except Leave:
             self._goodbye()
@@ -215,7 +213,8 @@ class Conversation:
             if created:  # nothing of it is left: no empty session piles up
                 await self.client.delete_session(self.session_id)
                 self.session_id = None
-            self._say(f"  ! {error.message}")
+            busy = " (/stop stops it)" if error.code == "busy" else ""
+            self._say(f"  ! {error.message}{busy}")
             return
         if created:
             self._say(f"  (session {self.session_id})")

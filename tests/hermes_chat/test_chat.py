@@ -266,6 +266,8 @@ async def test_stop_ends_a_run_started_elsewhere(served: Service, llm: ScriptedL
         started = await served.call("POST", f"/api/chat/sessions/{session}/runs",
                                     json={"message": "from the admin API"})
         await llm.wait_for_requests(1)
+        chat.type("me too")  # refused while that run goes, saying what to do
+        await chat.expect("(/stop stops it)")
         chat.type("/stop")
         await chat.expect("(⏹ stopped)")
         chat.type("/quit")
@@ -276,3 +278,4 @@ async def test_stop_ends_a_run_started_elsewhere(served: Service, llm: ScriptedL
         return bool((await served.get(state)).json()["status"] == "STOPPED")
 
     await _until(stopped, "the run stopped")
+    assert len(llm.requests) == 1  # "me too" never reached the agent
