@@ -13,7 +13,8 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
 from core import presenting
@@ -381,6 +382,7 @@ class Conversation:
             status = (MessageStatus.STOPPED if run.state.error.code == "aborted"
                       else MessageStatus.FAILED)
         failure = run.state.error.message if run.state.error is not None else None
+        run.state = _timed(run.state, float(state["thinking"]["elapsedSeconds"]))
         view.finish(run.update(status, state["error"] or failure))
 
     async def _offer(self, run: Following) -> None:
@@ -432,6 +434,13 @@ def command_of(text: str) -> str | None:
     if word.startswith("/") and word[1:].isalpha():
         return word.lower()
     return None
+
+
+def _timed(state: ThinkingState, seconds: float) -> ThinkingState:
+    """The state with the run's own duration, as the service measured it (this terminal saw
+    its events arrive, maybe all at once when it caught up)."""
+    first = state.first_at or datetime.now(UTC)
+    return replace(state, first_at=first, last_at=first + timedelta(seconds=seconds))
 
 
 def _decision(typed: str, choices: tuple[str, ...]) -> str:
