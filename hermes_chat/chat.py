@@ -364,6 +364,7 @@ class Conversation:
             return None
 
     async def _read_answer(self, prompt: str) -> str:
+        self.reader.discard_typeahead()
         self._say(prompt, end="")
         line = await self.interrupts.guard(self.reader.read_line())
         if line == EOF:

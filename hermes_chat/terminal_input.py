@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import termios
 from collections.abc import Awaitable, Iterator
 from typing import TypeVar
 
@@ -37,6 +38,13 @@ class LineReader:
             self._buffer += chunk
         line, newline, self._buffer = self._buffer.partition(b"\n")
         return (line + newline).decode("utf-8", errors="replace")
+
+    def discard_typeahead(self) -> None:
+        """Forget lines typed (or pasted) before a question was asked: an answer is typed
+        after it, never taken from a paste meant as messages."""
+        self._buffer = b""
+        if os.isatty(self.fd):
+            termios.tcflush(self.fd, termios.TCIFLUSH)
 
     async def _chunk(self) -> bytes:
         loop = asyncio.get_running_loop()

@@ -76,7 +76,7 @@ async def test_a_question_left_waiting_is_asked_again_and_answered(
     )
     with served.chat() as first:
         await first.expect("you> ")
-        first.type("order a shirt")
+        first.type("order a shirt\nand a hat")  # pasted: the 2nd line is no answer to come
         await first.expect("🔧 todo")
         await first.expect("? Which size?")
         await first.expect("2. M")
@@ -97,6 +97,7 @@ async def test_a_question_left_waiting_is_asked_again_and_answered(
         assert await again.exit_code() == 0
     assert again.output.count("? Which size?") == 1, again.output  # asked once
     assert '"user_response": "M"' in llm.requests[-1]["messages"][-1]["content"]
+    assert "and a hat" not in str(llm.requests)
 
 
 async def test_ctrl_c_during_a_run_leaves_it_running_or_stops_it(
