@@ -25,11 +25,9 @@ from core.runtime.updates import PauseView, RunUpdate
 from core.thinking import ThinkingState, reduce
 from hermes_chat.service_client import Json, ServiceClient, ServiceDown, ServiceError
 from hermes_chat.terminal_input import EOF, Interrupted, Interrupts, LineReader
+from hermes_chat.terminal_view import TerminalView
 
 PROMPT = "you> "
-# hermes-agent relays each reply of the model as progress of this pseudo-tool; the last one is
-# the answer itself, which `hermes>` prints.
-MODEL_TEXT = "_thinking"
 HISTORY_MESSAGES = 6  # shown when a conversation is taken up again
 HISTORY_CHARS = 300  # of each of them
 RETRY_SECONDS = 1.0  # between two tries to reach a service that went away
@@ -45,56 +43,6 @@ HELP = """\
     /quit       leave (also: exit, quit, Ctrl-D); a run left going goes on
   A line starting with // is sent as a message starting with / (//etc/hosts -> /etc/hosts).
   Ctrl-C during a run: stop it, or leave it running and come back later."""
-
-
-class TerminalView:
-    """Prints what changed between two updates of a run, never the same line twice, and not
-    the model's last words as a status before they are printed as the answer."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.status = ""
-        self.held: str | None = None  # the model's words, printed once the run goes on
-        self.tools = 0
-        self.todos: tuple = ()
-
-    def show(self, update: RunUpdate) -> None:
-        state = update.state
-        line = presenting.status_line(update)
-        if line != self.status and not update.finished:
-            self._release()
-            if _shows_model_text(update, line):
-                self.held = f"  · {line}"
-            else:
-                self._print(f"  · {line}")
-            self.status = line
-        for tool in state.tools[self.tools:]:
-            self._print(f"  🔧 {tool.name} {tool.args_preview[:60]}")
-        self.tools = len(state.tools)
-        if state.todos != self.todos:
-            self.todos = state.todos
-            for todo_line in presenting.todo_lines(state.todos):
-                self._print(f"    {todo_line}")
-
-    def finish(self, update: RunUpdate) -> None:
-        if update.state.final_text is not None:
-            self._print(f"\nhermes> {update.state.final_text}\n")
-        else:
-            self._release()  # it was no answer: what the model said last is worth seeing
-        self._print(f"  ({presenting.closing_line(update)})")
-
-    def _release(self) -> None:
-        if self.held is not None:
-            self._print(self.held)
-            self.held = None
-
-    def _print(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
-
-
-def _shows_model_text(update: RunUpdate, line: str) -> bool:
-    status = update.state.status
-    return status is not None and status.tool_name == MODEL_TEXT and line.endswith(status.text)
 
 
 class StreamCut(Exception):
@@ -255,8 +203,11 @@ class Conversation:
         view = TerminalView(self.out)
         if not catching_up:
             view.show(run.update())
+        cut = False
         while True:
             try:
+                if cut:  # not at once: a stream that keeps ending is not hammered
+                    await self.interrupts.guard(asyncio.sleep(RETRY_SECONDS))
                 await self._watch(run, view, catching_up)
                 return
             except Interrupted:
@@ -265,18 +216,21 @@ class Conversation:
             except ServiceDown:
                 await self._wait_for_service()
             except StreamCut:
-                await self.interrupts.guard(asyncio.sleep(RETRY_SECONDS))
+                cut = True
+                continue
+            cut = False
             catching_up = True  # from the start again: a question left open is asked again
 
     async def _watch(self, run: Following, view: TerminalView, catching_up: bool) -> None:
         """Fold the run's events into its state and show them; catching up, the events up to
         where the run is now are folded without being shown again."""
-        pending = await self._pending_questions(run.run_id)
         caught = run.state.last_seq
         if catching_up:
             state = await self.client.run_state(run.run_id)
             caught = max(caught, int(state["thinking"]["lastSeq"]))
             run.state = ThinkingState()
+        # after `caught`: a question asked since is either still open here or after `caught`
+        pending = await self._pending_questions(run.run_id)
         stream = self.client.events(run.run_id, run.state.last_seq)
         try:
             while True:

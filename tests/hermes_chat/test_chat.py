@@ -1,57 +1,17 @@
-"""`hermes-chat chat`: the terminal view (pure), and conversations through a real `serve` in a
-pseudo-terminal (tests/hermes_chat/terminal.py), the model scripted."""
+"""`hermes-chat chat`: conversations through a real `serve` in a pseudo-terminal
+(tests/hermes_chat/terminal.py), the model scripted."""
 
 from __future__ import annotations
 
 import asyncio
-import io
 from collections.abc import Awaitable, Callable
-from datetime import datetime, UTC
 from pathlib import Path
 
-from core.events import Done, Step, ToolProgress, ToolStart
-from core.models import MessageStatus
-from core.runtime.updates import RunUpdate
-from core.thinking import ThinkingState, fold
-from hermes_chat.chat import EXIT_NO_SESSION, EXIT_SERVICE_DOWN, MODEL_TEXT, TerminalView, command_of
+from hermes_chat.chat import EXIT_NO_SESSION, EXIT_SERVICE_DOWN, command_of
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.hermes_chat.terminal import DEADLINE, Terminal
 from tests.hermes_chat.test_first_hour import Service, newcomer_env, served, service  # noqa: F401
 from tests.hermes_chat.test_serve import _free_port
-
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def test_the_view_prints_only_what_changed() -> None:
-    out = io.StringIO()
-    view = TerminalView(out)
-    update = RunUpdate("r", 1, 1, 2, MessageStatus.RUNNING, ThinkingState())
-    view.show(update)
-    view.show(update)
-    assert out.getvalue().count("Thinking") == 1
-
-
-def _model_says(text: str, seq: int) -> ToolProgress:
-    """hermes-agent's relay of a reply of the model (the Bridge passes it on as it comes)."""
-    return ToolProgress(event_name="reasoning.available", tool_name=MODEL_TEXT, preview=text,
-                        seq=seq, at=T0)
-
-
-def test_the_model_s_words_show_as_thinking_only_when_the_run_goes_on() -> None:
-    out = io.StringIO()
-    view = TerminalView(out)
-    events = [Step(iteration=1, seq=1, at=T0), _model_says("Let me look it up.", 2),
-              ToolStart(tool_call_id="a", tool_name="web", args={}, seq=3, at=T0),
-              _model_says("It is sunny.", 4)]
-    state = ThinkingState()
-    for event in events:
-        state = fold([event], state)
-        view.show(RunUpdate("r", 1, 1, 2, MessageStatus.RUNNING, state))
-    done = fold([Done(final_text="It is sunny.", seq=5, at=T0)], state)
-    view.finish(RunUpdate("r", 1, 1, 2, MessageStatus.SUCCESS, done))
-    text = out.getvalue()
-    assert "💭 Let me look it up." in text  # the run went on: it was thinking
-    assert text.count("It is sunny.") == 1 and "hermes> It is sunny." in text, text
 
 
 async def _finished(served: Service, session_id: int) -> bool:
