@@ -349,10 +349,11 @@ class Conversation:
                   f"    Enter  keep watching")
         self._say("  s, l or Enter? ", end="")
         try:
-            choice = (await self.interrupts.guard(self.reader.read_line())).strip().lower()
+            line = await self.interrupts.guard(self.reader.read_line())
         except Interrupted:
-            choice = "l"  # Ctrl-C twice: out
-        if choice in ("l", EOF):
+            line = "l"  # Ctrl-C twice: out
+        choice = line.strip().lower()
+        if line == EOF or choice == "l":  # Ctrl-D, or `l`; an empty line is Enter
             raise Leave()
         if choice == "s":
             await self._stop_run(run.run_id)

@@ -141,6 +141,11 @@ async def test_a_tool_approval_is_decided_at_the_prompt(tmp_path: Path, llm: Scr
             await chat.expect(f"rm -rf {victim}")
             await chat.expect("4. Deny")
             await chat.expect("your decision (a number): ")
+            chat.ctrl_c()
+            await chat.expect("s, l or Enter? ")
+            chat.type("")  # keep watching: the approval still waits, so it is asked again
+            await chat.expect(f"rm -rf {victim}")
+            await chat.expect("your decision (a number): ")
             chat.type("maybe")  # anything but an offered decision is Deny
             await chat.expect("⛔ Denied by admin")
             await chat.expect("hermes> Kept it.")
