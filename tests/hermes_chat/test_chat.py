@@ -109,6 +109,8 @@ async def test_commands_and_quit_words_never_reach_the_agent(
         await chat.expect("unknown command /frobnicate")
         chat.type("/sessions")
         await chat.expect("no conversations yet")
+        chat.type("/new")
+        await chat.expect("a new conversation starts with your next message")
         chat.type("exit")
         assert await chat.exit_code() == 0
     assert llm.requests == []
