@@ -52,9 +52,17 @@ def _bridge(settings: Settings, args: argparse.Namespace,
 
 def _chat(settings: Settings, args: argparse.Namespace,
           environ: Mapping[str, str]) -> None:
-    from hermes_chat.chat import run_chat
+    """A client of the running service (ADMIN_HOST, ADMIN_PORT, ADMIN_TOKEN, or --url)."""
+    from hermes_chat.chat import ChatOptions, quiet_logs, run_chat
+    from hermes_chat.service_client import service_url
 
-    asyncio.run(run_chat(settings, args.session))
+    quiet_logs(settings.log_level)
+    url = args.url or service_url(settings.admin_host, settings.admin_port)
+    options = ChatOptions(url.rstrip("/"), settings.admin_token, args.session, args.last,
+                          args.list)
+    code = asyncio.run(run_chat(options))
+    if code:
+        sys.exit(code)
 
 
 def _secrets(settings: Settings, environ: Mapping[str, str]) -> tuple[str, ...]:
@@ -84,7 +92,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, (_, help_text) in COMMANDS.items():
         command = commands.add_parser(name, help=help_text)
         if name == "chat":
-            command.add_argument("--session", type=int, help="continue this session id")
+            command.add_argument("--session", type=int, metavar="N",
+                                 help="take up session N: its last turns, its question, its run")
+            command.add_argument("--last", action="store_true",
+                                 help="take up the newest session not bound to a Slack or "
+                                      "Discord thread")
+            command.add_argument("--list", action="store_true",
+                                 help="list the sessions and exit")
+            command.add_argument("--url", help="the service (default: http://ADMIN_HOST:"
+                                               "ADMIN_PORT, as `serve` listens)")
     args = parser.parse_args(argv)
     environ = load_environment(os.environ)
     try:

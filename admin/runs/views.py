@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from admin.runs.commands import run_message
 from core.message_views import message_views
-from core.models import ClarifyPause, MessageStatus, PauseStatus
+from core.models import ClarifyPause, MessageStatus, PauseKind, PauseStatus
 from core.runtime.clarify import view as pause_view
 from core.runtime.pool import RunPool
 from core.runtime.updates import PauseView, RunUpdate
@@ -35,8 +35,8 @@ async def run_state(pool: RunPool, run_id: str) -> RunState:
         return live_state(update)
     message = await run_message(run_id)
     [replayed] = await message_views([message.id])
-    pause = await ClarifyPause.filter(run_id=run_id, status=PauseStatus.UNANSWERED).order_by(
-        "-id").first()
+    pause = await ClarifyPause.filter(run_id=run_id, kind=PauseKind.CLARIFY,  # not approvals
+                                      status=PauseStatus.UNANSWERED).order_by("-id").first()
     return RunState(
         run_id=run_id, session_id=message.session_id, user_message_id=message.parent_id,
         message_id=message.id, status=message.status, position=None,

@@ -20,6 +20,8 @@ from tests.core.runtime.test_approvals import (  # noqa: F401 (fixtures)
     terminal_settings,
     victim,
 )
+from tests.bridge.harness import RunningBridge
+from tests.core.runtime.conftest import opened_pool
 from tests.core.runtime.waiting import finished
 from tests.fakes.llm_server import ScriptedLLM, text_reply, tool_reply
 
@@ -65,3 +67,18 @@ async def test_an_admin_lists_decides_and_revokes(
         gone = await api.delete(f"/api/chat/approval-rules/{rule['ruleId']}")
         assert gone.status_code == 404 and gone.json()["code"] == "not_found"
         assert (await api.get("/api/chat/approval-rules")).json()["items"] == []
+
+
+async def test_a_run_waiting_on_an_approval_has_no_clarify_pending_on_any_replica(
+    runs: RunPool, llm: ScriptedLLM, victim: Path, terminal_bridge: RunningBridge  # noqa: F811
+) -> None:
+    """Read from the database (another process drives the run), an approval is no clarify
+    question: `pendingClarify` stays null there too, as on the replica that drives it."""
+    llm.script(tool_reply(rm(victim)), text_reply("gone"))
+    run = await runs.start((await sessions.create_session()).id, "clean up", author=ASKER)
+    await asked(runs, run.run_id)
+    async with opened_pool(terminal_bridge.url, runs.catalogue) as elsewhere, \
+            admin_on(elsewhere) as url, httpx.AsyncClient(base_url=url, headers=AUTH) as api:
+        assert elsewhere.view(run.run_id) is None  # this one reads the database
+        state = (await api.get(f"/api/chat/runs/{run.run_id}/state")).json()
+    assert state["pendingClarify"] is None, state

@@ -107,13 +107,18 @@ async def replica(name: str, tmp_path: Path, settings: dict[str, str]) -> AsyncI
         await _until(lambda: _healthy(running), f"{name} healthy", running)
         yield running
     finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                await asyncio.wait_for(process.wait(), DEADLINE)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
+        await interrupted(process)
+
+
+async def interrupted(process: asyncio.subprocess.Process) -> None:
+    """Ctrl-C to a serve still running, as a person stops it; killed if it will not stop."""
+    if process.returncode is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            await asyncio.wait_for(process.wait(), DEADLINE)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
 
 
 async def _healthy(running: Replica) -> bool:
