@@ -12,6 +12,12 @@ class HermesChatError(Exception):
         super().__init__(message)
         self.message = message
 
+    @property
+    def public(self) -> str:
+        """What a person is told (a chat user, an API client); `message` is for the log and
+        may say more (what an outage looked like from here)."""
+        return self.message
+
 
 class NotFound(HermesChatError):
     """An id that names nothing (or nothing the caller may reach)."""
@@ -45,9 +51,17 @@ class Busy(Conflict):
 
 
 class BridgeUnavailable(HermesChatError):
-    """The Hermes Bridge could not be reached or answered garbage; the session stays usable."""
+    """The Hermes Bridge could not be reached or answered garbage; the session stays usable.
+
+    `message` says what happened (status, method, path, the Bridge's words) for the log; people
+    are told only `public`: the Bridge's address and routes are nothing they can act on."""
 
     code = "bridge_unavailable"
+    PUBLIC = "The agent service is unreachable right now; please try again in a minute."
+
+    @property
+    def public(self) -> str:
+        return self.PUBLIC
 
 
 class MalformedEvent(HermesChatError):
