@@ -11,6 +11,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from tortoise.backends.base.client import BaseDBAsyncClient
+
 from core.attachments import StoredFile
 from core.errors import NotFound
 from core.models import Attachment, ChatMessage
@@ -63,13 +65,16 @@ async def files_of_many(message_ids: Iterable[int]) -> dict[int, list[StoredFile
     return found
 
 
-async def listing(message_ids: Iterable[int]) -> dict[int, list[AttachmentInfo]]:
-    """What is shown of the files of these messages, by message id."""
+async def listing(
+    message_ids: Iterable[int], db: BaseDBAsyncClient | None = None
+) -> dict[int, list[AttachmentInfo]]:
+    """What is shown of the files of these messages, by message id (read on `db`, a
+    snapshot, if given)."""
     ids = list(message_ids)
     found: dict[int, list[AttachmentInfo]] = defaultdict(list)
     if not ids:
         return found
-    rows = await Attachment.filter(message_id__in=ids).order_by(
+    rows = await Attachment.filter(message_id__in=ids).using_db(db).order_by(
         "message_id", "position", "id").values_list(*_LISTED)
     for ident, message_id, name, mime_type, size, sha256 in rows:
         found[message_id].append(AttachmentInfo(ident, name, mime_type, size, sha256))
