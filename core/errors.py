@@ -27,9 +27,15 @@ class NotFound(HermesChatError):
 
 class RunLost(NotFound):
     """The Bridge answers but no longer knows a run it had (its process restarted): the run
-    goes on from its last checkpoint (core/runtime/continuation.py)."""
+    goes on from its last checkpoint (core/runtime/continuation.py). `message` names the
+    Bridge and what it said; a run that is lost too often fails with `public`."""
 
     code = "run_lost"
+    PUBLIC = "The agent service lost this run and could not pick it up again; please try again."
+
+    @property
+    def public(self) -> str:
+        return self.PUBLIC
 
 
 class InvalidInput(HermesChatError):
