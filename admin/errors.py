@@ -1,9 +1,10 @@
 """The one translation of errors to HTTP: JSON `{code, message, field?}`, never a 500 for input.
 
-Core errors map by class; Litestar's own (validation, unknown route, wrong method, body too
-large, missing token) keep their status with a stable code; an unreachable database is a 503
-`database_unavailable`; anything else is a bug: logged with its traceback and answered 500
-`internal`.
+Core errors map by class, with the words meant for people (`public`: a Bridge outage's
+status, route and body go to the log only); Litestar's own (validation, unknown route, wrong
+method, body too large, missing token) keep their status with a stable code; an unreachable
+database is a 503 `database_unavailable`; anything else is a bug: logged with its traceback
+and answered 500 `internal`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ _HTTP_CODES = {
 def handle_error(request: Request, exc: Exception) -> Response[ErrorBody]:
     """The app's only exception handler."""
     if isinstance(exc, HermesChatError):
+        if isinstance(exc, BridgeUnavailable):  # the client gets plain words, the log the rest
+            log.warning("Bridge unavailable on %s %s: %s", request.method, request.url.path,
+                        exc.message)
         return _answer(_core_status(exc), _core_body(exc))
     if isinstance(exc, ValidationException):
         return _answer(400, _validation_body(exc, _sent_names(request)))
@@ -66,7 +70,7 @@ def _core_body(exc: HermesChatError) -> ErrorBody:
     if isinstance(exc, InvalidField):
         name = camel(exc.field)
         return ErrorBody(exc.code, f"{name}: {exc.message}", name)
-    return ErrorBody(exc.code, exc.message)
+    return ErrorBody(exc.code, exc.public)
 
 
 def _validation_body(exc: ValidationException, sent_names: dict[str, str]) -> ErrorBody:

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from tortoise.backends.base.client import BaseDBAsyncClient
+
 from core.attachments import StoredFile
 from core.errors import NotFound
 from core.models import Attachment, ChatMessage
@@ -92,20 +94,25 @@ async def with_image_data(files: Sequence[AgentFile]) -> list[AgentFile]:
             for f in files if not f.is_image or f.id in data]
 
 
-async def listing(message_ids: Iterable[int]) -> dict[int, list[AttachmentInfo]]:
-    """What is shown of the files of these messages, by message id."""
+async def listing(
+    message_ids: Iterable[int], db: BaseDBAsyncClient | None = None
+) -> dict[int, list[AttachmentInfo]]:
+    """What is shown of the files of these messages, by message id (read on `db`, a
+    snapshot, if given)."""
     found: dict[int, list[AttachmentInfo]] = defaultdict(list)
-    for ident, message_id, name, mime_type, size, sha256 in await _rows(message_ids, _LISTED):
+    for ident, message_id, name, mime_type, size, sha256 in await _rows(message_ids, _LISTED, db):
         found[message_id].append(AttachmentInfo(ident, name, mime_type, size, sha256))
     return found
 
 
-async def _rows(message_ids: Iterable[int], columns: Sequence[str]) -> list[tuple[Any, ...]]:
-    """These columns of the files of several messages, by message then place."""
+async def _rows(message_ids: Iterable[int], columns: Sequence[str],
+                db: BaseDBAsyncClient | None = None) -> list[tuple[Any, ...]]:
+    """These columns of the files of several messages, by message then place (on `db`, a
+    snapshot, if given)."""
     ids = list(message_ids)
     if not ids:
         return []
-    return await Attachment.filter(message_id__in=ids).order_by(
+    return await Attachment.filter(message_id__in=ids).using_db(db).order_by(
         "message_id", "position", "id").values_list(*columns)
 
 

@@ -12,6 +12,12 @@ class HermesChatError(Exception):
         super().__init__(message)
         self.message = message
 
+    @property
+    def public(self) -> str:
+        """What a person is told (a chat user, an API client); `message` is for the log and
+        may say more (what an outage looked like from here)."""
+        return self.message
+
 
 class NotFound(HermesChatError):
     """An id that names nothing (or nothing the caller may reach)."""
@@ -21,9 +27,15 @@ class NotFound(HermesChatError):
 
 class RunLost(NotFound):
     """The Bridge answers but no longer knows a run it had (its process restarted): the run
-    goes on from its last checkpoint (core/runtime/continuation.py)."""
+    goes on from its last checkpoint (core/runtime/continuation.py). `message` names the
+    Bridge and what it said; a run that is lost too often fails with `public`."""
 
     code = "run_lost"
+    PUBLIC = "The agent service lost this run and could not pick it up again; please try again."
+
+    @property
+    def public(self) -> str:
+        return self.PUBLIC
 
 
 class InvalidInput(HermesChatError):
@@ -45,9 +57,17 @@ class Busy(Conflict):
 
 
 class BridgeUnavailable(HermesChatError):
-    """The Hermes Bridge could not be reached or answered garbage; the session stays usable."""
+    """The Hermes Bridge could not be reached or answered garbage; the session stays usable.
+
+    `message` says what happened (status, method, path, the Bridge's words) for the log; people
+    are told only `public`: the Bridge's address and routes are nothing they can act on."""
 
     code = "bridge_unavailable"
+    PUBLIC = "The agent service is unreachable right now; please try again in a minute."
+
+    @property
+    def public(self) -> str:
+        return self.PUBLIC
 
 
 class MalformedEvent(HermesChatError):

@@ -1,9 +1,11 @@
 """Export a session as Markdown or JSON, streamed in pages: each message
 with its logs and the clarify questions its run asked (choices, who answered what).
 
-`prepare_export` checks the request and reads only the tree's links, so a bad id or format
-fails before anything is sent; `Export.chunks()` then loads messages and their logs a page at a
-time and yields text, so a 10,000-message session is never one string in memory.
+`prepare_export` checks the request (a bad id or format fails before anything is sent);
+`Export.chunks()` then reads the tree's links and loads messages and their logs a page at a
+time, all on one snapshot of the database (core/snapshot.py), and yields text: a
+10,000-message session is never one string in memory, and what it says is whole as of the
+snapshot, however the session changes or is deleted while the download goes on.
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 
+from tortoise.backends.base.client import BaseDBAsyncClient
+
 from core import export_format as fmt
 from core import attachment_store, feedback
 from core.branch import Node, walk_active, walk_all
-from core.errors import InvalidInput
+from core.errors import InvalidInput, NotFound
 from core.models import (
     ChatMessage, ChatMessageLog, ChatSession, ClarifyPause, ConversationBinding, utc_now,
 )
 from core.sessions import get_session
+from core.snapshot import read_snapshot
 
 FORMATS = {"md": "text/markdown; charset=utf-8", "json": "application/json"}
 BRANCHES = ("active", "all")
@@ -33,10 +38,8 @@ PAGE = 200
 @dataclass(frozen=True, slots=True)
 class Export:
     session: ChatSession
-    bindings: list[ConversationBinding]
     format: str
-    ids: list[int]
-    context: fmt.ExportContext
+    branch: str
     now: datetime
 
     @property
@@ -48,30 +51,50 @@ class Export:
         return export_filename(self.session.title, self.format)
 
     async def chunks(self) -> AsyncIterator[str]:
-        """The export's text, a page of messages at a time."""
+        """The export's text, a page of messages at a time, from one snapshot (a session
+        deleted since `prepare_export` ends it with NotFound before any text)."""
         renderer = _markdown if self.format == "md" else _json
-        async for chunk in renderer(self):
-            yield chunk
+        async with read_snapshot() as db:
+            plan = await _plan(db, self.session.id, self.branch)
+            async for chunk in renderer(db, plan, self.now):
+                yield chunk
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the snapshot holds of the session: its row, its bindings, the messages' order."""
+
+    session: ChatSession
+    bindings: list[ConversationBinding]
+    ids: list[int]
+    context: fmt.ExportContext
 
 
 async def prepare_export(
     session_id: int, format: str = "md", branch: str = "active", now: datetime | None = None
 ) -> Export:
-    """Validate an export request and read the order of its messages."""
+    """Validate an export request: InvalidInput for a bad format or branch, NotFound for a
+    session that does not exist."""
     if format not in FORMATS:
         raise InvalidInput(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     if branch not in BRANCHES:
         raise InvalidInput(f"branch must be one of {', '.join(BRANCHES)}, not {branch!r}")
-    session = await get_session(session_id)
-    bindings = await ConversationBinding.filter(session_id=session_id).order_by("id")
-    rows = await ChatMessage.filter(session_id=session_id).values_list(
+    return Export(await get_session(session_id), format, branch, now or utc_now())
+
+
+async def _plan(db: BaseDBAsyncClient, session_id: int, branch: str) -> _Plan:
+    session = await ChatSession.filter(id=session_id).using_db(db).first()
+    if session is None:
+        raise NotFound(f"no chat session {session_id}")
+    bindings = await ConversationBinding.filter(session_id=session_id).using_db(db).order_by("id")
+    rows = await ChatMessage.filter(session_id=session_id).using_db(db).values_list(
         "id", "parent_id", "role", "is_active", "branch_order"
     )
     nodes = [Node(*row) for row in rows]
     active = [n.id for n in walk_active(nodes)]
     ids = active if branch == "active" else [n.id for n in walk_all(nodes)]
     context = fmt.ExportContext(branch, frozenset(active), _sibling_positions(nodes))
-    return Export(session, bindings, format, ids, context, now or utc_now())
+    return _Plan(session, bindings, ids, context)
 
 
 def _sibling_positions(nodes: list[Node]) -> dict[int, tuple[int, int]]:
@@ -86,34 +109,35 @@ def _sibling_positions(nodes: list[Node]) -> dict[int, tuple[int, int]]:
     return positions
 
 
-async def _pages(export: Export) -> AsyncIterator[list[fmt.Turn]]:
-    for start in range(0, len(export.ids), PAGE):
-        page_ids = export.ids[start : start + PAGE]
-        rows = {m.id: m for m in await ChatMessage.filter(id__in=page_ids)}
+async def _pages(db: BaseDBAsyncClient, ids: list[int]) -> AsyncIterator[list[fmt.Turn]]:
+    for start in range(0, len(ids), PAGE):
+        page_ids = ids[start : start + PAGE]
+        rows = {m.id: m for m in await ChatMessage.filter(id__in=page_ids).using_db(db)}
         logs: dict[int, list[ChatMessageLog]] = defaultdict(list)
-        for log in await ChatMessageLog.filter(message_id__in=page_ids).order_by("message_id", "seq"):
+        for log in await ChatMessageLog.filter(message_id__in=page_ids).using_db(db).order_by(
+                "message_id", "seq"):
             logs[log.message_id].append(log)
         pauses: dict[int, list[ClarifyPause]] = defaultdict(list)
-        asked = ClarifyPause.filter(message_id__in=page_ids).order_by("created_at", "id")
+        asked = ClarifyPause.filter(message_id__in=page_ids).using_db(db).order_by("created_at", "id")
         for pause in await asked:
             pauses[pause.message_id].append(pause)
-        rated = await feedback.of_messages(page_ids)
-        files = await attachment_store.listing(page_ids)
+        rated = await feedback.of_messages(page_ids, db)
+        files = await attachment_store.listing(page_ids, db)
         yield [fmt.Turn(rows[i], logs[i], pauses[i], rated.get(i, []), files.get(i, []))
                for i in page_ids if i in rows]
 
 
-async def _markdown(export: Export) -> AsyncIterator[str]:
-    yield fmt.md_header(export.session, export.bindings, len(export.ids), export.context)
-    async for page in _pages(export):
-        yield "".join(fmt.md_message(turn, export.context) for turn in page)
+async def _markdown(db: BaseDBAsyncClient, plan: _Plan, now: datetime) -> AsyncIterator[str]:
+    yield fmt.md_header(plan.session, plan.bindings, len(plan.ids), plan.context)
+    async for page in _pages(db, plan.ids):
+        yield "".join(fmt.md_message(turn, plan.context) for turn in page)
 
 
-async def _json(export: Export) -> AsyncIterator[str]:
-    head = fmt.json_session(export.session, export.bindings, export.context.branch, export.now)
+async def _json(db: BaseDBAsyncClient, plan: _Plan, now: datetime) -> AsyncIterator[str]:
+    head = fmt.json_session(plan.session, plan.bindings, plan.context.branch, now)
     yield '{"session": ' + json.dumps(head, ensure_ascii=False) + ', "messages": ['
     first = True
-    async for page in _pages(export):
+    async for page in _pages(db, plan.ids):
         for turn in page:
             item = json.dumps(fmt.json_message(turn), ensure_ascii=False)
             yield ("\n" if first else ",\n") + item

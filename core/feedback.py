@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.expressions import Subquery
 from tortoise.queryset import QuerySet
 
@@ -51,11 +52,14 @@ async def give(message_id: int, platform: Platform, user: str, value: FeedbackVa
         {"value": value, "at": utc_now()}, message_id=message_id, platform=platform, user=user)
 
 
-async def of_messages(message_ids: Sequence[int]) -> dict[int, list[Feedback]]:
-    """Each message's ratings, oldest first."""
+async def of_messages(
+    message_ids: Sequence[int], db: BaseDBAsyncClient | None = None
+) -> dict[int, list[Feedback]]:
+    """Each message's ratings, oldest first (read on `db`, a snapshot, if given)."""
     found: dict[int, list[Feedback]] = defaultdict(list)
     if message_ids:
-        rows = await AnswerFeedback.filter(message_id__in=list(message_ids)).order_by("at", "id")
+        rows = await AnswerFeedback.filter(message_id__in=list(message_ids)).using_db(db).order_by(
+            "at", "id")
         for row in rows:
             found[row.message_id].append(Feedback(row.user, FeedbackValue(row.value), row.at))
     return found

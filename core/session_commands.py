@@ -3,6 +3,7 @@ read its agent memory. Changes are validated in full before anything is written.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import msgspec
@@ -18,6 +19,7 @@ from core.outage import transaction
 from core.runtime.records import locked_session
 from core.session_queries import has_active_run
 
+log = logging.getLogger(__name__)
 Unset = msgspec.UnsetType
 UNSET = msgspec.UNSET
 
@@ -34,9 +36,14 @@ class SessionChanges:
 
 @dataclass(frozen=True, slots=True)
 class ResetOutcome:
+    """A reset that happened: the session already has its new Bridge session. `bridge_reached`
+    is False when the Bridge could not be told to drop the old agent (the details are logged):
+    the next run starts a fresh agent all the same, under the new id."""
+
     session: ChatSession
     agent_dropped: bool
     kept_history: bool
+    bridge_reached: bool = True
 
 
 def check_choices(
@@ -90,22 +97,29 @@ async def update_session(
 
 
 async def reset_session(bridge: Bridge, session_id: int, keep_history: bool = True) -> ResetOutcome:
-    """Seed 000 §4.3.5: drop the agent on the Bridge and give the session a new Bridge session.
+    """Seed 000 §4.3.5: give the session a new Bridge session, then drop the old agent.
+
+    Lock, check, commit, then the Bridge: a reset refused as busy has touched nothing, and a
+    run that starts after the commit already runs under the new id. The Bridge call only frees
+    the old agent, so its failure is logged and reported (`bridge_reached`), not raised.
 
     With `keep_history` false the conversation also starts afresh: the root of the active branch
     becomes an inactive version, so the next message starts a new root beside it and the old
     conversation stays whole, one version switch away (nothing is deleted).
     """
-    session = await sessions.get_session(session_id)
-    if await has_active_run(session_id):
-        raise Busy(f"session {session_id} has a run in flight; stop it before resetting")
-    dropped = await bridge.reset_session(session.hermes_session)
-    async with locked_session(session_id):  # a run that started meanwhile: Busy, nothing renewed
+    async with locked_session(session_id) as session:  # Busy while a run is in flight
+        old_agent = session.hermes_session
         renewed = await sessions.renew_hermes_session(session_id)
         if not keep_history:
             await ChatMessage.filter(session_id=session_id, parent_id__isnull=True).update(
                 is_active=False
             )
+    try:
+        dropped = await bridge.reset_session(old_agent)
+    except HermesChatError as error:
+        log.warning("reset of session %s: the Bridge was not told to drop agent %s: %s",
+                    session_id, old_agent, error.message)
+        return ResetOutcome(renewed, False, keep_history, bridge_reached=False)
     return ResetOutcome(renewed, dropped, keep_history)
 
 

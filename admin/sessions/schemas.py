@@ -81,9 +81,13 @@ class SessionDetailOut(msgspec.Struct, frozen=True):
 
 
 class ResetOut(msgspec.Struct, frozen=True, rename="camel"):
+    """A reset done: `bridgeReached` false means the Bridge could not be told to drop the old
+    agent (logged); the session's next run starts a fresh agent all the same."""
+
     session: SessionOut
     agent_dropped: bool
     kept_history: bool
+    bridge_reached: bool
 
 
 class MemoryOut(msgspec.Struct, frozen=True, rename="camel"):
@@ -120,7 +124,8 @@ async def describe(session: ChatSession) -> SessionOut:
 
 
 async def reset_out(outcome: ResetOutcome) -> ResetOut:
-    return ResetOut(await describe(outcome.session), outcome.agent_dropped, outcome.kept_history)
+    return ResetOut(await describe(outcome.session), outcome.agent_dropped, outcome.kept_history,
+                    outcome.bridge_reached)
 
 
 def memory_out(memory: Memory) -> MemoryOut:

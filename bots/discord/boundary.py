@@ -14,17 +14,14 @@ from collections.abc import AsyncIterator
 import discord
 
 from bots.discord.render.refusals import refusal_text
-from core.errors import HermesChatError
+from core.conversation.refusals import log_refusal
 
 log = logging.getLogger(__name__)
 
 
 def log_failure(error: Exception, what: str) -> None:
-    """A refusal at info, anything else (a bug) with its traceback."""
-    if isinstance(error, HermesChatError):
-        log.info("%s refused: %s", what, error.message)
-    else:
-        log.error("%s failed", what, exc_info=error)
+    """As core logs every refusal (`log_refusal`)."""
+    log_refusal(log, error, what)
 
 
 async def tell(interaction: discord.Interaction, text: str) -> None:

@@ -123,10 +123,11 @@ class HermesCommands(app_commands.Group, name="hermes", description="Talk to Her
         services = services_of(interaction)
         session = await session_of(interaction, services)
         await interaction.response.defer(thinking=True)
-        await commands.reset(services.bridge, session.id)
+        outcome = await commands.reset(services.bridge, session.id)
+        caveat = commands.reset_caveat(outcome)
         await interaction.edit_original_response(
             content="♻️ Reset: the agent of this conversation starts afresh, with empty memory "
-                    "notes. The messages here stay.")
+                    "notes. The messages here stay." + (f" {caveat}" if caveat else ""))
 
     @app_commands.command(name="model", description="Show or set the model of this conversation")
     @app_commands.describe(name="A model of the catalogue (leave empty to pick from a menu)")

@@ -70,9 +70,11 @@ class Commands:
 
     async def reset(self, command: Command, where: Where) -> Payload:
         session = await self._session(where)
-        await commands.reset(self._services.bridge, session.id)
+        outcome = await commands.reset(self._services.bridge, session.id)
+        caveat = commands.reset_caveat(outcome)
         return _text(f"🔄 <@{where.user}> reset the agent of this conversation "
-                     "(a fresh agent session; the messages here are kept).")
+                     "(a fresh agent session; the messages here are kept)."
+                     + (f" {caveat}" if caveat else ""))
 
     async def model(self, command: Command, where: Where) -> Payload:
         session = await self._session(where)

@@ -28,8 +28,8 @@ from slack_sdk.errors import SlackApiError
 
 from bots.fields import text
 from core.conversation.event_ledger import EventLedger
-from core.conversation.refusals import not_yours, refusal_text
-from core.errors import HermesChatError, NotYours
+from core.conversation.refusals import log_refusal, not_yours, refusal_text
+from core.errors import NotYours
 
 from . import ids
 from .delivery.sender import SlackSender
@@ -128,11 +128,8 @@ def refusal(error: BaseException) -> str:
 
 
 def explain(error: Exception, what: str) -> str:
-    """Log `error` (a refusal briefly, anything else with its traceback); the user's text."""
-    if isinstance(error, HermesChatError):
-        log.info("%s refused: %s", what, error.message)
-    else:
-        log.error("%s failed", what, exc_info=error)
+    """Log `error` as core logs every refusal (`log_refusal`); the user's text."""
+    log_refusal(log, error, what)
     return refusal(error)
 
 

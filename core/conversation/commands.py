@@ -21,6 +21,8 @@ from core.runtime.updates import RunUpdate
 from core.session_commands import ResetOutcome, SessionChanges
 from core.sessions import ThreadKey
 
+AGENT_NOT_DROPPED = ("The agent service is unreachable right now, so the old agent could not be "
+                     "cleared there yet; your next message starts a fresh agent all the same.")
 NO_SKILL = "none"  # `/hermes skill none`: back to no skill
 EXPORT_FORMATS = ("md", "json")
 EXPORT_BRANCHES = ("active", "all")
@@ -46,8 +48,15 @@ async def new_conversation(key: ThreadKey, replaced: ChatSession | None) -> Chat
 
 
 async def reset(bridge: Bridge, session_id: int) -> ResetOutcome:
-    """A fresh agent for the conversation; its messages stay. Busy while a run is in flight."""
+    """A fresh agent for the conversation; its messages stay. Busy while a run is in flight
+    (then nothing changed, the Bridge included)."""
     return await session_commands.reset_session(bridge, session_id)
+
+
+def reset_caveat(outcome: ResetOutcome) -> str | None:
+    """What the person who reset should know beyond "done": the Bridge could not be told to
+    drop the old agent (its details are in the log)."""
+    return None if outcome.bridge_reached else AGENT_NOT_DROPPED
 
 
 async def choose_model(catalogue: Catalogue, session_id: int, model_id: str) -> ModelEntry:

@@ -7,6 +7,8 @@ Plain text with `code` spans only: both platforms render those alike.
 
 from __future__ import annotations
 
+import logging
+
 from core.errors import (
     AdminOnly,
     BridgeUnavailable,
@@ -23,8 +25,7 @@ BUSY = ("⏳ I'm still working on the previous message in this conversation. "
 EDIT_BUSY = ("⏳ I'm still working on this conversation, so your edit was not answered. "
              "Edit the message again once I'm done, or press Stop first.")
 SWITCH_BUSY = "⏳ This conversation is still working; switch versions once it is done."
-BRIDGE_DOWN = ("🔌 The agent service is unreachable right now ({detail}). "
-               "Please try again in a moment.")
+BRIDGE_DOWN = f"🔌 {BridgeUnavailable.PUBLIC}"  # the details go to the log, not to people
 INTERNAL = "💥 Something went wrong on my side (it was logged). Please try again."
 FINISHED = "That run has already finished."
 ELSEWHERE = ("That button belongs to another conversation (another thread, or one replaced by "
@@ -60,14 +61,26 @@ def refusal_text(error: BaseException) -> str:
     if isinstance(error, AdminOnly):
         return ADMIN_ONLY
     if isinstance(error, BridgeUnavailable):
-        return BRIDGE_DOWN.format(detail=error.message)
+        return BRIDGE_DOWN
     if isinstance(error, NotFound):
-        return f"🔎 {_sentence(error.message)}"
+        return f"🔎 {_sentence(error.public)}"
     if isinstance(error, InvalidInput):
-        return f"✋ {_sentence(error.message)}"
+        return f"✋ {_sentence(error.public)}"
     if isinstance(error, HermesChatError):
-        return f"⚠️ {_sentence(error.message)}"
+        return f"⚠️ {_sentence(error.public)}"
     return INTERNAL
+
+
+def log_refusal(log: logging.Logger, error: BaseException, what: str) -> None:
+    """The log's side of a refusal, the same on every surface: the Bridge down as a warning
+    with everything it said (status, method, path, body), another refusal at info, anything
+    else (a bug) with its traceback."""
+    if isinstance(error, BridgeUnavailable):
+        log.warning("%s refused, the Bridge is unavailable: %s", what, error.message)
+    elif isinstance(error, HermesChatError):
+        log.info("%s refused: %s", what, error.message)
+    else:
+        log.error("%s failed", what, exc_info=error)
 
 
 def question_closed(pause: PauseView, answer: str) -> str:

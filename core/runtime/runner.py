@@ -57,12 +57,9 @@ async def drive(pool: RunContext, live: LiveRun, options: RunOptions) -> None:
         raise
     except DatabaseUnavailable as error:
         _left_for_recovery(pool, live, error)
-    except BridgeUnavailable as error:
+    except HermesChatError as error:  # the details to the log, plain words to people
         log.warning("run failed: %s", error.message, extra=extra)
-        await _fail(pool, live, f"The agent service is unreachable: {error.message}")
-    except HermesChatError as error:
-        log.warning("run failed: %s", error.message, extra=extra)
-        await _fail(pool, live, error.message)
+        await _fail(pool, live, error.public)
     except Exception:
         log.exception("run crashed", extra=extra)
         await _fail(pool, live, "An internal error ended this run; it was logged.")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import httpx
+import pytest
 
 from bots.slack import ids as slack_ids
 from core import sessions
+from core.errors import BridgeUnavailable
 from core.models import ClarifyPause, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
 from tests.admin.conftest import AUTH, admin_on
@@ -138,14 +141,20 @@ async def _asking_run(api: httpx.AsyncClient, pool: RunPool) -> str:
 
 
 async def test_a_bridge_failure_is_503_and_the_question_stays_open(
-    fake_pool_api: httpx.AsyncClient, fake_pool: RunPool, fake_bridge: FakeBridge
+    fake_pool_api: httpx.AsyncClient, fake_pool: RunPool, fake_bridge: FakeBridge,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     _asks(fake_bridge)
     run_id = await _asking_run(fake_pool_api, fake_pool)
     url, body = f"/api/chat/runs/{run_id}/resume", {"clarifyId": f"c-{run_id}", "answer": "yes"}
     fake_bridge.fail("answer", 503)
-    failed = await fake_pool_api.post(url, json=body)
+    with caplog.at_level(logging.WARNING, logger="admin.errors"):
+        failed = await fake_pool_api.post(url, json=body)
     assert (failed.status_code, failed.json()["code"]) == (503, "bridge_unavailable")
+    # plain words for the client: no Bridge status, route or address; those are in the log
+    assert failed.json()["message"] == BridgeUnavailable.PUBLIC
+    [logged] = [r.getMessage() for r in caplog.records if r.name == "admin.errors"]
+    assert "503" in logged and f"/clarify/c-{run_id}/answer" in logged
     assert (await ClarifyPause.get(clarify_id=f"c-{run_id}")).status == PauseStatus.UNANSWERED
     answered = await fake_pool_api.post(url, json=body)
     assert answered.status_code == 200 and answered.json()["answeredBy"] == "admin"

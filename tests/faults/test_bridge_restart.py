@@ -8,9 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from core import sessions
 from core.bridge.client import BridgeClient
 from core.bridge.stream import StreamPolicy
+from core.errors import BridgeUnavailable
 from core.models import ChatMessageLog, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
 from tests.core.runtime.conftest import catalogue_for
@@ -126,7 +129,7 @@ async def test_a_bridge_down_for_a_while_loses_no_event_and_backs_off(
 
 
 async def test_a_bridge_that_stays_down_fails_the_run_after_a_bounded_backoff(
-    db: str, fake_bridge: FakeBridge, skills_dir
+    db: str, fake_bridge: FakeBridge, skills_dir, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_bridge.default_script = lambda run_id: [ev("text", text="hi"), Stall("hold"),
                                                  ev("done", final_text="never")]
@@ -143,5 +146,6 @@ async def test_a_bridge_that_stays_down_fails_the_run_after_a_bounded_backoff(
             await pool.close()
     assert failed.status == MessageStatus.FAILED
     assert sleeps.delays == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]  # 15.5 s of patience, then the reason
-    assert "unreachable" in failed.error and "after 6 reconnects in 15.5 s" in failed.error
+    assert failed.error == BridgeUnavailable.PUBLIC  # plain words; how it failed is logged
+    assert any("after 6 reconnects in 15.5 s" in r.getMessage() for r in caplog.records)
     assert (await message(failed.message_id)).error == failed.error

@@ -39,11 +39,12 @@ class Chat(Protocol):
     async def command(self, conv: Conversation, name: str, argument: str | None = None) -> str: ...
     def showing(self, shown: Shown) -> str: ...
     async def told(self, conv: Conversation, words: str) -> None: ...
+    def said(self, conv: Conversation) -> list[str]: ...
 
 
 SLACK_CONTROLS = {"stop": slack_ids.STOP, "regenerate": slack_ids.REGENERATE,
                   "previous": slack_ids.PREVIOUS, "next": slack_ids.NEXT,
-                  "custom": slack_ids.CLARIFY_CUSTOM}
+                  "custom": slack_ids.CLARIFY_CUSTOM, "approve": slack_ids.approval_action("once")}
 
 
 class SlackChat:
@@ -111,10 +112,12 @@ class SlackChat:
 
     async def told(self, conv: Conversation, words: str) -> None:
         """Until `words` are said to the user: in the thread or in an ephemeral."""
-        def said() -> bool:
-            thread = [self.showing(m) for m in self.h.bot_messages(CHANNEL_ID, conv.thread)]
-            return any(words in t for t in [*thread, *self.h.ephemerals()])
-        await until(said, WAIT)
+        await until(lambda: any(words in t for t in self.said(conv)), WAIT)
+
+    def said(self, conv: Conversation) -> list[str]:
+        """Everything said to people so far: the thread's bot messages and the ephemerals."""
+        thread = [self.showing(m) for m in self.h.bot_messages(CHANNEL_ID, conv.thread)]
+        return [*thread, *self.h.ephemerals()]
 
     def showing(self, shown: Message) -> str:
         current = self.h.slack.message(CHANNEL_ID, shown.ts) or shown
@@ -128,7 +131,7 @@ class SlackChat:
 
 
 DISCORD_CONTROLS = {"stop": "Stop", "regenerate": "Regenerate", "previous": "◀", "next": "▶",
-                    "custom": "Custom answer…"}
+                    "custom": "Custom answer…", "approve": "Allow once"}
 
 
 class DiscordChat:
@@ -179,12 +182,15 @@ class DiscordChat:
 
     async def told(self, conv: Conversation, words: str) -> None:
         """Until `words` are said to the user: in the thread or in a reply to an interaction."""
-        def said() -> bool:
-            thread = [text_of(m) for m in bot_messages(self.fake, conv.thread)]
-            replies = [text_of(self.fake.message(m)) for record in self.fake.core.interactions.values()
-                       for m in [*record.followup_ids, *filter(None, [record.original_message_id])]]
-            return any(words in t for t in [*thread, *replies])
-        await self.fake.wait_until(said, WAIT, f"being told {words!r}")
+        await self.fake.wait_until(lambda: any(words in t for t in self.said(conv)), WAIT,
+                                   f"being told {words!r}")
+
+    def said(self, conv: Conversation) -> list[str]:
+        """Everything said to people so far: the thread's bot messages and interaction replies."""
+        thread = [text_of(m) for m in bot_messages(self.fake, conv.thread)]
+        replies = [text_of(self.fake.message(m)) for record in self.fake.core.interactions.values()
+                   for m in [*record.followup_ids, *filter(None, [record.original_message_id])]]
+        return [*thread, *replies]
 
     def showing(self, shown: dict) -> str:
         return text_of(self.fake.message(shown["id"]))

@@ -4,12 +4,14 @@ drifts on one platform fails there."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 
 import pytest
 
 from core import tree
-from core.conversation import refusals
+from core.conversation import commands, refusals
+from core.errors import BridgeUnavailable
 from core.models import (
     ChatMessage,
     ChatSession,
@@ -209,6 +211,18 @@ async def command_reset(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeB
 
 
 @scenario
+async def command_reset_with_the_bridge_failing_is_done_and_says_so(
+        chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    conv = await started(chat, bridge)
+    before = (await session()).hermes_session
+    bridge.fail("reset", 503)
+    said = await chat.command(conv, "reset")
+    assert "reset" in said.lower() and commands.AGENT_NOT_DROPPED in said
+    assert (await session()).hermes_session != before, "the next message starts a fresh agent"
+    assert "503" not in said and "/sessions/" not in said
+
+
+@scenario
 async def command_reset_waits_for_a_run_of_any_replica(chat: Chat, runs: RunPool,
                                                        other: RunPool, bridge: FakeBridge) -> None:
     conv = await started(chat, bridge)
@@ -345,3 +359,53 @@ async def over_quota_is_refused(chat: Chat, runs: RunPool, other: RunPool,
 async def test_conversation_contract(name: str, chat: Chat, runs: RunPool, other_replica: RunPool,
                                      fake_bridge: FakeBridge) -> None:
     await SCENARIOS[name](chat, runs, other_replica, fake_bridge)
+
+
+# -- the Bridge down: plain words for people, the details in the log ---------------------------
+
+def asks_approval(answer_text: str) -> Callable[[str], list]:
+    return lambda run_id: [
+        ev("approval_request", approval_id=f"a-{run_id}", command="rm -rf /tmp/x",
+           reason="recursive delete", choices=["once", "deny"]),
+        WaitAnswer(f"a-{run_id}"), ev("done", final_text=answer_text)]
+
+
+INTERNALS = ("Hermes Bridge", "/runs/", "/clarify/", "503", "127.0.0.1", "injected")
+
+
+@pytest.mark.parametrize(("asking", "shown", "control", "route"), [
+    (asks, "Which colour?", "choice:1", "/clarify/c-{run_id}/answer"),
+    (asks_approval, "rm -rf /tmp/x", "approve", "/runs/{run_id}/approval"),
+], ids=["clarify", "approval"])
+async def test_with_the_bridge_down_a_click_is_told_in_plain_words(
+    asking: Callable[[str], Callable[[str], list]], shown: str, control: str, route: str,
+    chat: Chat, runs: RunPool, fake_bridge: FakeBridge, caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake_bridge.default_script = asking("Done.")
+    conv = await chat.start("paint it")
+    question = await chat.shown(conv, shown, control)
+    fake_bridge.fail(route.split("/")[-1], 503)
+    with caplog.at_level(logging.INFO):
+        await chat.click(question, control)
+        await chat.told(conv, refusals.BRIDGE_DOWN)
+    leaked = [text for text in chat.said(conv) for word in INTERNALS if word in text]
+    assert leaked == [], "the Bridge's status, route or address was shown to people"
+    [run_id] = fake_bridge.runs
+    details = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING
+               and "503" in r.getMessage() and route.format(run_id=run_id) in r.getMessage()]
+    assert details, "the log has what the Bridge answered"
+    await chat.click(await chat.shown(conv, shown, control), control)  # the Bridge is back
+    await chat.shown(conv, "Done.", "regenerate")
+
+
+async def test_with_the_bridge_down_a_message_fails_in_plain_words(
+    chat: Chat, runs: RunPool, fake_bridge: FakeBridge, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_bridge.fail("run", 503, times=50)
+    with caplog.at_level(logging.WARNING):
+        conv = await chat.start("anyone there?")
+        failed = await chat.shown(conv, "⚠️ Failed")
+    assert BridgeUnavailable.PUBLIC in chat.showing(failed)
+    leaked = [text for text in chat.said(conv) for word in INTERNALS if word in text]
+    assert leaked == [], "the Bridge's status, route or address was shown to people"
+    assert any("503" in r.getMessage() and "/run" in r.getMessage() for r in caplog.records)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from core import sessions, tree
 from core.bridge.client import BridgeClient
+from core.errors import BridgeUnavailable
 from core.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from core.runtime.pool import RunPool
 from tests.bridge.harness import wait_until
@@ -48,13 +51,15 @@ async def test_repeated_and_malformed_events_are_skipped(fake_pool: RunPool, fak
 
 
 async def test_a_bridge_that_answers_500_fails_the_run_readably(
-    fake_pool: RunPool, fake_bridge: FakeBridge
+    fake_pool: RunPool, fake_bridge: FakeBridge, caplog: pytest.LogCaptureFixture
 ):
     fake_bridge.fail("run", 500)
     s = (await sessions.create_session()).id
     failed = await finished(fake_pool, (await fake_pool.start(s, "hello")).run_id)
     assert failed.status == MessageStatus.FAILED
-    assert "agent service is unreachable" in failed.error and "500" in failed.error
+    assert failed.error == BridgeUnavailable.PUBLIC  # plain words for people
+    assert any("500" in r.getMessage() and "POST /run" in r.getMessage()
+               for r in caplog.records if r.name == "core.runtime.runner")  # the log, details
     ok = await finished(fake_pool, (await fake_pool.start(s, "hello again")).run_id)
     assert ok.status == MessageStatus.SUCCESS
 
