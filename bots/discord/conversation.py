@@ -38,7 +38,7 @@ from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
 from bots.discord.render.titles import thread_name
 from bots.discord.thread_history import DiscordThreadHistory
-from core.attachments import DEFAULT_LIMITS, FileOffer, Limits
+from core.attachments import FileOffer, FileReader
 from core.conversation import bindings, turns, written
 from core.conversation.dedupe import Seen
 from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION
@@ -215,14 +215,14 @@ class DiscordConversation:
 
     def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
                  intake: DiscordIntake, notices: Notices, allow_list: tuple[str, ...],
-                 limits: Limits = DEFAULT_LIMITS, context_messages: int = DEFAULT_MESSAGES) -> None:
+                 reader: FileReader, context_messages: int = DEFAULT_MESSAGES) -> None:
         self._client = client
         self._pool = pool
         self._sessions = sessions
         self._intake = intake
         self._notices = notices
         self._allow_list = allow_list
-        self._limits = limits  # ATTACHMENT_MAX_BYTES, ATTACHMENTS_PER_MESSAGE
+        self._reader = reader  # the attachment limits, the workers that read files
         self._context_messages = context_messages  # THREAD_CONTEXT_MESSAGES
         self._history = DiscordThreadHistory(client)
         self._seen = Seen()
@@ -268,7 +268,7 @@ class DiscordConversation:
         if not incoming.text and not incoming.post.has_media:
             self._reply(incoming, refusals.notice_part(EMPTY_MENTION))
             return
-        said = await written.read(incoming.text, file_offers(message), self._limits)
+        said = await written.read(incoming.text, file_offers(message), self._reader)
         if said.notices:  # the files skipped, or that nothing in it could be read
             self._reply(incoming, refusals.notice_part("\n\n".join(said.notices)))
         if not said.text:
