@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from core.attachments import StoredFile
+from core.attachments import StoredFile, kept, media_type
 from core.errors import NotFound
 from core.models import Attachment, ChatMessage
 
@@ -30,12 +30,14 @@ class AttachmentInfo:
 
 
 async def save(message_id: int, files: Sequence[StoredFile]) -> None:
-    """Store a user message's files, in their order."""
+    """Store a user message's files, in their order: a type fit for a header (`media_type`),
+    what is kept of a text (`kept`), whoever built them."""
     if not files:
         return
     await Attachment.bulk_create([
-        Attachment(message_id=message_id, position=index, name=f.name, mime_type=f.mime_type,
-                   size=f.size, sha256=f.sha256, data=f.data, text=f.text)
+        Attachment(message_id=message_id, position=index, name=f.name,
+                   mime_type=media_type(f.mime_type), size=f.size, sha256=f.sha256, data=f.data,
+                   text=None if f.text is None else kept(f.text))
         for index, f in enumerate(files)
     ])
 
@@ -71,8 +73,8 @@ async def listing(message_ids: Iterable[int]) -> dict[int, list[AttachmentInfo]]
         return found
     rows = await Attachment.filter(message_id__in=ids).order_by(
         "message_id", "position", "id").values_list(*_LISTED)
-    for ident, message_id, name, mime_type, size, sha256 in rows:
-        found[message_id].append(AttachmentInfo(ident, name, mime_type, size, sha256))
+    for ident, message_id, name, mime_type, size, sha256 in rows:  # a type stored before
+        found[message_id].append(AttachmentInfo(ident, name, media_type(mime_type), size, sha256))
     return found
 
 
@@ -83,5 +85,5 @@ async def download(session_id: int, attachment_id: int) -> tuple[AttachmentInfo,
     if row is None or not await ChatMessage.filter(id=row.message_id,
                                                    session_id=session_id).exists():
         raise NotFound(f"no attachment {attachment_id} in session {session_id}")
-    info = AttachmentInfo(row.id, row.name, row.mime_type, row.size, row.sha256)
+    info = AttachmentInfo(row.id, row.name, media_type(row.mime_type), row.size, row.sha256)
     return info, bytes(row.data)
