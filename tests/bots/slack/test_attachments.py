@@ -5,9 +5,7 @@ the thread while the words still go."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import time
 from typing import Any
 
 import pytest
@@ -26,6 +24,7 @@ from tests.fakes.slack_payloads import (
     make_slack_event,
     thread_message_event,
 )
+from tests.loop_lag import LoopLag
 from tests.files import PNG, many_pages_pdf, shared_stream_pdf
 
 
@@ -165,31 +164,25 @@ async def test_hostile_pdfs_are_named_while_another_conversation_goes_on(
 ) -> None:
     """Issue 26: a PDF whose pages all draw one compressed stream and a PDF of 20,000 pages,
     beside another person's conversation: each is named with why, the words go, the other
-    conversation is answered, and a probe on the event loop never wakes late."""
-    llm.script(text_reply("Answered."), text_reply("Answered."))
-    lag, stop = [0.0], asyncio.Event()
-
-    async def probe() -> None:
-        while not stop.is_set():
-            before = time.perf_counter()
-            await asyncio.sleep(0.01)
-            lag[0] = max(lag[0], time.perf_counter() - before - 0.01)
-
+    conversation is answered, and a probe on the event loop never wakes late. The Bridge of
+    this test shares the loop (serve's is a process of its own): its first run, which imports
+    the agent, is over before the probe starts."""
+    llm.script(*[text_reply("Answered.")] * 3)
     async with running(fake_slack, pool, fast_clock, attachment_parse_seconds=1) as h:
-        task = asyncio.create_task(probe())
-        bomb = fake_slack.share_file("bomb.pdf", shared_stream_pdf(), "application/pdf")
-        pages = fake_slack.share_file("pages.pdf", many_pages_pdf(), "application/pdf")
-        hostile = app_mention_event("What do these say?")
-        assert (await h.post_event(shared(hostile, bomb, pages))).status_code == 200
-        other = app_mention_event("Just a question", user="U0OTHER")
-        assert (await h.post_event(make_slack_event(other))).status_code == 200
-        await h.answered(CHANNEL_ID, other["ts"])
-        shown = await notice_in(h, hostile["ts"])
-        await h.answered(CHANNEL_ID, hostile["ts"])
-        stop.set()
-        await task
+        first = await h.event("app_mention", text="Warm up")
+        await h.answered(CHANNEL_ID, first["ts"])
+        async with LoopLag() as lag:
+            bomb = fake_slack.share_file("bomb.pdf", shared_stream_pdf(), "application/pdf")
+            pages = fake_slack.share_file("pages.pdf", many_pages_pdf(), "application/pdf")
+            hostile = app_mention_event("What do these say?")
+            assert (await h.post_event(shared(hostile, bomb, pages))).status_code == 200
+            other = app_mention_event("Just a question", user="U0OTHER")
+            assert (await h.post_event(make_slack_event(other))).status_code == 200
+            await h.answered(CHANNEL_ID, other["ts"])
+            shown = await notice_in(h, hostile["ts"])
+            await h.answered(CHANNEL_ID, hostile["ts"])
     assert "bomb.pdf: reading it took more than 1 second" in shown
     assert "pages.pdf: it is a PDF of 20000 pages, more than the 300 read" in shown
-    assert sorted(str(user_message(r)) for r in llm.requests) == [
+    assert sorted(str(user_message(r)) for r in llm.requests[1:]) == [
         "Just a question", "What do these say?"]
-    assert lag[0] < 0.3, f"the event loop waited {lag[0]:.3f} s"
+    assert lag.longest < 0.3, f"the event loop waited {lag.longest:.3f} s"
