@@ -4,7 +4,8 @@ decoding), so that the event loop never waits on it.
 A process, not a thread: pypdf is pure Python, and a thread would hold the GIL the loop needs.
 Each job runs within a time cap from the moment a worker takes it; a job past its cap has its
 worker process killed and replaced (pebble's `ProcessPool`), so a stuck parse keeps no core
-busy. Workers are started with `spawn` (a fork of a process running asyncio and threads could
+busy; workers run at a lower priority (nice 10), so the conversations beside a long parse keep
+their share of the CPU. Workers are started with `spawn` (a fork of a process running asyncio and threads could
 copy a held lock) at the first job, and stopped by `close()`.
 """
 
@@ -22,6 +23,7 @@ from pebble import ProcessExpired, ProcessPool
 
 T = TypeVar("T")
 DEFAULT_WORKERS = max(1, min(2, (os.cpu_count() or 1) - 1))
+WORKER_NICENESS = 10  # a file being read yields the CPU to the conversations
 
 
 class JobTimedOut(Exception):
@@ -64,7 +66,8 @@ class WorkerPool:
             self._pool.stop()
             self._pool = None
         if self._pool is None:
-            self._pool = ProcessPool(max_workers=self._workers,
+            self._pool = ProcessPool(max_workers=self._workers, initializer=os.nice,
+                                     initargs=(WORKER_NICENESS,),
                                      context=multiprocessing.get_context("spawn"))
         return self._pool
 
