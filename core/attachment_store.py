@@ -15,7 +15,7 @@ from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
-from core.attachments import StoredFile
+from core.attachments import StoredFile, kept, media_type
 from core.errors import NotFound
 from core.models import Attachment, ChatMessage
 
@@ -53,12 +53,14 @@ class AgentFile:
 
 
 async def save(message_id: int, files: Sequence[StoredFile]) -> None:
-    """Store a user message's files, in their order."""
+    """Store a user message's files, in their order: a type fit for a header (`media_type`),
+    what is kept of a text (`kept`), whoever built them."""
     if not files:
         return
     await Attachment.bulk_create([
-        Attachment(message_id=message_id, position=index, name=f.name, mime_type=f.mime_type,
-                   size=f.size, sha256=f.sha256, data=f.data, text=f.text)
+        Attachment(message_id=message_id, position=index, name=f.name,
+                   mime_type=media_type(f.mime_type), size=f.size, sha256=f.sha256, data=f.data,
+                   text=None if f.text is None else kept(f.text))
         for index, f in enumerate(files)
     ])
 
@@ -79,7 +81,7 @@ async def agent_files(message_ids: Iterable[int]) -> dict[int, list[AgentFile]]:
     them: every column but the bytes (messages without files are absent)."""
     found: dict[int, list[AgentFile]] = defaultdict(list)
     for ident, message_id, name, mime_type, size, text in await _rows(message_ids, _FOR_AGENT):
-        found[message_id].append(AgentFile(ident, name, mime_type, size, text))
+        found[message_id].append(AgentFile(ident, name, media_type(mime_type), size, text))
     return found
 
 
@@ -101,7 +103,7 @@ async def listing(
     snapshot, if given)."""
     found: dict[int, list[AttachmentInfo]] = defaultdict(list)
     for ident, message_id, name, mime_type, size, sha256 in await _rows(message_ids, _LISTED, db):
-        found[message_id].append(AttachmentInfo(ident, name, mime_type, size, sha256))
+        found[message_id].append(AttachmentInfo(ident, name, media_type(mime_type), size, sha256))
     return found
 
 
@@ -123,5 +125,5 @@ async def download(session_id: int, attachment_id: int) -> tuple[AttachmentInfo,
     if row is None or not await ChatMessage.filter(id=row.message_id,
                                                    session_id=session_id).exists():
         raise NotFound(f"no attachment {attachment_id} in session {session_id}")
-    info = AttachmentInfo(row.id, row.name, row.mime_type, row.size, row.sha256)
+    info = AttachmentInfo(row.id, row.name, media_type(row.mime_type), row.size, row.sha256)
     return info, bytes(row.data)

@@ -1,16 +1,22 @@
-"""Files that come with a user's message: which are read, how the agent is given them, and why
+"""Files that come with a user message: which are read, how the agent is given them, and why
 the others are skipped.
 
 Every file is untrusted: its kind is read from its bytes (magic numbers, UTF-8 text), and the
-name and declared MIME type must agree with that kind. Images (PNG, JPEG, GIF, WebP) become
-image parts of the user message (OpenAI-style `image_url` with a `data:` URL); text-like files
-and PDFs (their extracted text) are inlined in the message's text, each fenced with its name.
-A file over `ATTACHMENT_MAX_BYTES`, beyond `ATTACHMENTS_PER_MESSAGE`, of another type or that
-could not be downloaded is not sent: it is `Skipped`, with the reason the chat shows.
+name and declared MIME type must agree with that kind; a declared type is kept only as
+`type/subtype` in RFC 9110 token characters (`media_type`). Images (PNG, JPEG, GIF, WebP)
+become image parts of the user message (OpenAI-style `image_url` with a `data:` URL); text-like
+files and PDFs (their extracted text) are inlined in the message's text, each fenced with its
+name. Reading a text file or a PDF is CPU work on untrusted bytes: it runs in a worker process
+(core/workers.py), within ATTACHMENT_PARSE_SECONDS, and a PDF of more than ATTACHMENT_PDF_PAGES
+pages is not read. What is kept of a file's text is what can be sent: INLINE_CHARS characters.
+A file over `ATTACHMENT_MAX_BYTES`, beyond `ATTACHMENTS_PER_MESSAGE`, of another type, that could
+not be downloaded or read within those limits is not sent: it is `Skipped`, with the reason the
+chat shows.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import io
@@ -22,13 +28,18 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from core.safe_text import clean_text
+from core.workers import JobFailed, JobTimedOut, WorkerPool
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # ATTACHMENT_MAX_BYTES
 DEFAULT_PER_MESSAGE = 10  # ATTACHMENTS_PER_MESSAGE
-INLINE_CHARS = 200_000  # of one file's text given to the agent; the rest is cut, and said so
+DEFAULT_PARSE_SECONDS = 10  # ATTACHMENT_PARSE_SECONDS
+DEFAULT_PDF_PAGES = 300  # ATTACHMENT_PDF_PAGES
+INLINE_CHARS = 200_000  # of one file's text kept and given to the agent, the cut said within
 NAME_CHARS = 200
+MIME_CHARS = 128  # the width of `attachment.mime_type`
+OCTET_STREAM = "application/octet-stream"
 
 IMAGE_TYPES = {  # MIME type: (magic test, the names it goes by)
     "image/png": (lambda b: b.startswith(b"\x89PNG\r\n\x1a\n"), (".png",)),
@@ -58,10 +69,13 @@ _FILE_KINDS = "images (PNG, JPEG, GIF, WebP), text, Markdown, code, CSV, JSON, l
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """ATTACHMENT_MAX_BYTES and ATTACHMENTS_PER_MESSAGE."""
+    """ATTACHMENT_MAX_BYTES, ATTACHMENTS_PER_MESSAGE, ATTACHMENT_PARSE_SECONDS and
+    ATTACHMENT_PDF_PAGES."""
 
     max_bytes: int = DEFAULT_MAX_BYTES
     per_message: int = DEFAULT_PER_MESSAGE
+    parse_seconds: float = DEFAULT_PARSE_SECONDS
+    pdf_pages: int = DEFAULT_PDF_PAGES
 
 
 DEFAULT_LIMITS = Limits()
@@ -94,7 +108,7 @@ class StoredFile:
     name: str
     mime_type: str
     data: bytes
-    text: str | None = None  # a text file's or a PDF's text; None for an image
+    text: str | None = None  # a text file's or a PDF's text as kept (`kept`); None for an image
 
     @property
     def size(self) -> int:
@@ -125,6 +139,16 @@ class Intake:
     skipped: tuple[Skipped, ...] = ()
 
 
+class Unreadable(Exception):
+    """A text file or PDF whose text could not be had: `reason` is what the chat shows,
+    `detail` what the log gets (raised in a worker process, so both are plain arguments)."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(reason, detail)
+        self.reason = reason
+        self.detail = detail
+
+
 def safe_name(name: str) -> str:
     """A file name fit to show, store and send: its last path segment, without control
     characters, bounded; `file` if nothing is left."""
@@ -134,38 +158,87 @@ def safe_name(name: str) -> str:
     return text[:NAME_CHARS] or "file"
 
 
-async def take(offers: Sequence[FileOffer], limits: Limits) -> Intake:
-    """Download and classify a message's files within the limits: the files read, in order,
-    and the ones skipped with the reason."""
-    files: list[StoredFile] = []
-    skipped: list[Skipped] = []
-    for index, offer in enumerate(offers):
-        name = safe_name(offer.name)
-        if index >= limits.per_message:
-            skipped.append(Skipped(name, _beyond(limits.per_message)))
-            continue
-        outcome = await _take_one(offer, name, limits)
-        if isinstance(outcome, StoredFile):
-            files.append(outcome)
-        else:
-            skipped.append(outcome)
-    return Intake(tuple(files), tuple(skipped))
+_TOKEN = r"[!#$%&'*+.^_`|~0-9a-z-]+"  # RFC 9110 token characters (lower-cased)
+_MEDIA_TYPE = re.compile(f"{_TOKEN}/{_TOKEN}")
 
 
-async def _take_one(offer: FileOffer, name: str, limits: Limits) -> StoredFile | Skipped:
-    if offer.size is not None and offer.size > limits.max_bytes:
-        return Skipped(name, _too_big(limits.max_bytes))
+def media_type(declared: str | None) -> str:
+    """Pure: a declared MIME type as it may be stored and sent as a header: `type/subtype` in
+    token characters, lower-cased, its parameters dropped, at most MIME_CHARS characters;
+    `application/octet-stream` for anything else (a CR or LF, a NUL, a space, no subtype)."""
+    value = (declared or "").split(";", 1)[0].strip(" \t").lower()
+    if len(value) <= MIME_CHARS and _MEDIA_TYPE.fullmatch(value):
+        return value
+    return OCTET_STREAM
+
+
+class FileReader:
+    """Reads a message's files within `limits`; the CPU-heavy part of each (a text file's
+    decoding, a PDF's text) in worker processes, so the event loop never waits on a file.
+    Its workers start at the first file read; `close()` stops them."""
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, workers: WorkerPool | None = None) -> None:
+        self.limits = limits
+        self.workers = workers if workers is not None else WorkerPool()
+
+    async def take(self, offers: Sequence[FileOffer]) -> Intake:
+        """Download and read a message's files, together: the files read, in order, and the
+        ones skipped with the reason."""
+        per_message = self.limits.per_message
+        outcomes = await asyncio.gather(*(
+            self._take_one(offer, safe_name(offer.name)) for offer in offers[:max(0, per_message)]))
+        beyond = [Skipped(safe_name(o.name), _beyond(per_message)) for o in offers[max(0, per_message):]]
+        files = [o for o in outcomes if isinstance(o, StoredFile)]
+        skipped = [o for o in outcomes if isinstance(o, Skipped)] + beyond
+        return Intake(tuple(files), tuple(skipped))
+
+    async def close(self) -> None:
+        """Stop the workers (a file being read then is skipped)."""
+        await self.workers.close()
+
+    async def _take_one(self, offer: FileOffer, name: str) -> StoredFile | Skipped:
+        data = await _download(offer, name, self.limits.max_bytes)
+        if isinstance(data, Skipped):
+            return data
+        mime = kind_of(name, offer.declared_type, data)
+        if isinstance(mime, Skipped) or mime in IMAGE_TYPES:
+            return StoredFile(name, mime, data) if isinstance(mime, str) else mime
+        return await self._read(name, mime, data)
+
+    async def _read(self, name: str, mime: str, data: bytes) -> StoredFile | Skipped:
+        limits = self.limits
+        try:
+            text = await self.workers.run(text_of, mime, data, limits.pdf_pages,
+                                          seconds=limits.parse_seconds)
+        except Unreadable as error:
+            if error.detail:
+                log.info("could not read %r: %s", name, error.detail)
+            return Skipped(name, error.reason)
+        except JobTimedOut:
+            log.warning("reading %r (%s, %d bytes) took more than %g s: stopped", name, mime,
+                        len(data), limits.parse_seconds)
+            cap = f"{limits.parse_seconds:g} second" + ("" if limits.parse_seconds == 1 else "s")
+            return Skipped(name, f"reading it took more than {cap}")
+        except JobFailed as error:
+            log.warning("could not read %r (%s, %d bytes): %s", name, mime, len(data), error)
+            return Skipped(name, "it could not be read")
+        return StoredFile(name, mime, data, text)
+
+
+async def _download(offer: FileOffer, name: str, max_bytes: int) -> bytes | Skipped:
+    if offer.size is not None and offer.size > max_bytes:
+        return Skipped(name, _too_big(max_bytes))
     try:
-        data = await offer.download(limits.max_bytes + 1)
+        data = await offer.download(max_bytes + 1)
     except Refused as refusal:
         log.warning("did not download %r: %s", name, refusal)
         return Skipped(name, refusal.reason)
     except Exception as error:  # the platform's CDN or API failed: the text still goes
         log.warning("could not download %r: %s: %s", name, type(error).__name__, error)
         return Skipped(name, "it could not be downloaded")
-    if len(data) > limits.max_bytes:
-        return Skipped(name, _too_big(limits.max_bytes))
-    return classify(name, offer.declared_type, data)
+    if len(data) > max_bytes:
+        return Skipped(name, _too_big(max_bytes))
+    return data
 
 
 def _beyond(per_message: int) -> str:
@@ -187,19 +260,21 @@ def describe_size(size: int) -> str:
     return f"{size} bytes"
 
 
-def classify(name: str, declared_type: str | None, data: bytes) -> StoredFile | Skipped:
-    """Pure: what a file is, from its bytes first; its name or declared type must agree."""
-    declared = (declared_type or "").split(";", 1)[0].strip().lower()
+def kind_of(name: str, declared_type: str | None, data: bytes) -> str | Skipped:
+    """Pure and cheap (the first bytes, the name, the declared type): the MIME type a file is
+    stored with, from its bytes first, its name or declared type agreeing; or why it is
+    skipped. A text file's or a PDF's text is yet to be read (`text_of`)."""
+    declared = media_type(declared_type)
     extension = _extension(name)
     if not data:
         return Skipped(name, "it is empty")
     for mime, (matches, extensions) in IMAGE_TYPES.items():
         if matches(data):
             if declared.startswith("image/") or extension in extensions:
-                return StoredFile(name, mime, data)
+                return mime
             return Skipped(name, "its name and type do not say it is an image, but it is one")
     if data.startswith(b"%PDF-"):
-        return _pdf(name, data)
+        return PDF_TYPE
     claims_image = declared.startswith("image/") or _image_extension(extension)
     claims_pdf = declared == PDF_TYPE or extension == ".pdf"
     if claims_image or claims_pdf:
@@ -207,10 +282,7 @@ def classify(name: str, declared_type: str | None, data: bytes) -> StoredFile | 
         return Skipped(name, f"it is named as {kind} but its contents are not one")
     if not _text_like(name, declared):
         return Skipped(name, f"this type of file is not supported (only {_FILE_KINDS})")
-    text = _decode(data)
-    if text is None:
-        return Skipped(name, "it is not readable text (UTF-8)")
-    return StoredFile(name, _text_type(declared), data, text)
+    return _text_type(declared)
 
 
 def _extension(name: str) -> str:
@@ -235,34 +307,53 @@ def _text_type(declared: str) -> str:
     return "text/plain"
 
 
-def _decode(data: bytes) -> str | None:
-    if b"\x00" in data:
-        return None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
+def text_of(mime: str, data: bytes, pdf_pages: int = DEFAULT_PDF_PAGES) -> str:
+    """Pure but CPU-heavy on untrusted bytes (a worker process runs it): a text file's or a
+    PDF's text as it is kept (`kept`); Unreadable with the reason it is not read."""
+    return kept(_pdf_text(data, pdf_pages) if mime == PDF_TYPE else _decoded(data))
 
 
-def _pdf(name: str, data: bytes) -> StoredFile | Skipped:
-    try:
-        text = _pdf_text(data)
-    except Exception as error:  # pypdf raises many kinds on a broken file
-        log.info("could not read the PDF %r: %s: %s", name, type(error).__name__, error)
-        return Skipped(name, "it is a PDF that could not be read")
-    if not text.strip():
-        return Skipped(name, "it is a PDF without text (a scan?)")
-    return StoredFile(name, PDF_TYPE, data, text)
+def _decoded(data: bytes) -> str:
+    if b"\x00" not in data:
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            pass
+    raise Unreadable("it is not readable text (UTF-8)")
 
 
-def _pdf_text(data: bytes) -> str:
+def _pdf_text(data: bytes, pdf_pages: int) -> str:
     from pypdf import PdfReader  # imported only when a PDF comes: it is large
 
-    reader = PdfReader(io.BytesIO(data))
-    pages = []
-    for number, page in enumerate(reader.pages, start=1):
-        pages.append(f"[page {number}]\n{page.extract_text() or ''}".rstrip())
-    return "\n\n".join(pages)
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        count = len(reader.pages)
+        if count > pdf_pages:
+            raise Unreadable(f"it is a PDF of {count} pages, more than the {pdf_pages} read")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    except Unreadable:
+        raise
+    except Exception as error:  # pypdf raises many kinds on a broken file
+        raise Unreadable("it is a PDF that could not be read",
+                         f"{type(error).__name__}: {error}") from None
+    if not any(pages):
+        raise Unreadable("it is a PDF without text (a scan?)")
+    return "\n\n".join(f"[page {number}]\n{text}".rstrip()
+                        for number, text in enumerate(pages, start=1))
+
+
+_CUT = "\n[… cut: {} more characters]"
+_CUT_ROOM = 48  # the longest the cut's note can be
+
+
+def kept(text: str) -> str:
+    """Pure: what is kept of a file's text, stored and given to the agent: cleaned (NUL and
+    lone surrogates, core.safe_text) and at most INLINE_CHARS characters, a cut said at its
+    end. Only what is kept is cleaned; kept text is kept as it is (`kept(kept(t)) == kept(t)`)."""
+    if len(text) <= INLINE_CHARS:
+        return clean_text(text)
+    keep = INLINE_CHARS - _CUT_ROOM
+    return clean_text(text[:keep]) + _CUT.format(len(text) - keep)
 
 
 # -- what the agent is given -----------------------------------------------------------------
@@ -306,11 +397,9 @@ def data_url(image: GivenFile) -> str:
 
 def fenced(name: str, text: str) -> str:
     """Pure: a file's text in a Markdown fence headed by its name. The fence is longer than any
-    run of backticks in the text, so nothing in the file closes it early; text beyond
-    INLINE_CHARS is cut, and the cut said."""
-    body = clean_text(text)
-    if len(body) > INLINE_CHARS:
-        body = body[:INLINE_CHARS] + f"\n[… cut: {len(text) - INLINE_CHARS} more characters]"
+    run of backticks in the text, so nothing in the file closes it early; the text is as
+    `kept` keeps it (one stored before that was bounded is cut here)."""
+    body = kept(text)
     marks = fence(body)
     label = safe_name(name).replace("`", "'")
     return f"File: {label}\n{marks}\n{body}\n{marks}"

@@ -6,7 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from urllib.parse import unquote, urlsplit
 
-from core.attachments import DEFAULT_MAX_BYTES, DEFAULT_PER_MESSAGE, Limits
+from core.attachments import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_PARSE_SECONDS,
+    DEFAULT_PDF_PAGES,
+    DEFAULT_PER_MESSAGE,
+    Limits,
+)
 from core.conversation.policy import Policy
 from core.errors import InvalidInput
 from core.outage import Patience
@@ -51,6 +57,8 @@ class Settings:
     attachment_max_bytes: int = DEFAULT_MAX_BYTES
     attachments_per_message: int = DEFAULT_PER_MESSAGE
     history_attachment_bytes: int = HISTORY_ATTACHMENT_BYTES
+    attachment_parse_seconds: int = DEFAULT_PARSE_SECONDS
+    attachment_pdf_pages: int = DEFAULT_PDF_PAGES
     thread_context_messages: int = DEFAULT_MESSAGES
     conversation_actions: str = "asker"
     chat_admins: tuple[str, ...] = ()
@@ -93,8 +101,10 @@ class Settings:
 
     @property
     def attachment_limits(self) -> Limits:
-        """ATTACHMENT_MAX_BYTES and ATTACHMENTS_PER_MESSAGE (core.attachments)."""
-        return Limits(self.attachment_max_bytes, self.attachments_per_message)
+        """ATTACHMENT_MAX_BYTES, ATTACHMENTS_PER_MESSAGE, ATTACHMENT_PARSE_SECONDS and
+        ATTACHMENT_PDF_PAGES (core.attachments)."""
+        return Limits(self.attachment_max_bytes, self.attachments_per_message,
+                      self.attachment_parse_seconds, self.attachment_pdf_pages)
 
     @property
     def discord_file_origins(self) -> Origins:
@@ -157,7 +167,8 @@ def _url_password(url: str) -> tuple[str, ...]:
 
 _AT_LEAST_ONE = frozenset({"run_lease_seconds", "bridge_pool_size", "clarify_fallback_hours",
                            "platform_down_seconds", "bridge_run_buffer_bytes",
-                           "attachment_max_bytes",
+                           "attachment_max_bytes", "attachment_parse_seconds",
+                           "attachment_pdf_pages",
                            "run_buffer_bytes"})
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from core import db
+from core.attachments import FileReader
 from core.bridge.fleet import BridgeFleet
 from core.catalogue import Catalogue, load_catalogue
 from core.config import Settings
@@ -35,18 +36,21 @@ class Parts:
     bridge: BridgeFleet  # every Bridge of HERMES_BRIDGE_URL (or the child), as one
     pool: RunPool
     bridge_child: BridgeSupervisor | None = None  # None: an external Bridge
+    files: FileReader | None = None  # the workers that read attachments (None: each bot its own)
 
 
 @asynccontextmanager
 async def running_parts(settings: Settings,
                         environ: Mapping[str, str] | None = None) -> AsyncIterator[Parts]:
     """Database, Bridge (child or external), run pool with recovery and takeover of dead
-    replicas' runs, the log listener (PostgreSQL), and the upkeep jobs (on one replica)."""
+    replicas' runs, the log listener (PostgreSQL), the upkeep jobs (on one replica), and the
+    worker processes that read attachments (started at the first file, stopped on exit)."""
     catalogue = load_catalogue(settings.models_file, settings.skills_dir)
     lock = SchedulerLock(settings.database_url, settings.run_lease_seconds)
     leader = await lock.try_acquire()  # on SQLite a second process stops here, saying why
     await _migrate(settings.database_url)
     await db.open_database(settings.database_url)
+    files = FileReader(settings.attachment_limits)
     try:
         metrics = RunMetrics()
         async with bridge_child(settings, catalogue, environ) as endpoint, \
@@ -71,13 +75,14 @@ async def running_parts(settings: Settings,
                 # after recovery: the jobs run at once, and they stop runs this replica drives
                 tasks.append(asyncio.create_task(upkeep.run(), name="upkeep"))
                 tasks.append(asyncio.create_task(keep_taking_over(pool), name="takeover"))
-                yield Parts(settings, catalogue, bridge, pool, endpoint.child)
+                yield Parts(settings, catalogue, bridge, pool, endpoint.child, files)
             finally:
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 await pool.close()  # flushes every log row; runs stay resumable
     finally:
+        await files.close()
         await lock.release()
         await db.close_database()
 

@@ -31,7 +31,8 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
 
         _quiet_the_unused_token_warning()
         link = links.add("slack") if settings.slack_app_token else None  # HTTP: no connection
-        slack = SlackBot(settings, parts.pool, parts.catalogue, parts.bridge, link=link)
+        slack = SlackBot(settings, parts.pool, parts.catalogue, parts.bridge, link=link,
+                         files=parts.files)
         for handler in slack.route_handlers():
             app.register(handler)
         await slack.start()
@@ -50,7 +51,7 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
         VoiceClient.warn_nacl = VoiceClient.warn_dave = False
         shards = claims_for(settings.database_url, settings.run_lease_seconds)
         discord = DiscordBot(settings, parts.pool, parts.catalogue, parts.bridge,
-                             link=links.add("discord"), shards=shards)
+                             link=links.add("discord"), shards=shards, files=parts.files)
         await discord.start()
         started.append(discord)
         log.info("discord: started")

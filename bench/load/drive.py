@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import httpx
 
@@ -66,14 +67,18 @@ async def _send_later(world: World, observer: Observer, http: httpx.AsyncClient,
     if on_slack(number):
         await ask_on_slack(world, observer, http, events_url, number)
     else:
-        await _discord(world, observer, number)
+        await ask_on_discord(world, observer, number)
 
 
 async def ask_on_slack(world: World, observer: Observer, http: httpx.AsyncClient, url: str,
-                       number: int) -> None:
+                       number: int, files: list[dict[str, Any]] | None = None) -> None:
+    """Conversation `number`'s message as a signed event; `files`: Slack file objects it
+    shares (the fake's `share_file`)."""
     channel, ts, user = world.slack_channels[number], new_ts(), f"ULOAD{number:05d}"
     payload = make_slack_event("app_mention", channel=channel, ts=ts, user=user,
                                text=question(number))
+    if files:
+        payload["event"]["files"] = files
     world.slack.add_message(channel, payload["event"]["text"], user=user, ts=ts)
     request = event_request(payload, SIGNING_SECRET)
     observer.expect(Seen(number, "slack", asked_at=time.monotonic()))
@@ -81,7 +86,7 @@ async def ask_on_slack(world: World, observer: Observer, http: httpx.AsyncClient
     response.raise_for_status()
 
 
-async def _discord(world: World, observer: Observer, number: int) -> None:
+async def ask_on_discord(world: World, observer: Observer, number: int) -> None:
     fake = world.discord
     seen = Seen(number, "discord", asked_at=time.monotonic())
     observer.expect(seen)

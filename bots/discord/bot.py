@@ -29,6 +29,7 @@ from bots.discord.intake import DiscordCommandTree
 from bots.discord.services import DiscordServices
 from bots.discord.shards import ShardFleet
 from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor, close_reason
+from core.attachments import FileReader
 from core.backoff import Backoff
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
@@ -65,7 +66,10 @@ class DiscordBot:
                  *, client_options: Mapping[str, Any] | None = None,
                  write_timeout: float = WRITE_TIMEOUT, link: PlatformLink | None = None,
                  reconnect: Backoff = RECONNECT_BACKOFF,
-                 shards: Callable[[int], Shards] | None = None) -> None:
+                 shards: Callable[[int], Shards] | None = None,
+                 files: FileReader | None = None) -> None:
+        """`files`: the replica's file reader (`serve` shares one); by default the bot's own,
+        closed by `stop()`."""
         if not settings.discord_token:
             raise InvalidInput("DISCORD_TOKEN is unset: the Discord adapter cannot start")
         self._token = settings.discord_token
@@ -78,9 +82,11 @@ class DiscordBot:
         self._claims_for = shards if shards is not None else (
             AllShards if self._shard_count > 1 else None)
         self.fleet: ShardFleet | None = None
+        self._own_files = files is None
+        self.files = files if files is not None else FileReader(settings.attachment_limits)
         self.services = DiscordServices.build(
             self.client, pool, catalogue, bridge, limiter or RateLimiter(clock),
-            settings.discord_channels, settings.policy, write_timeout, settings.attachment_limits,
+            settings.discord_channels, settings.policy, write_timeout, self.files,
             settings.thread_context_messages, self.cached_channel,
             DiscordFiles(settings.discord_file_origins))
         self.client.attach(self.services)
@@ -159,6 +165,8 @@ class DiscordBot:
             await self.fleet.release()
             await self.client.close()
         self._endpoints.restore()
+        if self._own_files:
+            await self.files.close()
 
     async def _ready(self) -> None:
         """Unsharded: the gateway's READY. Sharded: the shards this replica holds are open."""

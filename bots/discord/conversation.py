@@ -39,7 +39,7 @@ from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
 from bots.discord.render.titles import thread_name
 from bots.discord.thread_history import DiscordThreadHistory
-from core.attachments import DEFAULT_LIMITS, Limits
+from core.attachments import FileReader
 from core.conversation import bindings, turns, written
 from core.conversation.dedupe import Seen
 from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION
@@ -216,7 +216,7 @@ class DiscordConversation:
 
     def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
                  intake: DiscordIntake, notices: Notices, allow_list: tuple[str, ...],
-                 limits: Limits = DEFAULT_LIMITS, context_messages: int = DEFAULT_MESSAGES,
+                 reader: FileReader, context_messages: int = DEFAULT_MESSAGES,
                  files: DiscordFiles | None = None) -> None:
         self._client = client
         self._files = files or DiscordFiles()  # DISCORD_CDN_HOSTS
@@ -225,7 +225,7 @@ class DiscordConversation:
         self._intake = intake
         self._notices = notices
         self._allow_list = allow_list
-        self._limits = limits  # ATTACHMENT_MAX_BYTES, ATTACHMENTS_PER_MESSAGE
+        self._reader = reader  # the attachment limits, the workers that read files
         self._context_messages = context_messages  # THREAD_CONTEXT_MESSAGES
         self._history = DiscordThreadHistory(client)
         self._seen = Seen()
@@ -271,7 +271,7 @@ class DiscordConversation:
         if not incoming.text and not incoming.post.has_media:
             self._reply(incoming, refusals.notice_part(EMPTY_MENTION))
             return
-        said = await written.read(incoming.text, self._files.offers(message), self._limits)
+        said = await written.read(incoming.text, self._files.offers(message), self._reader)
         if said.notices:  # the files skipped, or that nothing in it could be read
             self._reply(incoming, refusals.notice_part("\n\n".join(said.notices)))
         if not said.text:

@@ -14,7 +14,7 @@ from bots.discord.files import DiscordFiles
 from bots.discord.intake import DiscordIntake
 from bots.discord.refs import DiscordRefs
 from bots.discord.render.presenters import LiveUpdater, Notices, Outboxes
-from core.attachments import DEFAULT_LIMITS, Limits
+from core.attachments import FileReader
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.conversation.policy import Policy
@@ -44,7 +44,7 @@ class DiscordServices:
     @classmethod
     def build(cls, client: discord.Client, pool: RunPool, catalogue: Catalogue, bridge: Bridge,
               limiter: RateLimiter, allow_list: tuple[str, ...], policy: Policy,
-              write_timeout: float = WRITE_TIMEOUT, limits: Limits = DEFAULT_LIMITS,
+              write_timeout: float = WRITE_TIMEOUT, reader: FileReader | None = None,
               context_messages: int = DEFAULT_MESSAGES,
               cached: Callable[[int], object | None] | None = None,
               files: DiscordFiles | None = None) -> DiscordServices:
@@ -54,7 +54,7 @@ class DiscordServices:
         notices, sessions = Notices(writer, outboxes.messages), SessionFinder(client, refs)
         intake = DiscordIntake(policy, notices)
         conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list,
-                                           limits, context_messages, files)
+                                           reader or FileReader(), context_messages, files)
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
                    LiveUpdater(pool, refs, writer, outboxes, client, cached or client.get_channel),
                    outboxes)

@@ -13,6 +13,7 @@ from litestar.handlers import HTTPRouteHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from core.attachments import FileReader
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.config import Settings
@@ -53,8 +54,13 @@ class SlackBot:
                  limiter: RateLimiter | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  api_timeout: float = API_TIMEOUT, *, link: PlatformLink | None = None,
-                 socket_ping_interval: float = PING_INTERVAL) -> None:
+                 socket_ping_interval: float = PING_INTERVAL,
+                 files: FileReader | None = None) -> None:
+        """`files`: the replica's file reader (`serve` shares one); by default the bot's own,
+        closed by `stop()`."""
         self._settings = settings
+        self._own_files = files is None
+        self.files = files if files is not None else FileReader(settings.attachment_limits)
         self._api_timeout = api_timeout
         self.link = link or PlatformLink()
         self._ping_interval = socket_ping_interval
@@ -75,7 +81,7 @@ class SlackBot:
         self.follower = RunFollower(self.services)
         self._socket: SupervisedSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
-        _register(self.app, self.services, settings)
+        _register(self.app, self.services, settings, self.files)
         self.app.error(boundary.on_error)  # the one error boundary (bots/slack/intake.py)
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
@@ -118,6 +124,8 @@ class SlackBot:
         if self.client.session is not None:
             await self.client.session.close()
             self.client.session = None
+        if self._own_files:
+            await self.files.close()
 
     async def idle(self) -> None:
         """Until the work of every event so far and every live message has ended (for tests
@@ -126,12 +134,13 @@ class SlackBot:
         await self.follower.idle()
 
 
-def _register(app: AsyncApp, services: SlackServices, settings: Settings) -> None:
+def _register(app: AsyncApp, services: SlackServices, settings: Settings,
+              reader: FileReader) -> None:
     app.use(InboundMiddleware(services.ledger))  # every listener gets its payload typed, or nothing at all
     commands = Commands(services)
     files = SlackFiles(services.sender.client)
     history = SlackThreadHistory(services.sender)
-    SlackConversations(services, commands, files, settings.attachment_limits, history,
+    SlackConversations(services, commands, files, reader, history,
                        settings.thread_context_messages).register(app)
     CommandListener(services, commands).register(app)
     ClarifyListeners(services).register(app)

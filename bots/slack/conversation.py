@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.attachments import Limits
+from core.attachments import FileReader
 from core.conversation import bindings, turns, written
 from core.conversation.policy import first_refusal
 from core.conversation.refusals import BUSY, EDIT_BUSY, NOT_ALLOWED
@@ -48,11 +48,11 @@ class SlackConversations:
     is ignored, on any replica."""
 
     def __init__(self, services: SlackServices, commands: Commands, files: SlackFiles,
-                 limits: Limits, history: SlackThreadHistory, context_messages: int) -> None:
+                 reader: FileReader, history: SlackThreadHistory, context_messages: int) -> None:
         self._services = services
         self._commands = commands
         self._files = files
-        self._limits = limits
+        self._reader = reader
         self._history = history
         self._context_messages = context_messages  # THREAD_CONTEXT_MESSAGES
 
@@ -147,7 +147,7 @@ class SlackConversations:
         if session is None or await turns.user_node(session.id, incoming.ts):
             return
         message = await written.read(incoming.text, self._files.offers(incoming.files),
-                                     self._limits)
+                                     self._reader)
         for notice in message.notices:
             await self._say(incoming.place, Payload(notice, [section(notice)]))
         if not message.text:

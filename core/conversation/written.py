@@ -1,5 +1,5 @@
 """What a person's message gives the agent: its words and the files it carries, read within
-ATTACHMENT_MAX_BYTES and ATTACHMENTS_PER_MESSAGE, and what the thread is told first (the
+the attachment limits (core/attachments.py), and what the thread is told first (the
 files skipped and why; that nothing could be read); and the thread's earlier messages that go
 with it as context (THREAD_CONTEXT_MESSAGES, core/thread_context.py). Both adapters read a
 message so.
@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from core import attachments, thread_context
-from core.attachments import FileOffer, Limits, StoredFile
+from core.attachments import FileOffer, FileReader, StoredFile
 from core.conversation.refusals import NO_WORDS
 from core.models import ChatMessage, Role
 from core.thread_context import EarlierMessage
@@ -31,10 +31,10 @@ class Written:
     notices: tuple[str, ...] = ()
 
 
-async def read(text: str, offers: Sequence[FileOffer], limits: Limits) -> Written:
+async def read(text: str, offers: Sequence[FileOffer], files: FileReader) -> Written:
     """The message's words and files: a file read without words is a turn of its own (its
     text names the files), a skipped one is named in a notice while the words still go."""
-    intake = await attachments.take(offers, limits) if offers else attachments.Intake()
+    intake = await files.take(offers) if offers else attachments.Intake()
     notices = [n for n in (attachments.skipped_notice(intake.skipped),) if n]
     words = text.strip()
     if not words and intake.files:

@@ -10,7 +10,7 @@ import json
 import httpx
 
 from core import attachment_store
-from core.attachments import StoredFile
+from core.attachments import INLINE_CHARS, StoredFile, kept
 from core.models import Attachment, ChatMessage, Role
 from tests.admin.builders import conversation
 from tests.files import PNG
@@ -69,6 +69,34 @@ async def test_a_file_of_nothing_or_of_another_session_is_not_found(
         response = await api.get(path)
         assert response.status_code == 404, path
         assert response.json()["code"] == "not_found"
+
+
+async def test_a_type_stored_before_it_was_checked_downloads_safely(
+    db: str, api: httpx.AsyncClient
+) -> None:
+    """A row whose type came as the platform declared it (a CR LF and a header after it): the
+    download is whole, as application/octet-stream, and the listing and exports say so."""
+    session_id, message_id = await with_files("old")
+    notes = await Attachment.get(message_id=message_id, position=1)
+    await Attachment.filter(id=notes.id).update(mime_type="text/markdown\r\nX-Evil: 1")
+    got = await api.get(f"/api/chat/sessions/{session_id}/attachments/{notes.id}")
+    assert got.status_code == 200 and got.content == b"# CV" and "x-evil" not in got.headers
+    assert got.headers["content-type"] == "application/octet-stream"
+    detail = (await api.get(f"/api/chat/sessions/{session_id}")).json()
+    assert detail["messages"][0]["attachments"][1]["mimeType"] == "application/octet-stream"
+    md = (await api.get(f"/api/chat/sessions/{session_id}/export?format=md")).text
+    assert "📎 `résumé.md` · application/octet-stream · 4 bytes" in md
+
+
+async def test_the_store_keeps_a_safe_type_and_the_text_that_can_be_sent(db: str) -> None:
+    """Whoever builds the files (an edit copies them), what is written is bounded."""
+    session = await conversation("kept", ("look", "seen"))
+    user = await ChatMessage.get(session_id=session.id, role=Role.USER)
+    text = "x" * (INLINE_CHARS * 2)
+    await attachment_store.save(user.id, [StoredFile("a.log", "text/plain\x00", b"x", text)])
+    row = await Attachment.get(message_id=user.id)
+    assert row.mime_type == "application/octet-stream" and row.text == kept(text)
+    assert len(row.text) <= INLINE_CHARS
 
 
 async def test_exports_list_the_files(db: str, api: httpx.AsyncClient) -> None:

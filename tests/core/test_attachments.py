@@ -1,26 +1,49 @@
-"""What a message's files become (pure, no network): the kind from the bytes, the caps, the
-fence, the content parts and what the thread is told."""
+"""What a message's files become: the kind from the bytes (pure), the text read in real worker
+processes within the time and page caps, what is kept of it, the declared MIME type made
+safe, the caps, the fence, the content parts and what the thread is told."""
 
 from __future__ import annotations
 
 import base64
+import multiprocessing
+import time
+from collections.abc import AsyncIterator
 
 import pytest
 
 from core.attachments import (
+    DEFAULT_LIMITS,
     INLINE_CHARS,
+    MIME_CHARS,
     FileOffer,
+    FileReader,
     Limits,
     Skipped,
     StoredFile,
-    classify,
     content,
     fenced,
+    kind_of,
+    kept,
+    media_type,
     safe_name,
     skipped_notice,
-    take,
 )
-from tests.files import GIF, JPEG, PNG, WEBP, pdf
+from core.workers import WorkerPool
+from tests.loop_lag import LoopLag
+from tests.files import GIF, JPEG, PNG, WEBP, many_pages_pdf, pdf, shared_stream_pdf
+
+
+@pytest.fixture(scope="module")
+async def workers() -> AsyncIterator[WorkerPool]:
+    async with WorkerPool(workers=1) as pool:
+        yield pool
+
+
+async def read_one(workers: WorkerPool, name: str, declared: str | None, data: bytes,
+                   limits: Limits = DEFAULT_LIMITS) -> StoredFile | Skipped:
+    """One file through the reader, as a message brings it."""
+    intake = await FileReader(limits, workers).take([offer(name, data, declared=declared)])
+    return (intake.files + intake.skipped)[0]  # type: ignore[operator]
 
 
 @pytest.mark.parametrize(("name", "declared", "data", "mime"), [
@@ -33,8 +56,7 @@ from tests.files import GIF, JPEG, PNG, WEBP, pdf
 ])
 def test_images_are_known_by_their_bytes(name: str, declared: str | None, data: bytes,
                                          mime: str) -> None:
-    read = classify(name, declared, data)
-    assert isinstance(read, StoredFile) and read.mime_type == mime and read.is_image
+    assert kind_of(name, declared, data) == mime
 
 
 @pytest.mark.parametrize(("name", "declared", "data", "reason"), [
@@ -48,8 +70,9 @@ def test_images_are_known_by_their_bytes(name: str, declared: str | None, data: 
     ("empty.txt", "text/plain", b"", "empty"),
     ("broken.pdf", "application/pdf", b"%PDF-1.4 nothing else", "could not be read"),
 ])
-def test_what_is_skipped_and_why(name: str, declared: str | None, data: bytes, reason: str) -> None:
-    read = classify(name, declared, data)
+async def test_what_is_skipped_and_why(workers: WorkerPool, name: str, declared: str | None,
+                                      data: bytes, reason: str) -> None:
+    read = await read_one(workers, name, declared, data)
     assert isinstance(read, Skipped) and reason in read.reason
 
 
@@ -58,13 +81,14 @@ def test_what_is_skipped_and_why(name: str, declared: str | None, data: bytes, r
     ("conf.json", "application/json"), ("server.log", "application/octet-stream"),
     ("Dockerfile", None), ("plain", "text/plain"),
 ])
-def test_text_like_files_are_read_as_text(name: str, declared: str | None) -> None:
-    read = classify(name, declared, "ünïcode ✓\nline 2".encode())
+async def test_text_like_files_are_read_as_text(workers: WorkerPool, name: str,
+                                                declared: str | None) -> None:
+    read = await read_one(workers, name, declared, "ünïcode ✓\nline 2".encode())
     assert isinstance(read, StoredFile) and read.text == "ünïcode ✓\nline 2"
 
 
-def test_a_pdf_is_its_text() -> None:
-    read = classify("report.pdf", "application/pdf", pdf("Quarterly revenue"))
+async def test_a_pdf_is_its_text(workers: WorkerPool) -> None:
+    read = await read_one(workers, "report.pdf", "application/pdf", pdf("Quarterly revenue"))
     assert isinstance(read, StoredFile) and read.mime_type == "application/pdf"
     assert read.text is not None and "Quarterly revenue" in read.text
 
@@ -78,8 +102,19 @@ def test_a_fence_holds_whatever_the_file_says() -> None:
 
 
 def test_a_long_file_is_cut_and_says_so() -> None:
-    block = fenced("big.log", "x" * (INLINE_CHARS + 10))
-    assert "[… cut: 10 more characters]" in block and block.count("x") == INLINE_CHARS
+    text = kept("x" * (INLINE_CHARS + 10))
+    assert len(text) <= INLINE_CHARS and text.endswith("\n[… cut: 58 more characters]")
+    assert text.count("x") == INLINE_CHARS - 48 and kept(text) == text
+    assert fenced("big.log", "x" * (INLINE_CHARS + 10)) == f"File: big.log\n```\n{text}\n```"
+    assert kept("a\x00b") == "a\ufffdb"
+
+
+async def test_what_is_stored_of_a_file_is_what_can_be_sent(workers: WorkerPool) -> None:
+    """A 3 MB log keeps its first INLINE_CHARS characters (the cut said), not all of it."""
+    read = await read_one(workers, "huge.log", "text/plain", b"0123456789\n" * 300_000)
+    assert isinstance(read, StoredFile) and read.size == 3_300_000
+    assert read.text is not None and len(read.text) <= INLINE_CHARS
+    assert read.text.endswith("more characters]")
 
 
 def test_names_are_cleaned() -> None:
@@ -106,14 +141,14 @@ def offer(name: str, data: bytes, size: int | None = None, declared: str | None 
     return FileOffer(name, declared, len(data) if size is None else size, download)
 
 
-async def test_caps_per_file_and_per_message() -> None:
+async def test_caps_per_file_and_per_message(workers: WorkerPool) -> None:
     async def broken(limit: int) -> bytes:
         raise OSError("connection reset")
 
     offers = [offer("a.txt", b"one"), offer("big.txt", b"x" * 11, declared="text/plain"),
               offer("liar.txt", b"y" * 11, size=2), FileOffer("gone.txt", None, 1, broken),
               offer("b.txt", b"two"), offer("c.txt", b"three")]
-    intake = await take(offers, Limits(max_bytes=10, per_message=5))
+    intake = await FileReader(Limits(max_bytes=10, per_message=5), workers).take(offers)
     assert [f.name for f in intake.files] == ["a.txt", "b.txt"]
     assert [(s.name, s.reason) for s in intake.skipped] == [
         ("big.txt", "it is larger than 10 bytes"), ("liar.txt", "it is larger than 10 bytes"),
@@ -126,5 +161,75 @@ async def test_caps_per_file_and_per_message() -> None:
 
 
 async def test_no_file_is_read_when_none_may_be() -> None:
-    intake = await take([offer("a.txt", b"one")], Limits(per_message=0))
+    intake = await FileReader(Limits(per_message=0)).take([offer("a.txt", b"one")])
     assert intake.files == () and intake.skipped == (Skipped("a.txt", "files are not read here"),)
+
+
+# --- hostile files (issue 26) -------------------------------------------------------------------
+
+def workers_alive() -> set[int]:
+    return {p.pid for p in multiprocessing.active_children() if p.name == "pebble_pool_worker"
+            and p.pid is not None}
+
+
+async def test_a_pdf_that_reads_too_long_is_stopped_and_its_worker_replaced(
+        workers: WorkerPool) -> None:
+    """40 pages drawing one compressed stream: about 80 s of pypdf. The cap stops it, the
+    worker that was reading it is gone, and the next file is read by a new one."""
+    await read_one(workers, "warm.txt", None, b"warm")  # the worker is up
+    before = workers_alive()
+    started = time.monotonic()
+    read = await read_one(workers, "bomb.pdf", "application/pdf", shared_stream_pdf(),
+                          Limits(parse_seconds=1))
+    assert read == Skipped("bomb.pdf", "reading it took more than 1 second")
+    assert time.monotonic() - started < 6
+    assert before and not before & workers_alive(), "the stuck worker still runs"
+    again = await read_one(workers, "report.pdf", None, pdf("After the bomb"))
+    assert isinstance(again, StoredFile) and "After the bomb" in (again.text or "")
+
+
+async def test_a_pdf_of_too_many_pages_is_not_read(workers: WorkerPool) -> None:
+    read = await read_one(workers, "pages.pdf", None, many_pages_pdf(20_000))
+    assert read == Skipped("pages.pdf", "it is a PDF of 20000 pages, more than the 300 read")
+    fewer = await read_one(workers, "pages.pdf", None, many_pages_pdf(3), Limits(pdf_pages=3))
+    assert isinstance(fewer, StoredFile) and "[page 3]\npage" in (fewer.text or "")
+
+
+async def test_the_loop_never_waits_on_a_file(workers: WorkerPool) -> None:
+    """While hostile PDFs and a 20 MiB text file are read, a probe on the loop wakes on time."""
+    reader = FileReader(Limits(parse_seconds=1), workers)
+    files = [offer("a.pdf", shared_stream_pdf()), offer("b.pdf", many_pages_pdf()),
+             offer("big.txt", "ü ✓ text\n".encode() * 1_600_000, declared="text/plain")]
+    async with LoopLag() as lag:
+        intake = await reader.take(files)
+    assert [s.name for s in intake.skipped] == ["a.pdf", "b.pdf"]
+    assert [f.name for f in intake.files] == ["big.txt"]
+    assert lag.longest < 0.3, f"the loop waited {lag.longest:.3f} s"
+
+
+@pytest.mark.parametrize(("declared", "stored"), [
+    ("text/plain", "text/plain"),
+    ("Text/Markdown; charset=UTF-8", "text/markdown"),
+    ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+    ("text/plain\r\nX-Evil: 1", "application/octet-stream"),
+    ("text/plain\x00", "application/octet-stream"),
+    ("text/" + "x" * MIME_CHARS, "application/octet-stream"),
+    ("text", "application/octet-stream"),
+    ("text/plain extra", "application/octet-stream"),
+    ("tëxt/plain", "application/octet-stream"),
+    ("", "application/octet-stream"),
+    (None, "application/octet-stream"),
+])
+def test_a_declared_type_is_kept_only_as_type_and_subtype(declared: str | None,
+                                                           stored: str) -> None:
+    assert media_type(declared) == stored
+
+
+def test_a_hostile_declared_type_never_becomes_the_stored_one() -> None:
+    assert kind_of("a.txt", "text/plain\r\nX-Evil: 1", b"hi") == "text/plain"
+    assert kind_of("a.csv", "text/csv\x00", b"a,b") == "text/plain"
+    assert kind_of("a.md", "text/" + "m" * 200, b"# hi") == "text/plain"
+    assert kind_of("a.bin", "text/plain\r\n", b"hi") == Skipped(
+        "a.bin", "this type of file is not supported (only images (PNG, JPEG, GIF, WebP), "
+        "text, Markdown, code, CSV, JSON, logs and PDFs)")

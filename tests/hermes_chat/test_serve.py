@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import TextIO
 
 import httpx
+import psutil
 import pytest
 
 from bots.discord.supervisor import FATAL_CLOSE_CODES
 from tests.conftest import new_database
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.slack import FakeSlack
+from tests.fakes.slack_payloads import app_mention_event, event_request, make_slack_event
+from tests.files import shared_stream_pdf
 
 DEADLINE = 30.0
 ROOT = Path(__file__).parents[2]
@@ -257,3 +260,43 @@ SOCKET_MODE_UP = "INFO bots.slack.supervisor: slack: connected in Socket Mode\n"
 def _platforms_up(response: httpx.Response, *names: str) -> bool:
     platforms = response.json().get("platforms", {})
     return all(platforms.get(name, {}).get("state") == "ok" for name in names)
+
+
+async def test_serve_stops_a_file_being_read_when_it_stops(tmp_path: Path) -> None:
+    """SIGINT while a hostile PDF is being read (ATTACHMENT_PARSE_SECONDS at its 10 s): serve
+    stops at once, with no traceback, and leaves no worker process behind."""
+    async with FakeSlack(bot_token="xoxb-test") as slack:
+        port = _free_port()
+        bomb = slack.share_file("bomb.pdf", shared_stream_pdf(), "application/pdf")
+        with (tmp_path / "serve.log").open("w") as log:
+            process = _serve_into(log, tmp_path, port, SLACK_BOT_TOKEN="xoxb-test",
+                                  SLACK_SIGNING_SECRET="serve-secret", SLACK_API_URL=slack.api_url)
+            try:
+                async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+                    await _health_until(http, process, lambda r: r.status_code == 200)
+                    event = make_slack_event({**app_mention_event("read this"), "files": [bomb]})
+                    signed = event_request(event, "serve-secret")
+                    posted = await http.post("/slack/events", content=signed.body,
+                                             headers=signed.headers)
+                    assert posted.status_code == 200
+                    workers = await _reading_workers(process, slack)
+            finally:
+                process.send_signal(signal.SIGINT)
+                stopping = time.monotonic()
+                await asyncio.to_thread(process.wait, DEADLINE)
+    output = (tmp_path / "serve.log").read_text()
+    assert process.returncode == 0 and "Traceback" not in output, output
+    assert time.monotonic() - stopping < 10, "serve waited for the file"
+    assert not [w for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]
+
+
+async def _reading_workers(process: subprocess.Popen[str], slack: FakeSlack) -> list[psutil.Process]:
+    """serve's worker processes, once one has been reading the file for half a second."""
+    async with asyncio.timeout(DEADLINE):
+        while True:
+            assert process.poll() is None, "serve exited"
+            children = psutil.Process(process.pid).children()
+            workers = [c for c in children if "spawn_main" in " ".join(c.cmdline())]
+            if slack.calls_to("files-pri") and any(w.cpu_times().user > 0.5 for w in workers):
+                return workers
+            await asyncio.sleep(0.05)  # polling a separate process with a deadline

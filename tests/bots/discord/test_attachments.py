@@ -25,7 +25,7 @@ from tests.bots.discord.harness import (
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.inside_service import inside_service
 from tests.fakes.llm_server import ScriptedLLM, text_reply
-from tests.files import PNG
+from tests.files import PNG, many_pages_pdf, shared_stream_pdf
 
 WAIT = 15.0
 IMAGE_PART = {"type": "image_url",
@@ -146,3 +146,19 @@ def notice(fake: FakeDiscord, channel: int | str) -> str:
     [said] = [text_of(m) for m in bot_messages(fake, channel) if "did not read" in text_of(m)]
     return said
 
+
+async def test_a_hostile_pdf_is_named_and_the_words_still_go(
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    """Issue 26: a PDF of 20,000 pages, past ATTACHMENT_PDF_PAGES, and one whose pages all draw
+    one compressed stream, past ATTACHMENT_PARSE_SECONDS: named in the reply, as on Slack."""
+    llm.script(text_reply("Words only."))
+    dm = fake.dm_channel_id()
+    async with running_bot(fake, pool, attachment_parse_seconds=1):
+        await fake.send_user_message("Please read", channel_id=dm, files={
+            "pages.pdf": many_pages_pdf(), "bomb.pdf": shared_stream_pdf()})
+        await fake.wait_until(lambda: answered(fake, dm, "Words only."), WAIT, "answer")
+    [notice] = [text_of(m) for m in bot_messages(fake, dm) if "did not read" in text_of(m)]
+    assert "pages.pdf: it is a PDF of 20000 pages, more than the 300 read" in notice
+    assert "bomb.pdf: reading it took more than 1 second" in notice
+    assert user_message(llm.requests[0]) == "Please read"

@@ -27,7 +27,8 @@ from tests.fakes.slack_payloads import (
     make_slack_event,
     thread_message_event,
 )
-from tests.files import PNG
+from tests.files import PNG, many_pages_pdf, shared_stream_pdf
+from tests.loop_lag import LoopLag
 
 
 def shared(event: dict[str, Any], *files: dict[str, Any]) -> dict[str, Any]:
@@ -169,3 +170,49 @@ async def test_without_files_read_the_file_is_named_not_misread(h: Harness, llm:
     await h.answered(CHANNEL_ID, event["ts"])
     assert "shot.png: it could not be downloaded" in await notice_in(h, event["ts"])
     assert user_message(llm.requests[0]) == "Look" and len(h.slack.calls_to("files-pri")) == 1
+
+
+@pytest.mark.parametrize("declared", [
+    "text/plain\r\nX-Evil: 1",  # a header of its own if it reached a response
+    "text/plain\x00",  # PostgreSQL refuses a NUL in any text column
+    "text/" + "x" * 200,  # wider than the column
+])
+async def test_a_hostile_declared_type_is_stored_safely_and_the_words_go(
+        h: Harness, llm: ScriptedLLM, declared: str) -> None:
+    llm.script(text_reply("Read it."))
+    notes = h.slack.share_file("notes.txt", b"step 1", declared)
+    event = app_mention_event("Summarise please")
+    assert (await h.post_event(shared(event, notes))).status_code == 200
+    await h.answered(CHANNEL_ID, event["ts"])
+    assert user_message(llm.requests[0]) == [
+        {"type": "text", "text": "Summarise please\n\nFile: notes.txt\n```\nstep 1\n```"}]
+    assert await Attachment.all().values_list("name", "mime_type") == [("notes.txt", "text/plain")]
+
+
+async def test_hostile_pdfs_are_named_while_another_conversation_goes_on(
+    fake_slack: FakeSlack, pool: RunPool, fast_clock: FastClock, llm: ScriptedLLM
+) -> None:
+    """Issue 26: a PDF whose pages all draw one compressed stream and a PDF of 20,000 pages,
+    beside another person's conversation: each is named with why, the words go, the other
+    conversation is answered, and a probe on the event loop never wakes late. The Bridge of
+    this test shares the loop (serve's is a process of its own): its first run, which imports
+    the agent, is over before the probe starts."""
+    llm.script(*[text_reply("Answered.")] * 3)
+    async with running(fake_slack, pool, fast_clock, attachment_parse_seconds=1) as h:
+        first = await h.event("app_mention", text="Warm up")
+        await h.answered(CHANNEL_ID, first["ts"])
+        async with LoopLag() as lag:
+            bomb = fake_slack.share_file("bomb.pdf", shared_stream_pdf(), "application/pdf")
+            pages = fake_slack.share_file("pages.pdf", many_pages_pdf(), "application/pdf")
+            hostile = app_mention_event("What do these say?")
+            assert (await h.post_event(shared(hostile, bomb, pages))).status_code == 200
+            other = app_mention_event("Just a question", user="U0OTHER")
+            assert (await h.post_event(make_slack_event(other))).status_code == 200
+            await h.answered(CHANNEL_ID, other["ts"])
+            shown = await notice_in(h, hostile["ts"])
+            await h.answered(CHANNEL_ID, hostile["ts"])
+    assert "bomb.pdf: reading it took more than 1 second" in shown
+    assert "pages.pdf: it is a PDF of 20000 pages, more than the 300 read" in shown
+    assert sorted(str(user_message(r)) for r in llm.requests[1:]) == [
+        "Just a question", "What do these say?"]
+    assert lag.longest < 0.3, f"the event loop waited {lag.longest:.3f} s"

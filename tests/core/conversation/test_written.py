@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from core import sessions
-from core.attachments import FileOffer, Limits
+from core.attachments import FileOffer, FileReader, Limits
 from core.conversation.refusals import NO_WORDS
 from core.conversation.written import earlier, read
 from core.models import ChatMessage, MessageStatus, Role
@@ -21,19 +21,19 @@ def offer(name: str, data: bytes) -> FileOffer:
 
 
 async def test_words_alone_go_as_they_are() -> None:
-    said = await read("  hello  ", [], Limits())
+    said = await read("  hello  ", [], FileReader())
     assert (said.text, said.files, said.notices) == ("hello", (), ())
 
 
 async def test_a_file_read_without_words_is_a_turn_named_by_it() -> None:
-    said = await read("", [offer("a.png", PNG)], Limits())
+    said = await read("", [offer("a.png", PNG)], FileReader())
     assert said.text == "📎 a.png" and [f.name for f in said.files] == ["a.png"]
     assert said.notices == ()
 
 
 async def test_a_skipped_file_is_named_and_the_words_still_go() -> None:
     said = await read("look", [offer("a.png", PNG), offer("b.zip", b"PK\x03\x04")],
-                      Limits(per_message=10))
+                      FileReader(Limits(per_message=10)))
     assert said.text == "look" and [f.name for f in said.files] == ["a.png"]
     assert said.notices == ("I did not read this file:\n• b.zip: this type of file is not "
                             "supported (only images (PNG, JPEG, GIF, WebP), text, Markdown, "
@@ -41,9 +41,9 @@ async def test_a_skipped_file_is_named_and_the_words_still_go() -> None:
 
 
 async def test_nothing_readable_runs_nothing_and_says_what_is_read() -> None:
-    said = await read("", [offer("b.zip", b"PK\x03\x04")], Limits())
+    said = await read("", [offer("b.zip", b"PK\x03\x04")], FileReader())
     assert said.text == "" and said.notices[-1] == NO_WORDS and len(said.notices) == 2
-    assert (await read("", [], Limits())).notices == (NO_WORDS,)
+    assert (await read("", [], FileReader())).notices == (NO_WORDS,)
 
 
 # --- the thread as context (THREAD_CONTEXT_MESSAGES) ------------------------------------------
