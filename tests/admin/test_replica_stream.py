@@ -94,7 +94,7 @@ async def test_another_replicas_run_streams_every_event_once_woken_by_notify(
 
     frames_seen = first + second + rest
     assert [f.id for f in frames_seen] == list(range(1, 11))  # every event once, in order
-    assert (frames_seen[-1].event, frames_seen[-1].data) == ("done", {"final_text": "all done"})
+    assert (frames_seen[-1].event, frames_seen[-1].data) == ("done", {"final_text": "all done", "model": None})
     assert done.state.last_seq == 10
     assert latency < PROMPT < FALLBACK
 

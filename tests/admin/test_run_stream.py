@@ -49,7 +49,7 @@ async def test_the_stream_replays_follows_live_keeps_alive_and_ends_after_the_la
     assert [f.id for f in replayed + live] == list(range(1, 12))
     assert {f.event for f in replayed + live} == {"text", "done"}
     assert replayed[0].data == {"text": "a0 "}  # the Bridge's data shape, nothing added
-    assert (live[-1].event, live[-1].data) == ("done", {"final_text": "all done"})
+    assert (live[-1].event, live[-1].data) == ("done", {"final_text": "all done", "model": None})
 
 
 @pytest.mark.parametrize("how", ["header", "query", "both"])
@@ -116,7 +116,7 @@ async def test_a_real_run_streams_what_the_bridge_sent(
         every = await events(frames)
     done = await finished(pool, run_id)
     assert [f.id for f in every] == list(range(1, done.state.last_seq + 1))
-    assert (every[-1].event, every[-1].data) == ("done", {"final_text": "Hello from the agent."})
+    assert (every[-1].event, every[-1].data) == ("done", {"final_text": "Hello from the agent.", "model": llm.model})
 
 
 async def test_unknown_runs_are_404_before_any_stream(db: str, api: httpx.AsyncClient) -> None:

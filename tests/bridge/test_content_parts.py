@@ -22,7 +22,7 @@ async def test_the_user_content_is_the_models_user_message(
     llm.script(text_reply("A red pixel."))
     body = run_body(llm, "What is in the picture?", user_content=PARTS, history=[])
     events = await run_to_end(bridge, body)
-    assert events[-1].data == {"final_text": "A red pixel."}
+    assert events[-1].data == {"final_text": "A red pixel.", "model": llm.model}
     assert user_messages(llm.requests[0]) == [PARTS]
 
 
@@ -57,5 +57,5 @@ async def test_an_image_larger_than_litestars_default_body_limit_gets_through(
     parts = [{"type": "text", "text": "Big one"}, {"type": "image_url", "image_url": {"url": big}}]
     llm.script(text_reply("Large."))
     events = await run_to_end(bridge, run_body(llm, "Big one", user_content=parts, history=[]))
-    assert events[-1].data == {"final_text": "Large."}
+    assert events[-1].data == {"final_text": "Large.", "model": llm.model}
     assert user_messages(llm.requests[0])[0][1]["image_url"]["url"] == big

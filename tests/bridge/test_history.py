@@ -33,7 +33,7 @@ async def test_given_history_is_exactly_what_the_model_sees(
 ) -> None:
     llm.script(text_reply("8"))
     events = await run_to_end(bridge, run_body(llm, "And 4+4?", history=BRANCH))
-    assert events[-1].data == {"final_text": "8"}
+    assert events[-1].data == {"final_text": "8", "model": llm.model}
     assert dialogue(llm.requests[0]) == [*BRANCH, {"role": "user", "content": "And 4+4?"}]
 
 
@@ -80,7 +80,7 @@ async def test_a_queued_turn_sees_the_turn_before_it(
         await first_reader.until_event("text")  # the second waits its turn
         gate.set()
         assert (await first_reader.until())[-1].name == "done"
-        assert (await read_sse(second_response))[-1].data == {"final_text": "You are Ada."}
+        assert (await read_sse(second_response))[-1].data == {"final_text": "You are Ada.", "model": llm.model}
     assert dialogue(llm.requests[1]) == ADA_ASKS_AGAIN
 
 

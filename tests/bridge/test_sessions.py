@@ -37,7 +37,7 @@ async def test_abort_ends_the_stream_and_frees_the_session(
     # The model's stream is still stalled: only interrupt() can free the session's agent.
     llm.script(text_reply("fresh start"))
     after = await run_to_end(bridge, run_body(llm, session_id=body["session_id"]))
-    assert after[-1].data == {"final_text": "fresh start"}
+    assert after[-1].data == {"final_text": "fresh start", "model": llm.model}
     assert not gate.is_set()
 
 
@@ -54,7 +54,7 @@ async def test_abort_while_waiting_on_clarify(bridge: RunningBridge, llm: Script
 
     llm.script(text_reply("unblocked"))  # the agent's thread was released
     after = await run_to_end(bridge, run_body(llm, session_id=body["session_id"]))
-    assert after[-1].data == {"final_text": "unblocked"}
+    assert after[-1].data == {"final_text": "unblocked", "model": llm.model}
 
 
 async def test_abort_unknown_run_is_404(bridge: RunningBridge) -> None:
@@ -109,7 +109,7 @@ async def test_pool_keeps_the_most_recently_used_agents(
             llm.script(text_reply(f"hi {session}"))
             body = {"run_id": new_id("run"), "session_id": session, "user_message": "hi"}
             events = await run_to_end(small, body)  # no model: the settings' default
-            assert events[-1].data == {"final_text": f"hi {session}"}
+            assert events[-1].data == {"final_text": f"hi {session}", "model": llm.model}
             assert (await small.client.get("/health")).json()["agents"] == min(2, count)
         # `first` was used after `second`, so `second` went when `third` came.
         assert await dropped(small, second) is False
