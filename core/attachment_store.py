@@ -15,7 +15,7 @@ from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 
-from core.attachments import StoredFile, kept, media_type
+from core.attachments import StoredFile, data_url, kept, media_type
 from core.errors import NotFound
 from core.models import Attachment, ChatMessage
 
@@ -37,15 +37,15 @@ class AttachmentInfo:
 @dataclass(frozen=True, slots=True)
 class AgentFile:
     """A stored file as the agent is given it (core.attachments.GivenFile): a text file's or a
-    PDF's text, whose bytes are never read for it; an image's bytes once `with_image_data`
-    has read them (empty until then)."""
+    PDF's text, whose bytes are never read for it; an image as a `data:` URL once
+    `with_image_data` has read it (empty until then)."""
 
     id: int
     name: str
     mime_type: str
     size: int  # of the file as it came
     text: str | None
-    data: bytes = b""
+    url: str = ""  # an image's `data:` URL, once `with_image_data` has read it
 
     @property
     def is_image(self) -> bool:
@@ -86,13 +86,14 @@ async def agent_files(message_ids: Iterable[int]) -> dict[int, list[AgentFile]]:
 
 
 async def with_image_data(files: Sequence[AgentFile]) -> list[AgentFile]:
-    """`files` with the bytes of their images, read in one query; text files as they are, an
-    image deleted meanwhile (with its session) left out."""
+    """`files` with their images as `data:` URLs, their bytes read in one query (and encoded
+    off the event loop); text files as they are, an image deleted meanwhile (with its
+    session) left out."""
     ids = [f.id for f in files if f.is_image]
     if not ids:
         return list(files)
     data = dict(await Attachment.filter(id__in=ids).values_list("id", "data"))
-    return [f if not f.is_image else replace(f, data=bytes(data[f.id]))
+    return [f if not f.is_image else replace(f, url=await data_url(f.mime_type, bytes(data[f.id])))
             for f in files if not f.is_image or f.id in data]
 
 

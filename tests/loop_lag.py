@@ -19,6 +19,7 @@ class LoopLag:
 
     async def __aenter__(self) -> LoopLag:
         self._task = asyncio.create_task(self._probe())
+        await asyncio.sleep(0)  # the probe is asleep before the block starts: it sees all of it
         return self
 
     async def __aexit__(self, *_: object) -> None:
