@@ -8,6 +8,7 @@ from urllib.parse import unquote, urlsplit
 
 from core.attachments import DEFAULT_MAX_BYTES, DEFAULT_PER_MESSAGE, Limits
 from core.conversation.policy import Policy
+from core.db import check_url
 from core.errors import InvalidInput
 from core.outage import Patience
 from core.platform_links import DOWN_SECONDS
@@ -31,6 +32,7 @@ class Settings:
     admin_token: str | None = None
     admin_host: str = "127.0.0.1"
     admin_port: int = 8080
+    public_url: str | None = None  # where Slack reaches the admin server (https://...)
     bridge_host: str = "127.0.0.1"
     bridge_port: int = 18731
     bridge_token: str | None = None
@@ -84,6 +86,12 @@ class Settings:
         """Where the runtime finds the Bridge: the configured one or the one we start."""
         return self.hermes_bridge_url or f"http://{self.bridge_host}:{self.bridge_port}"
 
+    def slack_events_url(self, path: str) -> str:
+        """The URL of `path` (the Slack events route) as Slack must be given it: under
+        PUBLIC_URL, else on ADMIN_HOST:ADMIN_PORT (reachable by Slack only through a proxy)."""
+        base = self.public_url or f"http://{self.admin_host}:{self.admin_port}"
+        return base.rstrip("/") + path
+
     @property
     def attachment_limits(self) -> Limits:
         """ATTACHMENT_MAX_BYTES and ATTACHMENTS_PER_MESSAGE (core.attachments)."""
@@ -111,6 +119,9 @@ class Settings:
                 values[field.name] = _convert(field.name, field.type, raw)
         settings = cls(**values)  # type: ignore[arg-type]
         _bridge_urls(settings.bridge_url)  # a bad list is refused at start, not at a first run
+        check_url(settings.database_url)
+        if settings.public_url:
+            _public_url(settings.public_url)
         return settings
 
 
@@ -123,6 +134,13 @@ def _bridge_urls(raw: str) -> tuple[str, ...]:
     if not urls or len(set(urls)) != len(urls):
         raise InvalidInput("HERMES_BRIDGE_URL must list each Bridge once")
     return urls
+
+
+def _public_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+        raise InvalidInput(f"PUBLIC_URL must be the http(s) address that reaches ADMIN_PORT "
+                           f"from the internet, e.g. https://bot.example.com; got {url!r}")
 
 
 def _url_password(url: str) -> tuple[str, ...]:
