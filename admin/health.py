@@ -64,7 +64,7 @@ class BridgeOut(msgspec.Struct, frozen=True):
     reason: str | None
 
 
-class ModelOut(msgspec.Struct, frozen=True, rename="camel"):
+class DefaultModelOut(msgspec.Struct, frozen=True, rename="camel"):
     """The default model: `name` at `endpoint` (no credentials), chosen by `setBy`; name and
     endpoint are null when each external Bridge chooses (setBy HERMES_BRIDGE_URL)."""
 
@@ -78,7 +78,7 @@ class HealthOut(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel")
     database: Reachability
     bridge: Reachability
     # null: no model is set (status "degraded"); left out when serve did not report one
-    model: ModelOut | None | msgspec.UnsetType = msgspec.UNSET
+    model: DefaultModelOut | None | msgspec.UnsetType = msgspec.UNSET
     platforms: dict[str, PlatformOut] = {}
     bridges: dict[str, BridgeOut] = {}  # only with several Bridges
     bridge_process: BridgeProcessOut | None = None  # only with a child Bridge
@@ -114,12 +114,12 @@ class HealthController(Controller):
                         status_code=200 if database == "ok" and not down else 503)
 
 
-def _model(model: DefaultModel | None) -> ModelOut | None | msgspec.UnsetType:
+def _model(model: DefaultModel | None) -> DefaultModelOut | None | msgspec.UnsetType:
     if model is None:
         return msgspec.UNSET
     if model.set_by is None:
         return None
-    return ModelOut(model.name, model.endpoint, model.set_by)
+    return DefaultModelOut(model.name, model.endpoint, model.set_by)
 
 
 async def _database() -> Reachability:

@@ -39,8 +39,14 @@ def _serve(settings: Settings, args: argparse.Namespace,
 def _migrate(settings: Settings, args: argparse.Namespace,
              environ: Mapping[str, str]) -> None:
     from core.db import migrate
+    from hermes_chat.startup import check_data_folder, reaching_database
 
-    applied = asyncio.run(migrate(settings.database_url))
+    async def migrated() -> list[str]:
+        async with reaching_database(settings.database_url):
+            return await migrate(settings.database_url)
+
+    check_data_folder(settings.database_url)
+    applied = asyncio.run(migrated())
     for name in applied:
         log.info("applied migration %s", name)
     log.info("database migrated (%d new migrations applied)", len(applied))

@@ -32,7 +32,10 @@ async def serve(settings: Settings, environ: Mapping[str, str] | None = None) ->
     `environ` (default: the process's) is what the child Bridge's environment is taken from.
     A start-up mistake is a StartupFailure, raised before the first line is logged. SIGINT
     and SIGTERM stop it cleanly at any moment, starting included."""
-    _check_admin_binding(settings)
+    try:
+        _check_admin_binding(settings)
+    except InvalidInput as error:
+        raise StartupFailure(Exit.BAD_SETTING, error.message) from None
     check_settings(settings)
     with bind_admin_socket(settings) as admin_socket, StopSignals() as stop:
         try:
@@ -125,11 +128,8 @@ def _report_model(settings: Settings, parts: Parts) -> DefaultModel:
 
 
 def _check_admin_binding(settings: Settings) -> None:
-    try:
-        check_binding("the admin API", settings.admin_host, settings.admin_token, "ADMIN_HOST",
-                      "ADMIN_TOKEN")
-    except InvalidInput as error:
-        raise StartupFailure(Exit.BAD_SETTING, error.message) from None
+    check_binding("the admin API", settings.admin_host, settings.admin_token, "ADMIN_HOST",
+                  "ADMIN_TOKEN")
 
 
 class _QuietServer(uvicorn.Server):

@@ -27,12 +27,7 @@ from bots.discord.delivery import WRITE_TIMEOUT
 from bots.discord.intake import DiscordCommandTree
 from bots.discord.services import DiscordServices
 from bots.discord.shards import ShardFleet
-from bots.discord.supervisor import (
-    RECONNECT_BACKOFF,
-    GatewaySupervisor,
-    close_reason,
-    fatal_reason,
-)
+from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor, close_reason
 from core.backoff import Backoff
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
@@ -197,13 +192,8 @@ class DiscordBot:
 
 
 def _report_gateway_end(task: asyncio.Task[None]) -> None:
-    error = None if task.cancelled() else task.exception()
-    if error is None:
-        return
-    if fatal_reason(error) is not None:  # the supervisor said why; the traceback at debug
-        log.debug("discord: the gateway connection ended", exc_info=error)
-    else:  # nothing the supervisor knows: a bug, with its traceback
-        log.error("discord: the gateway connection ended", exc_info=error)
+    if not task.cancelled() and task.exception() is not None:
+        log.error("the Discord gateway connection ended", exc_info=task.exception())
 
 
 def intents() -> discord.Intents:

@@ -362,3 +362,10 @@ async def _until_logged_async(log: Path, text: str, process: subprocess.Popen[st
         while text not in log.read_text(encoding="utf-8"):
             assert process.poll() is None, log.read_text()
             await asyncio.sleep(0.05)  # polling another process's log, with a deadline
+
+
+def test_migrate_with_the_database_down_is_one_line(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "hermes_chat", "migrate"], cwd=tmp_path,
+                            text=True, env=_env(**_closed_postgres(tmp_path)),
+                            capture_output=True, timeout=DEADLINE)
+    _assert_one_line(result, Exit.DATABASE_UNREACHABLE, "DATABASE_URL: cannot reach postgres")
