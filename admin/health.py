@@ -7,7 +7,9 @@ answers); a Bridge that does not answer, or a platform reconnecting for less tha
 the status "degraded" (browsing and export still work), with 200. `platforms` lists only the
 platforms `serve` started with a connection to watch, and is left out when there is none.
 With a child Bridge (no HERMES_BRIDGE_URL), `bridgeProcess` says how its supervisor sees it.
-With several Bridges (HERMES_BRIDGE_URL lists them), `bridges` says how each answers: `bridge`
+`model` is the model a run that names none goes to (core/default_model.py): null when none is
+set, which makes the status "degraded" (every run would fail). With several Bridges
+(HERMES_BRIDGE_URL lists them), `bridges` says how each answers: `bridge`
 is "ok" while one does (runs go to those up), and the status is "degraded" while any does not.
 """
 
@@ -28,6 +30,7 @@ from admin.services import AdminServices, provide_services
 from core import db
 from core.bridge.fleet import BridgeFleet
 from core.bridge.port import Bridge
+from core.default_model import DefaultModel
 from core.errors import HermesChatError
 from core.platform_links import LinkState, PlatformLinks
 
@@ -61,10 +64,21 @@ class BridgeOut(msgspec.Struct, frozen=True):
     reason: str | None
 
 
+class DefaultModelOut(msgspec.Struct, frozen=True, rename="camel"):
+    """The default model: `name` at `endpoint` (no credentials), chosen by `setBy`; name and
+    endpoint are null when each external Bridge chooses (setBy HERMES_BRIDGE_URL)."""
+
+    name: str | None
+    endpoint: str | None
+    set_by: Literal["MODELS_FILE", "HERMES_MODEL", "HERMES_BRIDGE_URL"]
+
+
 class HealthOut(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
     status: Literal["ok", "degraded"]
     database: Reachability
     bridge: Reachability
+    # null: no model is set (status "degraded"); left out when serve did not report one
+    model: DefaultModelOut | None | msgspec.UnsetType = msgspec.UNSET
     platforms: dict[str, PlatformOut] = {}
     bridges: dict[str, BridgeOut] = {}  # only with several Bridges
     bridge_process: BridgeProcessOut | None = None  # only with a child Bridge
@@ -91,11 +105,21 @@ class HealthController(Controller):
         every_part_ok = database == bridge == "ok" and all(
             p.state is LinkState.OK for p in platforms.values()) and all(
             b.state == "ok" for b in bridges.values())
-        status: Literal["ok", "degraded"] = "ok" if every_part_ok else "degraded"
+        model = _model(services.model)
+        status: Literal["ok", "degraded"] = "ok" if every_part_ok and model is not None \
+            else "degraded"
         child = services.bridge_child
         process = None if child is None else msgspec.convert(child.health(), BridgeProcessOut)
-        return Response(HealthOut(status, database, bridge, platforms, bridges, process),
+        return Response(HealthOut(status, database, bridge, model, platforms, bridges, process),
                         status_code=200 if database == "ok" and not down else 503)
+
+
+def _model(model: DefaultModel | None) -> DefaultModelOut | None | msgspec.UnsetType:
+    if model is None:
+        return msgspec.UNSET
+    if model.set_by is None:
+        return None
+    return DefaultModelOut(model.name, model.endpoint, model.set_by)
 
 
 async def _database() -> Reachability:

@@ -9,6 +9,7 @@ from litestar.datastructures import State
 
 from core.bridge.port import Bridge
 from core.catalogue import Catalogue
+from core.default_model import DefaultModel
 from core.platform_links import PlatformLinks
 from core.runtime.pool import RunPool
 
@@ -29,7 +30,8 @@ class SupervisedBridge(Protocol):
 class AdminServices:
     """The Bridge, the catalogue and the run pool; `keepalive` paces SSE comment lines;
     `platforms` holds the connection of each chat platform `serve` started (for health);
-    `bridge_child` is the supervisor of a child Bridge (None for an external one)."""
+    `bridge_child` is the supervisor of a child Bridge (None for an external one);
+    `model` is the default model `serve` found at start (None: not reported)."""
 
     bridge: Bridge
     catalogue: Catalogue
@@ -37,6 +39,7 @@ class AdminServices:
     keepalive: float = KEEPALIVE_SECONDS
     platforms: PlatformLinks = field(default_factory=PlatformLinks)
     bridge_child: SupervisedBridge | None = None
+    model: DefaultModel | None = None
 
 
 def provide_services(state: State) -> AdminServices:

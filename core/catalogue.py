@@ -93,11 +93,14 @@ def load_catalogue(models_file: str, skills_dir: str) -> Catalogue:
     """Read MODELS_FILE (absent: no models) and remember SKILLS_DIR."""
     path = Path(models_file)
     entries: list[ModelEntry] = []
-    if path.is_file():
+    if path.exists():
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as error:
             raise InvalidInput(f"{models_file} is not valid TOML: {error}") from None
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+            raise InvalidInput(f"cannot read {models_file} ({reason})") from None
         entries = [_model_entry(item, models_file) for item in data.get("models", [])]
     return Catalogue(tuple(entries), Path(skills_dir))
 

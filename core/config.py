@@ -14,6 +14,7 @@ from core.attachments import (
     Limits,
 )
 from core.conversation.policy import Policy
+from core.db import check_url
 from core.errors import InvalidInput
 from core.outage import Patience
 from core.platform_links import DOWN_SECONDS
@@ -40,6 +41,7 @@ class Settings:
     admin_token: str | None = None
     admin_host: str = "127.0.0.1"
     admin_port: int = 8080
+    public_url: str | None = None  # where Slack reaches the admin server (https://...)
     bridge_host: str = "127.0.0.1"
     bridge_port: int = 18731
     bridge_token: str | None = None
@@ -99,6 +101,12 @@ class Settings:
         """Where the runtime finds the Bridge: the configured one or the one we start."""
         return self.hermes_bridge_url or f"http://{self.bridge_host}:{self.bridge_port}"
 
+    def slack_events_url(self, path: str) -> str:
+        """The URL of `path` (the Slack events route) as Slack must be given it: under
+        PUBLIC_URL, else on ADMIN_HOST:ADMIN_PORT (reachable by Slack only through a proxy)."""
+        base = self.public_url or f"http://{self.admin_host}:{self.admin_port}"
+        return base.rstrip("/") + path
+
     @property
     def attachment_limits(self) -> Limits:
         """ATTACHMENT_MAX_BYTES, ATTACHMENTS_PER_MESSAGE, ATTACHMENT_PARSE_SECONDS and
@@ -134,6 +142,9 @@ class Settings:
         settings = cls(**values)  # type: ignore[arg-type]
         _bridge_urls(settings.bridge_url)  # a bad list is refused at start, not at a first run
         _cdn_hosts(settings.discord_cdn_hosts)
+        check_url(settings.database_url)
+        if settings.public_url:
+            _public_url(settings.public_url)
         return settings
 
 
@@ -155,6 +166,13 @@ def _cdn_hosts(entries: tuple[str, ...]) -> None:
         Origins.of(entries)
     except ValueError as error:
         raise InvalidInput(f"DISCORD_CDN_HOSTS: {error}") from None
+
+
+def _public_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+        raise InvalidInput(f"PUBLIC_URL must be the http(s) address that reaches ADMIN_PORT "
+                           f"from the internet, e.g. https://bot.example.com; got {url!r}")
 
 
 def _url_password(url: str) -> tuple[str, ...]:

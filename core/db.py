@@ -8,11 +8,39 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from core.errors import InvalidInput
 from tortoise import Tortoise, connections
 from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.migrations.api import migrate as tortoise_migrate
 
 APP_LABEL = "hermes"
+POSTGRES_SCHEMES = ("postgres", "postgresql")
+URL_FORMS = ("sqlite://data/hermes-chat.sqlite3 (a path under the working folder), "
+             "sqlite:///var/lib/hermes-chat/db.sqlite3 (an absolute path) or "
+             "postgres://user:password@host:5432/dbname")
+
+
+def check_url(database_url: str) -> None:
+    """InvalidInput naming DATABASE_URL and the forms it takes, unless the URL is one the
+    database layer can open (SQLite with a path, or PostgreSQL). The value itself is never
+    repeated: it may hold a password."""
+    scheme, sep, rest = database_url.partition("://")
+    if not sep:
+        one_slash = database_url.startswith("sqlite:")
+        why = "needs two slashes after 'sqlite:'" if one_slash else "is not a database URL"
+        raise InvalidInput(f"DATABASE_URL {why}; write {URL_FORMS}")
+    if scheme == "sqlite":
+        if not rest.split("?", 1)[0]:
+            raise InvalidInput(f"DATABASE_URL names no SQLite file; write {URL_FORMS}")
+        return
+    if scheme not in POSTGRES_SCHEMES:
+        raise InvalidInput(f"DATABASE_URL: {scheme or 'an empty scheme'}:// is not supported "
+                           f"(SQLite and PostgreSQL are); write {URL_FORMS}")
+    try:
+        _ = urlsplit(database_url).port
+    except ValueError:
+        raise InvalidInput(f"DATABASE_URL has a port that is not a number; write {URL_FORMS}"
+                           ) from None
 
 
 def tortoise_config(database_url: str) -> dict[str, Any]:
@@ -50,10 +78,15 @@ def asyncpg_dsn(database_url: str) -> str:
     return database_url
 
 
+def sqlite_path(database_url: str) -> Path:
+    """The file a `sqlite://` URL names (relative to the working folder unless absolute)."""
+    return Path(database_url.removeprefix("sqlite://").split("?", 1)[0])
+
+
 def _ensure_sqlite_folder(database_url: str) -> None:
-    path = database_url.removeprefix("sqlite://").split("?", 1)[0]
-    if path and path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    path = sqlite_path(database_url)
+    if str(path) != ":memory:":
+        path.parent.mkdir(parents=True, exist_ok=True)
 
 
 async def migrate(database_url: str) -> list[str]:
@@ -78,7 +111,7 @@ def describe(database_url: str) -> str:
     """Where the database is, without its credentials: `sqlite data/x.sqlite3`,
     `postgres db.internal:5432/hermes`."""
     if is_sqlite(database_url):
-        return f"sqlite {database_url.removeprefix('sqlite://').split('?', 1)[0]}"
+        return f"sqlite {sqlite_path(database_url)}"
     parts = urlsplit(database_url)
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme} {parts.hostname or 'localhost'}{port}{parts.path}"

@@ -12,7 +12,7 @@ from datetime import timedelta
 from core import db
 from core.attachments import FileReader
 from core.bridge.fleet import BridgeFleet
-from core.catalogue import Catalogue, load_catalogue
+from core.catalogue import Catalogue
 from core.config import Settings
 from core.run_quota import RunQuota
 from core.runtime.jobs import start_jobs
@@ -23,6 +23,7 @@ from core.runtime.pool import RunPool
 from core.runtime.recovery import keep_taking_over, recover
 from core.runtime.singleton import UPKEEP_HERE, SchedulerLock, Upkeep
 from hermes_chat.bridge_process import BridgeEndpoint, BridgeSupervisor, bridge_child
+from hermes_chat.startup import reaching_database, read_catalogue
 
 log = logging.getLogger("hermes_chat.serve")
 
@@ -45,13 +46,14 @@ async def running_parts(settings: Settings,
     """Database, Bridge (child or external), run pool with recovery and takeover of dead
     replicas' runs, the log listener (PostgreSQL), the upkeep jobs (on one replica), and the
     worker processes that read attachments (started at the first file, stopped on exit)."""
-    catalogue = load_catalogue(settings.models_file, settings.skills_dir)
+    catalogue = read_catalogue(settings)
     lock = SchedulerLock(settings.database_url, settings.run_lease_seconds)
-    leader = await lock.try_acquire()  # on SQLite a second process stops here, saying why
-    await _migrate(settings.database_url)
-    await db.open_database(settings.database_url)
-    files = FileReader(settings.attachment_limits)
+    files = FileReader(settings.attachment_limits)  # no worker runs before the first file
     try:
+        async with reaching_database(settings.database_url):
+            leader = await lock.try_acquire()  # on SQLite a second serve stops here, saying why
+            await _migrate(settings.database_url)
+            await db.open_database(settings.database_url)
         metrics = RunMetrics()
         async with bridge_child(settings, catalogue, environ) as endpoint, \
                 listening(settings.database_url) as notices, \

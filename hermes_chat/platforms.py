@@ -37,8 +37,7 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
             app.register(handler)
         await slack.start()
         started.append(slack)
-        mode = "Socket Mode" if settings.slack_app_token else "HTTP events at /slack/events"
-        log.info("slack: started (%s)", mode)
+        log.info("slack: started (%s)", _slack_mode(settings))
     else:
         log.info("slack: not started (SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET or "
                  "SLACK_APP_TOKEN unset)")
@@ -58,6 +57,21 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
     else:
         log.info("discord: not started (DISCORD_TOKEN unset)")
     return started
+
+
+def _slack_mode(settings: Settings) -> str:
+    """Socket Mode, or the Request URL to paste into the Slack app's settings."""
+    from bots.slack.http import PATH
+
+    if settings.slack_app_token:
+        return "Socket Mode"
+    url = settings.slack_events_url(PATH)
+    where = "Event Subscriptions, Interactivity and Slash Commands"
+    if settings.public_url:
+        return f"HTTP events: Request URL {url} in the Slack app's {where}"
+    return (f"HTTP events at {url}; Slack needs a public https URL that reaches it: set "
+            f"PUBLIC_URL (e.g. https://bot.example.com) and paste PUBLIC_URL{PATH} into the "
+            f"Slack app's {where}")
 
 
 class _WithoutUnusedToken(logging.Filter):

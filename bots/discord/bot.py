@@ -35,7 +35,7 @@ from core.bridge.port import Bridge
 from core.catalogue import Catalogue
 from core.config import Settings
 from core.errors import InvalidInput
-from core.platform_links import PlatformLink
+from core.platform_links import LinkState, PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from core.runtime.shards import AllShards, Shards
@@ -92,6 +92,7 @@ class DiscordBot:
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None
+        self._logged_in = asyncio.Event()  # and the shards (or none) decided
 
     def cached_channel(self, channel_id: int) -> object | None:
         """The channel as a gateway cache here has it: unsharded the main client's; sharded
@@ -111,29 +112,28 @@ class DiscordBot:
         return self._gateway is not None and not self._gateway.done()
 
     async def start(self) -> None:
-        """Log in (setup_hook registers persistent components and syncs commands), connect the
-        gateway in the background, and follow the runs once ready."""
+        """Connect in the background (`serve` never waits for Discord): log in (setup_hook
+        registers persistent components and syncs commands), again with backoff while Discord
+        cannot be reached, then keep the gateway connected and follow the runs once ready."""
         self._endpoints.apply()
-        try:
-            await self.client.login(self._token)
-        except BaseException:
-            await self.client.close()
-            self._endpoints.restore()
-            raise
+        self._gateway = asyncio.create_task(self._connect(), name="discord-gateway")
+        self._gateway.add_done_callback(_report_gateway_end)
+
+    async def _connect(self) -> None:
+        if not await self.supervisor.log_in(self._token):
+            return  # refused (the link says why) or stopped
         claims_for, count = self._claims_for, self._shard_count
         if count < 1:
             count = await self._recommended_count()
             if claims_for is None and count > 1:
                 claims_for = AllShards  # one replica still shards as Discord asks
-        if claims_for is None:
-            self._gateway = asyncio.create_task(self.supervisor.run(), name="discord-gateway")
-        else:
+        if claims_for is not None:
             self.fleet = ShardFleet(claims_for(count), self._shard_client,
                                     lambda client: GatewaySupervisor(client, self.link, self._reconnect),
                                     self._token, self.link)
-            self._gateway = asyncio.create_task(self.fleet.run(), name="discord-shards")
-        self._gateway.add_done_callback(_report_gateway_end)
+        self._logged_in.set()
         self._updates = asyncio.create_task(self._follow_runs(), name="discord-live-updates")
+        await (self.supervisor.run() if self.fleet is None else self.fleet.run())
 
     async def wait_until_ready(self, timeout: float = 30.0) -> None:
         """Until the gateway is ready; raises why if it failed first."""
@@ -170,6 +170,7 @@ class DiscordBot:
 
     async def _ready(self) -> None:
         """Unsharded: the gateway's READY. Sharded: the shards this replica holds are open."""
+        await self._logged_in.wait()
         if self.fleet is None:
             await self.client.wait_until_ready()
         else:
@@ -245,6 +246,8 @@ class HermesClient(discord.Client):
         (commands.Bot extends dispatch the same way). Not `on_disconnect`: discord.py
         dispatches a disconnect after close() too, when it can no longer run a handler."""
         if event in ("ready", "resumed"):
+            if self.link.state is not LinkState.OK:  # one line per change of state
+                log.info("discord: gateway connected (%s)", event.upper())
             self.link.connected()
         elif event == "disconnect":
             self.link.lost(close_reason(self.ws))  # discord.py is reconnecting by itself

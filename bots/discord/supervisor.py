@@ -19,6 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 import discord
 
 from core.backoff import Backoff
@@ -39,6 +40,8 @@ FATAL_CLOSE_CODES = {
     4014: "disallowed intents (close code 4014): enable the Message Content intent of this "
           "application in the Discord Developer Portal (Bot, Privileged Gateway Intents)",
 }
+# Failures of the network or of Discord itself: expected while Discord cannot be reached.
+NETWORK_ERRORS = (OSError, TimeoutError, aiohttp.ClientError, discord.DiscordException)
 # READY is left unguarded: without it the client never becomes ready, so it is better that
 # the connection ends and is made again than that it stays up half set up.
 UNGUARDED = frozenset({"READY"})
@@ -53,7 +56,10 @@ class GatewaySupervisor:
         self._link = link
         self._backoff = backoff
         self._failures = 0
+        self._said: str | None = None  # the last reason logged at warning
         self._stopping = asyncio.Event()
+        self._quiet = QuietReconnects(link)
+        logging.getLogger("discord.client").addFilter(self._quiet)
         guard_parsers(client, self._drop)
 
     async def run(self) -> None:
@@ -73,21 +79,62 @@ class GatewaySupervisor:
     def stop(self) -> None:
         """No reconnect from now on (a backoff pause under way ends at once)."""
         self._stopping.set()
+        logging.getLogger("discord.client").removeFilter(self._quiet)
+
+    async def log_in(self, token: str) -> bool:
+        """Log in (discord.py then runs setup_hook), again with backoff while Discord cannot be
+        reached, as a connection that ends is made again; False once Discord refused the token
+        (the link says so) or `stop()` came first."""
+        while not self._stopping.is_set() and not self._client.is_closed():
+            try:
+                await self._client.login(token)
+                return True
+            except discord.LoginFailure:
+                await self._give_up("Discord refused DISCORD_TOKEN (401 at log-in)")
+                return False
+            except Exception as error:  # unreachable, a 5xx, a proxy's garbage: try again
+                await self._forget_http_session()
+                if self._stopping.is_set():
+                    return False
+                await self._pause(self._lost(f"log-in failed: {describe(error)}", "logging in again",
+                                             error))
+        return False
 
     async def _recover(self, error: Exception) -> None:
-        self._failures = 1 if self._link.state is LinkState.OK else self._failures + 1
-        delay = self._backoff.delay(self._failures)
-        reason = f"connection ended: {describe(error)}"
-        log.warning("discord: the gateway %s; connecting again (IDENTIFY) in %.1fs",
-                    reason, delay, exc_info=error)
-        self._link.lost(reason)
+        delay = self._lost(f"connection ended: {describe(error)}", "connecting again (IDENTIFY)",
+                           error)
         ws = self._client.ws
         if ws is not None and ws.open:
             await ws.close(code=4000)  # not 1000: Discord keeps a session closed so resumable
+        await self._pause(delay)
+
+    def _lost(self, reason: str, next_step: str, error: Exception) -> float:
+        """Tell the link; one warning per change of state (a new reason), the same failure
+        again only at debug. The pause before the next try."""
+        self._failures = 1 if self._link.state is LinkState.OK else self._failures + 1
+        delay = self._backoff.delay(self._failures)
+        level = logging.WARNING if self._link.state is LinkState.OK or reason != self._said \
+            else logging.DEBUG
+        # A network failure says all in its line; anything else is a bug worth its traceback.
+        trace = None if isinstance(error, NETWORK_ERRORS) else error
+        log.log(level, "discord: %s; %s in %.1fs", reason, next_step, delay, exc_info=trace)
+        self._said = reason
+        self._link.lost(reason)
+        return delay
+
+    async def _pause(self, delay: float) -> None:
         try:
             await asyncio.wait_for(self._stopping.wait(), delay)
         except TimeoutError:
             pass
+
+    async def _forget_http_session(self) -> None:
+        """discord.py makes a new HTTP session at each log-in: the failed one is closed, with
+        its connector, and a new connector is made the next time."""
+        http = self._client.http
+        await http.close()
+        http.connector = discord.utils.MISSING
+        http.clear()
 
     async def _give_up(self, reason: str) -> None:
         log.error("discord: the gateway connection stopped, not reconnecting: %s", reason)
@@ -100,6 +147,33 @@ class GatewaySupervisor:
         log.debug("discord: dropped a %s dispatch discord.py could not parse (%s; fields %s)",
                   event, describe(error), fields)
         self._link.dropped_event()
+
+
+class QuietReconnects(logging.Filter):
+    """discord.py reconnects by itself inside `connect()`, logging "Attempting a reconnect"
+    with a traceback at each try: here the first try after the link was up, or one for a new
+    reason, is one warning line without the traceback; the same reason again is dropped."""
+
+    def __init__(self, link: PlatformLink) -> None:
+        super().__init__()
+        self._link = link
+        self._said: str | None = None
+        self._down_for = 0.0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("Attempting a reconnect") or not record.exc_info:
+            return True
+        reason = describe(record.exc_info[1]) if record.exc_info[1] else "connection lost"
+        down_for = self._link.report().down_for  # shorter than before: a new outage
+        if reason == self._said and down_for >= self._down_for:
+            self._down_for = down_for
+            return False
+        self._said, self._down_for = reason, down_for
+        record.msg, record.args = ("discord: the gateway is unreachable (%s); discord.py "
+                                   "reconnects in %.1fs", (reason, *(record.args or (0.0,))))
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.exc_info, record.exc_text = None, None
+        return True
 
 
 def guard_parsers(client: discord.Client,

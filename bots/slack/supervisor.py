@@ -52,12 +52,48 @@ FATAL_ERRORS = {
 }
 
 
+class OneLinePerFailure(logging.Logger):
+    """The logger slack_sdk's client is given (under slack_sdk's own, so at its level).
+    slack_sdk logs each failed try to connect with its traceback, every `ping_interval` while
+    Slack is unreachable: here the first try of each kind of failure is one warning line with
+    no traceback, the same failure again goes to debug, and a connection (`reset`) makes the
+    next failure news again."""
+
+    PREFIX = "Failed to connect (error: "
+
+    def __init__(self, retry_every: float) -> None:
+        super().__init__("slack_sdk.socket_mode.aiohttp.supervised")
+        self.parent = logging.getLogger("slack_sdk.socket_mode.aiohttp")
+        self._retry_every = retry_every
+        self._said: str | None = None
+
+    def _log(self, level: int, msg: object, args: Any, exc_info: Any = None,
+             *rest: Any, **options: Any) -> None:
+        text = str(msg)
+        if text.startswith("Failed to retrieve WSS URL"):
+            level = logging.DEBUG  # the "Failed to connect" line that follows says it
+        elif text.startswith(self.PREFIX):
+            error = text.removeprefix(self.PREFIX).removesuffix("); Retrying...")
+            level = logging.WARNING if error != self._said else logging.DEBUG
+            self._said, exc_info = error, None
+            msg, args = ("slack: Socket Mode cannot connect (%s); slack_sdk tries again "
+                         "every %.0fs", (error, self._retry_every))
+        if self.isEnabledFor(level):
+            super()._log(level, msg, args, exc_info, *rest, **options)
+
+    def reset(self) -> None:
+        self._said = None
+
+
 class SupervisedSocketModeClient(SocketModeClient):
-    """slack_sdk's client; every (re)connection and failure to connect reaches `link`."""
+    """slack_sdk's client; every (re)connection and failure to connect reaches `link`, and
+    its failures to connect reach the log once each (`OneLinePerFailure`)."""
 
     def __init__(self, link: PlatformLink, **options: Any) -> None:
         super().__init__(**options)
         self.link = link
+        self.failures = OneLinePerFailure(self.ping_interval)
+        self.logger = self.failures
 
     async def connect(self) -> None:
         """slack_sdk's connect (it retries until it has a socket), between link reports."""
@@ -69,6 +105,7 @@ class SupervisedSocketModeClient(SocketModeClient):
         if not self.closed and self.current_session is not None \
                 and not self.current_session.closed:
             log.info("slack: connected in Socket Mode")
+            self.failures.reset()
             self.link.connected()
 
     async def issue_new_wss_url(self) -> str:
@@ -122,8 +159,7 @@ class SupervisedSocketModeHandler(AsyncSocketModeHandler):
         self.app = app
         self.app_token = app_token
         self.client = SupervisedSocketModeClient(
-            link, app_token=app_token, logger=app.logger, web_client=web_client,
-            ping_interval=ping_interval)
+            link, app_token=app_token, web_client=web_client, ping_interval=ping_interval)
         self.client.socket_mode_request_listeners.append(self.handle)  # type: ignore[arg-type]
 
     async def handle(self, client: SocketModeClient,  # type: ignore[override]

@@ -93,14 +93,17 @@ def _env(tmp_path: Path, **settings: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def replica(name: str, tmp_path: Path, settings: dict[str, str]) -> AsyncIterator[Replica]:
-    """A serve process on a free port, healthy; stopped (if still alive) on exit."""
+async def replica(name: str, tmp_path: Path, settings: dict[str, str],
+                  new_group: bool = False) -> AsyncIterator[Replica]:
+    """A serve process on a free port, healthy; stopped (if still alive) on exit. `new_group`:
+    in a process group of its own (as systemd starts it), for a signal to the whole group."""
     port = _free_port()
     log = tmp_path / f"{name}.log"
     with log.open("wb") as sink:
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "hermes_chat", "serve", cwd=tmp_path,
             env=_env(tmp_path, ADMIN_PORT=str(port), **settings), stdout=sink, stderr=sink,
+            start_new_session=new_group,
         )
     running = Replica(name, process, f"http://127.0.0.1:{port}", log)
     try:

@@ -79,7 +79,8 @@ def test_serve_starts_with_nothing_configured_and_stops_on_sigint(tmp_path: Path
         assert response.status_code == 200
         health = response.json()
         child = health.pop("bridgeProcess")  # serve's own child Bridge, supervised
-        assert health == {"status": "ok", "database": "ok", "bridge": "ok"}
+        # no model set: every run would fail, so the service is degraded and says so
+        assert health == {"status": "degraded", "database": "ok", "bridge": "ok", "model": None}
         assert (child["state"], child["restarts"], child["lastExit"]) == ("running", 0, None)
         assert isinstance(child["pid"], int) and len(child["instance"]) == 32
         metrics = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
@@ -102,7 +103,7 @@ def test_serve_starts_with_nothing_configured_and_stops_on_sigint(tmp_path: Path
     _assert_a_quiet_start(output)
 
 
-STARTING_PARTS = ("database", "bridge", "runtime", "slack", "discord", "admin API")
+STARTING_PARTS = ("database", "bridge", "runtime", "model", "slack", "discord", "admin API")
 STOPPING = ["bridge: stopped", "stopped"]
 
 
@@ -120,10 +121,9 @@ def test_an_unreachable_external_bridge_leaves_the_service_up_but_degraded(tmp_p
     process, port = _start_serve(tmp_path, HERMES_BRIDGE_URL="http://127.0.0.1:9")
     try:
         response = _wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
-        assert response.json() == {"status": "degraded", "database": "ok", "bridge": "unreachable"}
-        second = _run(tmp_path, "serve", HERMES_BRIDGE_URL="http://127.0.0.1:9")
-        assert second.returncode == 1
-        assert "SQLite runs one replica only" in second.stderr
+        assert response.json() == {"status": "degraded", "database": "ok", "bridge": "unreachable",
+                                   "model": {"name": None, "endpoint": None,
+                                             "setBy": "HERMES_BRIDGE_URL"}}
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=DEADLINE)
@@ -138,7 +138,7 @@ def _run(tmp_path: Path, command: str, **env: str) -> subprocess.CompletedProces
 
 def test_serve_refuses_a_public_address_without_an_admin_token(tmp_path: Path) -> None:
     result = _run(tmp_path, "serve", ADMIN_HOST="0.0.0.0")
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "ADMIN_TOKEN is unset" in result.stderr
 
 
@@ -249,12 +249,14 @@ async def test_serve_on_both_platforms_starts_with_one_line_each(tmp_path: Path)
     assert process.returncode == 0, output
     assert "slack: started (Socket Mode)" in output and "discord: started" in output
     lines = output.splitlines(keepends=True)
-    [connected] = [line for line in lines if line.endswith(SOCKET_MODE_UP)]
-    _assert_a_quiet_start("".join(line for line in lines if line != connected))
+    connected = [line for line in lines if line.endswith(CONNECTED)]
+    assert len(connected) == 2, output  # each platform once
+    _assert_a_quiet_start("".join(line for line in lines if line not in connected))
 
 
-# A state change the Slack supervisor reports on every (re)connection, not a start-up line.
-SOCKET_MODE_UP = "INFO bots.slack.supervisor: slack: connected in Socket Mode\n"
+# State changes each platform reports on every (re)connection, not start-up lines.
+CONNECTED = ("INFO bots.slack.supervisor: slack: connected in Socket Mode\n",
+             "INFO bots.discord.bot: discord: gateway connected (READY)\n")
 
 
 def _platforms_up(response: httpx.Response, *names: str) -> bool:

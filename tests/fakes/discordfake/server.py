@@ -56,6 +56,7 @@ class FakeDiscord(Driving):
         compress: bool = True,
         privileged_intents: bool = True,
         bot_name: str = "hermes",
+        port: int = 0,
     ) -> None:
         world = World(bot_name)
         notifier = Notifier()
@@ -69,7 +70,7 @@ class FakeDiscord(Driving):
             RateLimiter(limits, clock), gateway,
         )
         self._runner: web.AppRunner | None = None
-        self._port = 0
+        self._port = port  # 0: a free one
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -82,7 +83,8 @@ class FakeDiscord(Driving):
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self._port))
         self._port = sock.getsockname()[1]
         await web.SockSite(self._runner, sock).start()
         self.core.base_url = f"http://127.0.0.1:{self._port}"

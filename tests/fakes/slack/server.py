@@ -32,7 +32,7 @@ class FakeSlack:
 
     def __init__(self, *, limits: SlackLimits | None = None, clock: Clock = system_clock,
                  identity: Identity | None = None, bot_token: str | None = None,
-                 app_token: str | None = None) -> None:
+                 app_token: str | None = None, port: int = 0) -> None:
         identity = identity or Identity()
         self.state = SlackState(clock=clock, limits=limits or SlackLimits(), identity=identity,
                                 workspace=Workspace(identity=identity))
@@ -45,7 +45,7 @@ class FakeSlack:
         self._limiter = RateLimiter(self.state.limits, clock)
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
-        self.port = 0
+        self.port = port  # 0: a free one
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -57,7 +57,7 @@ class FakeSlack:
         app.router.add_get("/link/", self.socket.handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         self.port = self._runner.addresses[0][1]
         self.state.base_url = f"http://127.0.0.1:{self.port}/"
