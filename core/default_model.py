@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from core.catalogue import Catalogue
+from core.urls import endpoint_only
 
 SetBy = Literal["MODELS_FILE", "HERMES_MODEL", "HERMES_BRIDGE_URL"]
 NONE_SET = ("none set: put OPENAI_BASE_URL, OPENAI_API_KEY and HERMES_MODEL in .env, or a "
@@ -44,20 +44,9 @@ def default_model(catalogue: Catalogue, hermes_model: str | None, openai_base_ur
     """The default model from the catalogue and the settings (see the module's docstring)."""
     entry = catalogue.default_model()
     if entry is not None and (endpoint := entry.base_url or openai_base_url):
-        return DefaultModel(entry.model, without_credentials(endpoint), "MODELS_FILE")
+        return DefaultModel(entry.model, endpoint_only(endpoint), "MODELS_FILE")
     if external_bridges:
         return DefaultModel(entry.model if entry else None, None, "HERMES_BRIDGE_URL")
     if hermes_model and openai_base_url:
-        return DefaultModel(hermes_model, without_credentials(openai_base_url), "HERMES_MODEL")
+        return DefaultModel(hermes_model, endpoint_only(openai_base_url), "HERMES_MODEL")
     return DefaultModel(None, None, None)
-
-
-def without_credentials(url: str) -> str:
-    """The URL without user, password and query (where a key may be passed)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "(an endpoint that is not a URL)"
-    return urlunsplit((parts.scheme, f"{host}{port}", parts.path, "", ""))

@@ -10,11 +10,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 HIDDEN = "***"
 # `scheme://` then the userinfo: up to the last `@` before the authority ends.
 _CREDENTIALS = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#\s,]*@")
+
+
+def endpoint_only(url: str) -> str:
+    """The URL without user, password, query (where a key may be passed) and fragment: an
+    endpoint as `serve` and `/api/health` name it."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(an endpoint that is not a URL)"
+    return urlunsplit((parts.scheme, f"{host}{port}", parts.path, "", ""))
 
 
 def redacted_url(url: str) -> str:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from core.catalogue import Catalogue, ModelEntry
-from core.default_model import DefaultModel, default_model, without_credentials
+from core.default_model import DefaultModel, default_model
+from core.urls import endpoint_only
 
 FAST = ModelEntry("fast", "Fast", "small-1", base_url="http://llm.internal/v1", default=True)
 BARE = ModelEntry("bare", "Bare", "small-2", default=True)  # no base_url of its own
@@ -41,6 +42,6 @@ def test_none_set_says_how_to_set_one() -> None:
 
 
 def test_an_endpoint_loses_its_credentials() -> None:
-    assert without_credentials("https://me:pw@api.example.com:8443/v1?api-key=k#x") == \
+    assert endpoint_only("https://me:pw@api.example.com:8443/v1?api-key=k#x") == \
         "https://api.example.com:8443/v1"
-    assert without_credentials("http://[::1:bad") == "(an endpoint that is not a URL)"
+    assert endpoint_only("http://[::1:bad") == "(an endpoint that is not a URL)"
