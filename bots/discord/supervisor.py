@@ -56,7 +56,7 @@ class GatewaySupervisor:
         self._link = link
         self._backoff = backoff
         self._failures = 0
-        self._said: str | None = None  # the last reason logged at warning
+        self._said: set[str] = set()  # the reasons logged at warning since the link was last up
         self._stopping = asyncio.Event()
         self._quiet = QuietReconnects(link)
         logging.getLogger("discord.client").addFilter(self._quiet)
@@ -109,16 +109,19 @@ class GatewaySupervisor:
         await self._pause(delay)
 
     def _lost(self, reason: str, next_step: str, error: Exception) -> float:
-        """Tell the link; one warning per change of state (a new reason), the same failure
-        again only at debug. The pause before the next try."""
-        self._failures = 1 if self._link.state is LinkState.OK else self._failures + 1
+        """Tell the link; one warning per change of state (a reason not yet said since the
+        link was up: a hang-up seen now as a reset, now as a disconnect, is said once each),
+        the same failure again only at debug. The pause before the next try."""
+        if self._link.state is LinkState.OK:
+            self._failures, self._said = 1, set()
+        else:
+            self._failures += 1
         delay = self._backoff.delay(self._failures)
-        level = logging.WARNING if self._link.state is LinkState.OK or reason != self._said \
-            else logging.DEBUG
+        level = logging.DEBUG if reason in self._said else logging.WARNING
         # A network failure says all in its line; anything else is a bug worth its traceback.
         trace = None if isinstance(error, NETWORK_ERRORS) else error
         log.log(level, "discord: %s; %s in %.1fs", reason, next_step, delay, exc_info=trace)
-        self._said = reason
+        self._said.add(reason)
         self._link.lost(reason)
         return delay
 
