@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # ATTACHMENT_MAX_BYTES
 DEFAULT_PER_MESSAGE = 10  # ATTACHMENTS_PER_MESSAGE
+HISTORY_ATTACHMENT_BYTES = 20 * 1024 * 1024  # of earlier files a request carries again
+MAX_HISTORY_ATTACHMENT_BYTES = 128 * 1024 * 1024  # with a turn's own files, under the Bridge's 512 MiB
 DEFAULT_PARSE_SECONDS = 10  # ATTACHMENT_PARSE_SECONDS
 DEFAULT_PDF_PAGES = 300  # ATTACHMENT_PDF_PAGES
 INLINE_CHARS = 200_000  # of one file's text kept and given to the agent, the cut said within

@@ -11,6 +11,8 @@ from core.attachments import (
     DEFAULT_PARSE_SECONDS,
     DEFAULT_PDF_PAGES,
     DEFAULT_PER_MESSAGE,
+    HISTORY_ATTACHMENT_BYTES,
+    MAX_HISTORY_ATTACHMENT_BYTES,
     Limits,
 )
 from core.conversation.policy import Policy
@@ -18,7 +20,6 @@ from core.db import check_url
 from core.errors import InvalidInput
 from core.outage import Patience
 from core.platform_links import DOWN_SECONDS
-from core.runtime.history import HISTORY_ATTACHMENT_BYTES, MAX_HISTORY_ATTACHMENT_BYTES
 from core.thread_context import DEFAULT_MESSAGES, MAX_MESSAGES
 from core.urls import Origins, redacted_url
 

@@ -14,13 +14,11 @@ from dataclasses import dataclass
 
 from core import attachment_store, attachments, thread_context
 from core.attachment_store import AgentFile
-from core.attachments import GivenFile, Part
+from core.attachments import HISTORY_ATTACHMENT_BYTES, GivenFile, Part
 from core.bridge.types import HistoryMessage
 from core.models import ChatMessage, MessageStatus, Role
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
-HISTORY_ATTACHMENT_BYTES = 20 * 1024 * 1024  # of earlier files a request carries again
-MAX_HISTORY_ATTACHMENT_BYTES = 128 * 1024 * 1024  # with a turn's own files, under the Bridge's 512 MiB
 
 
 @dataclass(frozen=True, slots=True)

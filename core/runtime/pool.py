@@ -25,7 +25,7 @@ from core.run_quota import RunQuota
 from core.runtime import records
 from core.runtime.approvals import decide, find_approval
 from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
-from core.runtime.history import HISTORY_ATTACHMENT_BYTES
+from core.attachments import HISTORY_ATTACHMENT_BYTES
 from core.runtime.leases import Leases
 from core.runtime.live import LiveRun
 from core.runtime.log_buffer import LogBuffer
