@@ -14,7 +14,8 @@ import json
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -56,8 +57,10 @@ class Export:
         renderer = _markdown if self.format == "md" else _json
         async with read_snapshot() as db:
             plan = await _plan(db, self.session.id, self.branch)
-            async for chunk in renderer(db, plan, self.now):
-                yield chunk
+            # a download abandoned midway closes its generators here, not when they are collected
+            async with aclosing(renderer(db, plan, self.now)) as text:
+                async for chunk in text:
+                    yield chunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +112,7 @@ def _sibling_positions(nodes: list[Node]) -> dict[int, tuple[int, int]]:
     return positions
 
 
-async def _pages(db: BaseDBAsyncClient, ids: list[int]) -> AsyncIterator[list[fmt.Turn]]:
+async def _pages(db: BaseDBAsyncClient, ids: list[int]) -> AsyncGenerator[list[fmt.Turn], None]:
     for start in range(0, len(ids), PAGE):
         page_ids = ids[start : start + PAGE]
         rows = {m.id: m for m in await ChatMessage.filter(id__in=page_ids).using_db(db)}
@@ -127,21 +130,23 @@ async def _pages(db: BaseDBAsyncClient, ids: list[int]) -> AsyncIterator[list[fm
                for i in page_ids if i in rows]
 
 
-async def _markdown(db: BaseDBAsyncClient, plan: _Plan, now: datetime) -> AsyncIterator[str]:
+async def _markdown(db: BaseDBAsyncClient, plan: _Plan, now: datetime) -> AsyncGenerator[str, None]:
     yield fmt.md_header(plan.session, plan.bindings, len(plan.ids), plan.context)
-    async for page in _pages(db, plan.ids):
-        yield "".join(fmt.md_message(turn, plan.context) for turn in page)
+    async with aclosing(_pages(db, plan.ids)) as pages:
+        async for page in pages:
+            yield "".join(fmt.md_message(turn, plan.context) for turn in page)
 
 
-async def _json(db: BaseDBAsyncClient, plan: _Plan, now: datetime) -> AsyncIterator[str]:
+async def _json(db: BaseDBAsyncClient, plan: _Plan, now: datetime) -> AsyncGenerator[str, None]:
     head = fmt.json_session(plan.session, plan.bindings, plan.context.branch, now)
     yield '{"session": ' + json.dumps(head, ensure_ascii=False) + ', "messages": ['
     first = True
-    async for page in _pages(db, plan.ids):
-        for turn in page:
-            item = json.dumps(fmt.json_message(turn), ensure_ascii=False)
-            yield ("\n" if first else ",\n") + item
-            first = False
+    async with aclosing(_pages(db, plan.ids)) as pages:
+        async for page in pages:
+            for turn in page:
+                item = json.dumps(fmt.json_message(turn), ensure_ascii=False)
+                yield ("\n" if first else ",\n") + item
+                first = False
     yield "\n]}\n"
 
 
