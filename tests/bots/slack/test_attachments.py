@@ -177,6 +177,7 @@ async def test_without_files_read_the_file_is_named_not_misread(h: Harness, llm:
     "text/plain\x00",  # PostgreSQL refuses a NUL in any text column
     "text/" + "x" * 200,  # wider than the column
 ])
+@pytest.mark.backend  # a NUL or an over-long type is what PostgreSQL refuses in a row
 async def test_a_hostile_declared_type_is_stored_safely_and_the_words_go(
         h: Harness, llm: ScriptedLLM, declared: str) -> None:
     llm.script(text_reply("Read it."))
