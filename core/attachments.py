@@ -181,7 +181,7 @@ class FileReader:
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS, workers: WorkerPool | None = None) -> None:
         self.limits = limits
-        self.workers = workers if workers is not None else WorkerPool()
+        self.workers = workers if workers is not None else WorkerPool(preload=("pypdf",))
 
     async def take(self, offers: Sequence[FileOffer]) -> Intake:
         """Download and read a message's files, together: the files read, in order, and the
@@ -325,7 +325,7 @@ def _decoded(data: bytes) -> str:
 
 
 def _pdf_text(data: bytes, pdf_pages: int) -> str:
-    from pypdf import PdfReader  # imported only when a PDF comes: it is large
+    from pypdf import PdfReader  # imported as a worker starts (FileReader), not by the service
 
     try:
         reader = PdfReader(io.BytesIO(data))

@@ -5,7 +5,8 @@ A process, not a thread: pypdf is pure Python, and a thread would hold the GIL t
 Each job runs within a time cap from the moment a worker takes it; a job past its cap has its
 worker process killed and replaced (pebble's `ProcessPool`), so a stuck parse keeps no core
 busy; workers run at a lower priority (nice 10), so the conversations beside a long parse keep
-their share of the CPU. Workers are started with `spawn` (a fork of a process running asyncio and threads could
+their share of the CPU. A worker imports the `preload` modules as it starts, so a job's time
+counts its work, not the import of the library doing it. Workers are started with `spawn` (a fork of a process running asyncio and threads could
 copy a held lock) at the first job, and stopped by `close()`.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import importlib
 import concurrent.futures.process
 import multiprocessing
 import os
@@ -38,8 +40,9 @@ class WorkerPool:
     """`run(fn, *args, seconds=...)`: `fn(*args)` in a worker process, within `seconds`.
     `fn` and its arguments must be picklable (a module-level function, plain values)."""
 
-    def __init__(self, workers: int = DEFAULT_WORKERS) -> None:
+    def __init__(self, workers: int = DEFAULT_WORKERS, preload: tuple[str, ...] = ()) -> None:
         self._workers = workers
+        self._preload = preload
         self._pool: ProcessPool | None = None
         self._pending: set[concurrent.futures.Future[Any]] = set()
         self._closed = False
@@ -66,8 +69,8 @@ class WorkerPool:
             self._pool.stop()
             self._pool = None
         if self._pool is None:
-            self._pool = ProcessPool(max_workers=self._workers, initializer=os.nice,
-                                     initargs=(WORKER_NICENESS,),
+            self._pool = ProcessPool(max_workers=self._workers, initializer=_worker_started,
+                                     initargs=(WORKER_NICENESS, self._preload),
                                      context=multiprocessing.get_context("spawn"))
         return self._pool
 
@@ -89,3 +92,9 @@ class WorkerPool:
 
     async def __aexit__(self, *_: object) -> None:
         await self.close()
+
+
+def _worker_started(niceness: int, preload: tuple[str, ...]) -> None:
+    os.nice(niceness)
+    for module in preload:
+        importlib.import_module(module)

@@ -244,6 +244,20 @@ async def test_a_pdf_that_reads_too_long_is_stopped_and_its_worker_replaced(
     assert isinstance(again, StoredFile) and "After the bomb" in (again.text or "")
 
 
+def imported(module: str) -> bool:
+    """In a worker: whether `module` was imported before this job."""
+    return module in sys.modules
+
+
+async def test_a_worker_imports_what_it_reads_with_before_its_first_job() -> None:
+    """The time cap counts a job's work, not the import of its library (pypdf took longer than a
+    1-second cap to import on a loaded CI machine, at the workers' low priority)."""
+    async with WorkerPool(workers=1, preload=("colorsys",)) as preloading:
+        assert await preloading.run(imported, "colorsys", seconds=30)
+    async with WorkerPool(workers=1) as plain:
+        assert not await plain.run(imported, "colorsys", seconds=30)
+
+
 async def test_a_pdf_of_too_many_pages_is_not_read(workers: WorkerPool) -> None:
     read = await read_one(workers, "pages.pdf", None, many_pages_pdf(20_000))
     assert read == Skipped("pages.pdf", "it is a PDF of 20000 pages, more than the 300 read")

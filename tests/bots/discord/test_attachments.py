@@ -150,15 +150,15 @@ def notice(fake: FakeDiscord, channel: int | str) -> str:
 async def test_a_hostile_pdf_is_named_and_the_words_still_go(
     fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
 ) -> None:
-    """Issue 26: a PDF of 20,000 pages, past ATTACHMENT_PDF_PAGES, and one whose pages all draw
+    """Issue 26: a PDF of 1,000 pages (20,000 in tests/core), past ATTACHMENT_PDF_PAGES, and one whose pages all draw
     one compressed stream, past ATTACHMENT_PARSE_SECONDS: named in the reply, as on Slack."""
     llm.script(text_reply("Words only."))
     dm = fake.dm_channel_id()
     async with running_bot(fake, pool, attachment_parse_seconds=1):
         await fake.send_user_message("Please read", channel_id=dm, files={
-            "pages.pdf": many_pages_pdf(), "bomb.pdf": shared_stream_pdf()})
+            "pages.pdf": many_pages_pdf(1_000), "bomb.pdf": shared_stream_pdf()})
         await fake.wait_until(lambda: answered(fake, dm, "Words only."), WAIT, "answer")
     [notice] = [text_of(m) for m in bot_messages(fake, dm) if "did not read" in text_of(m)]
-    assert "pages.pdf: it is a PDF of 20000 pages, more than the 300 read" in notice
+    assert "pages.pdf: it is a PDF of 1000 pages, more than the 300 read" in notice
     assert "bomb.pdf: reading it took more than 1 second" in notice
     assert user_message(llm.requests[0]) == "Please read"

@@ -193,7 +193,7 @@ async def test_a_hostile_declared_type_is_stored_safely_and_the_words_go(
 async def test_hostile_pdfs_are_named_while_another_conversation_goes_on(
     fake_slack: FakeSlack, pool: RunPool, fast_clock: FastClock, llm: ScriptedLLM
 ) -> None:
-    """Issue 26: a PDF whose pages all draw one compressed stream and a PDF of 20,000 pages,
+    """Issue 26: a PDF whose pages all draw one compressed stream and a PDF of 1,000 pages (20,000 in tests/core),
     beside another person's conversation: each is named with why, the words go, the other
     conversation is answered, and a probe on the event loop never wakes late. The Bridge of
     this test shares the loop (serve's is a process of its own): its first run, which imports
@@ -204,7 +204,7 @@ async def test_hostile_pdfs_are_named_while_another_conversation_goes_on(
         await h.answered(CHANNEL_ID, first["ts"])
         async with LoopLag() as lag:
             bomb = fake_slack.share_file("bomb.pdf", shared_stream_pdf(), "application/pdf")
-            pages = fake_slack.share_file("pages.pdf", many_pages_pdf(), "application/pdf")
+            pages = fake_slack.share_file("pages.pdf", many_pages_pdf(1_000), "application/pdf")
             hostile = app_mention_event("What do these say?")
             assert (await h.post_event(shared(hostile, bomb, pages))).status_code == 200
             other = app_mention_event("Just a question", user="U0OTHER")
@@ -213,7 +213,7 @@ async def test_hostile_pdfs_are_named_while_another_conversation_goes_on(
             shown = await notice_in(h, hostile["ts"])
             await h.answered(CHANNEL_ID, hostile["ts"])
     assert "bomb.pdf: reading it took more than 1 second" in shown
-    assert "pages.pdf: it is a PDF of 20000 pages, more than the 300 read" in shown
+    assert "pages.pdf: it is a PDF of 1000 pages, more than the 300 read" in shown
     assert sorted(str(user_message(r)) for r in llm.requests[1:]) == [
         "Just a question", "What do these say?"]
     assert lag.longest < 0.3, f"the event loop waited {lag.longest:.3f} s"
