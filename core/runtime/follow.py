@@ -48,8 +48,8 @@ async def _live(pool: RunPool, run_id: str, after: int) -> AsyncIterator[Event]:
     last = after
     while True:
         changed = live.changed
-        pending = [e for e in live.events if e.seq > last]
-        gap_end = pending[0].seq if pending else live.state.last_seq + 1
+        pending = [e for e in live.events if last < e.seq <= live.shown_seq]
+        gap_end = pending[0].seq if pending else live.shown_seq + 1
         if gap_end > last + 1:  # older than what this process saw (e.g. before a restart)
             async for event in _stored(live.message_id, last, below=gap_end):
                 last = event.seq

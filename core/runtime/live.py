@@ -33,6 +33,9 @@ class LiveRun:
     task: asyncio.Task[None] | None = None
     finished_at: float | None = None
     events: list[Event] = field(default_factory=list)  # what admin SSE followers replay
+    # Followers replay events up to this seq only: each one's step is done (a question is
+    # stored before anyone can answer it, an answer is written before its `done` is seen).
+    shown_seq: int = 0
     event_bytes: int = 0  # about what `events` costs (RUN_BUFFER_BYTES bounds it)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     dirty: bool = False  # an announcement to subscribers is already scheduled

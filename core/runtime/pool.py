@@ -241,6 +241,7 @@ class RunPool:
 
     def finished(self, live: LiveRun) -> None:
         live.finished_at = self._monotonic()
+        live.shown_seq = max(live.shown_seq, live.events[-1].seq if live.events else 0)
         self.buffer.forget(live.message_id)
         self.publish(live)
 

@@ -122,7 +122,8 @@ async def _rebuild(message: ChatMessage) -> tuple[LiveRun, Event | None]:
     if message.parent is None or message.run_id is None:
         raise ValueError(f"assistant message {message.id} has no question or no run")
     turn = records.Turn(message.session, message.parent, message)
-    live = LiveRun(message.run_id, turn, MessageStatus(message.status), state)
+    live = LiveRun(message.run_id, turn, MessageStatus(message.status), state,
+                   shown_seq=state.last_seq)
     pause = await ClarifyPause.filter(run_id=message.run_id).order_by("-id").first()
     if pause is not None:
         live.show(view(pause))

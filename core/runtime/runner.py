@@ -140,11 +140,10 @@ async def _consume(pool: RunContext, live: LiveRun, events: AsyncIterator[Event]
                 if held.pause_id not in live.pauses_reread or type(event) in (Done, RunError):
                     await _answered_elsewhere(pool, live, held)
         step = _STEPS.get(type(event))
-        if step is None:
-            pool.publish(live)
-            continue
-        await step(pool, live, event)
-        if live.status in ENDED:
+        if step is not None:
+            await step(pool, live, event)
+        live.shown_seq = event.seq
+        if step is not None and live.status in ENDED:
             pool.finished(live)
             return
         pool.publish(live)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from contextlib import aclosing
 
 import pytest
 
 from core import sessions
 from core.errors import NotFound
+from core.events import ApprovalRequest
+from core.runtime.approvals import find_approval
 from core.runtime.follow import follow_events
 from core.runtime.live import event_size
 from core.runtime.pool import RunPool
@@ -65,3 +68,29 @@ async def test_a_live_run_keeps_its_buffer_of_events_and_followers_still_get_eve
     assert live is not None and live.event_bytes == sum(event_size(e) for e in live.events)
     assert live.event_bytes <= 4096 and live.events[-1].seq == 3011
     assert await _collect(fake_pool, run.run_id) == list(range(1, 3012))  # the rest from the log
+
+
+async def test_a_follower_is_shown_a_question_only_once_it_is_stored(
+    fake_pool: RunPool, fake_bridge: FakeBridge
+) -> None:
+    """A follower woken by one event must not read the next before that one's step is done: an
+    approval shown before its row was written was answered "no tool approval" (the terminal
+    chat, under load). Each event reaches the follower with its question already stored."""
+    fake_bridge.default_script = lambda run_id: [
+        *(item for i in range(20) for item in (
+            ev("text", text=f"step {i}"),
+            ev("approval_request", approval_id=f"a-{i}", command=f"rm -rf /tmp/{i}",
+               reason="recursive delete", choices=["once", "deny"]))),
+        Stall(run_id), ev("done", final_text="ok"),
+    ]
+    run = await fake_pool.start((await sessions.create_session()).id, "go")
+    seen = 0
+    async with aclosing(follow_events(fake_pool, run.run_id)) as events:
+        async for event in events:
+            if isinstance(event, ApprovalRequest):
+                assert await find_approval(event.approval_id), event.approval_id
+                seen += 1
+                if seen == 20:
+                    break
+    fake_bridge.release(run.run_id)
+    await finished(fake_pool, run.run_id)
