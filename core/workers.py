@@ -6,8 +6,9 @@ Each job runs within a time cap from the moment a worker takes it; a job past it
 worker process killed and replaced (pebble's `ProcessPool`), so a stuck parse keeps no core
 busy; workers run at a lower priority (nice 10), so the conversations beside a long parse keep
 their share of the CPU. A worker imports the `preload` modules as it starts, so a job's time
-counts its work, not the import of the library doing it. Workers are started with `spawn` (a fork of a process running asyncio and threads could
-copy a held lock) at the first job, and stopped by `close()`.
+counts its work, not the import of the library doing it. Workers are started with `spawn` (a
+fork of a process running asyncio and threads could copy a held lock) at the first job, and
+stopped by `close()`.
 """
 
 from __future__ import annotations
