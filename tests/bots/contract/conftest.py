@@ -17,11 +17,9 @@ import pytest
 from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue
 from core.runtime.pool import RunPool
-from tests.bots.contract.drivers import Chat, DiscordChat, SlackChat
+from tests.bots.contract.drivers import Chat, talking
 from tests.bots.discord.conftest import MODELS, fake, no_leaked_tasks  # noqa: F401
-from tests.bots.discord.harness import running_bot
 from tests.bots.slack.conftest import fake_slack, fast_clock  # noqa: F401
-from tests.bots.slack.harness import running
 from tests.core.runtime.conftest import FAST, fake_bridge, skills_dir  # noqa: F401
 from tests.fakes.fake_bridge import FakeBridge
 
@@ -64,15 +62,5 @@ def platform(request: pytest.FixtureRequest) -> tuple[str, Any]:
 @pytest.fixture
 async def chat(platform: tuple[str, Any], runs: RunPool) -> AsyncIterator[Chat]:
     """The bot of the platform on `runs`, and a driver that talks to it as its users do."""
-    name, fakes = platform
-    if name.startswith("slack"):
-        slack, clock = fakes
-        # "slack": streamed turns, whose Stop is the agent session's native one (the driver
-        # presses it); "slack-edited": a workspace without streams, the edit-based live message
-        # with its Stop button.
-        slack.streaming = name == "slack"
-        async with running(slack, runs, clock) as harness:
-            yield SlackChat(harness)
-    else:
-        async with running_bot(fakes, runs):
-            yield DiscordChat(fakes)
+    async with talking(platform, runs) as driver:
+        yield driver

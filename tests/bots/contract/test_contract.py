@@ -23,7 +23,7 @@ from core.models import (
 )
 from core.run_quota import RunQuota
 from core.runtime.pool import RunPool
-from tests.bots.contract.drivers import Chat, Conversation
+from tests.bots.contract.drivers import Chat, Conversation, Shown
 from tests.core.runtime.waiting import until
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
 
@@ -62,12 +62,28 @@ async def assistants() -> list[ChatMessage]:
     return await ChatMessage.filter(role=Role.ASSISTANT).order_by("id")
 
 
+def holding(text: str, final: str = "late") -> Callable[[str], list]:
+    """A Bridge whose runs say `text`, then hold until their run id is released."""
+    return lambda run_id: [ev("text", text=text), Stall(run_id), ev("done", final_text=final)]
+
+
+async def working(chat: Chat, bridge: FakeBridge, asked: str, text: str) -> tuple[Conversation, Shown]:
+    """A turn asking `asked` that holds after saying `text`; its live message, with Stop."""
+    bridge.default_script = holding(text)
+    conv = await chat.start(asked)
+    return conv, await chat.shown(conv, text, "stop")
+
+
+def run_starts(bridge: FakeBridge) -> list[dict]:
+    """The bodies of the runs started on the Bridge (`POST /run`), oldest first."""
+    return [r.body for r in bridge.requests_to("POST", "/run") if r.path == "/run"]
+
+
 # -- mention, live, answer ------------------------------------------------------------------
 
 @scenario
 async def mention_live_answer(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
-    bridge.default_script = lambda run_id: [
-        ev("text", text="pondering the question"), Stall(run_id), ev("done", final_text="Forty-two.")]
+    bridge.default_script = holding("pondering the question", "Forty-two.")
     conv = await chat.start("the answer?")
     live = await chat.shown(conv, "pondering the question", "stop")
     bridge.release(next(iter(bridge.runs)))
@@ -90,17 +106,25 @@ def asks(answer_text: str) -> Callable[[str], list]:
 
 
 async def answered_question(chat: Chat, bridge: FakeBridge, how: str, answer: str) -> None:
-    """Ask "Which colour?" and answer it by `how` (a choice button, or a custom answer)."""
+    """Ask "Which colour?" and answer it by `how` (a choice button, or a custom answer): the
+    agent gets the answer, and the question shows who answered what, its buttons gone."""
     bridge.default_script = asks("Done.")
     conv = await chat.start("paint it")
     question = await chat.shown(conv, "Which colour?", how)
+    assert chat.labels(question) == ["red", "blue", "Custom answer…"]
     if how == "custom":
-        await chat.custom_answer(question, answer)
+        modal = await chat.custom_answer(question, answer)
+        assert "Which colour?" in modal and "Your answer" in modal
     else:
         await chat.click(question, how)
     await chat.shown(conv, "Done.", "regenerate")
     pause = await ClarifyPause.get()
-    assert (pause.status, pause.answer) == (PauseStatus.ANSWERED, answer)
+    assert (pause.status, pause.answer, pause.answered_by) == (
+        PauseStatus.ANSWERED, answer, chat.me)
+    [run] = bridge.runs.values()
+    assert run.answers == {f"c-{run.run_id}": answer}, "the Bridge was given the answer"
+    closed = await chat.shown(conv, f"✅ answered by <@{chat.me}>: {answer}")
+    assert chat.key(closed) == chat.key(question) and chat.labels(closed) == []
 
 
 @scenario
@@ -112,6 +136,31 @@ async def clarify_by_button(chat: Chat, runs: RunPool, other: RunPool, bridge: F
 async def clarify_by_custom_answer(chat: Chat, runs: RunPool, other: RunPool,
                                    bridge: FakeBridge) -> None:
     await answered_question(chat, bridge, "custom", "teal please")
+
+
+@scenario
+async def a_stopped_runs_question_closes_and_late_clicks_are_told_it_expired(
+        chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    """A message while the agent waits for an answer is refused as busy; its Stop ends the
+    run, the question closes, and clicks on it (a client that has not seen the edit still
+    shows the buttons) are told privately that it expired: no modal, no answer."""
+    bridge.default_script = asks("never")
+    conv = await chat.start("paint it")
+    question = await chat.shown(conv, "Which colour?", "custom")
+    await chat.say(conv, "are you there?")
+    refusal = await chat.shown(conv, refusals.BUSY, "stop")
+    await chat.click(refusal, "stop")
+    await chat.shown(conv, "⏹ Stopped", "regenerate")
+    closed = await chat.shown(conv, chat.words["question expired"])
+    assert chat.key(closed) == chat.key(question) and chat.labels(closed) == []
+    await chat.click(question, "choice:0", as_shown=True)
+    await chat.click(question, "custom", as_shown=True)
+    await chat.told_privately(refusals.QUESTION_EXPIRED, count=2)
+    assert chat.modals() == 0, "no modal for a question nobody can answer any more"
+    pause = await ClarifyPause.get()
+    assert (pause.status, pause.answer) == (PauseStatus.EXPIRED, None)
+    assert not bridge.requests_to("POST", "/clarify/") and len(run_starts(bridge)) == 1
+    assert await ChatMessage.filter(content="are you there?").count() == 0
 
 
 # -- regenerate, edit, versions ---------------------------------------------------------------
@@ -128,30 +177,54 @@ async def regenerate(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBrid
 
 @scenario
 async def edit_branches(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    """An edited message is answered in a new branch, in a message of its own that says so;
+    the old answer stays as it was, and the agent gets the edited message without the old
+    branch."""
     conv = await started(chat, bridge, "what is 2+2?", "Four.")
+    old = await chat.shown(conv, "Four.", "regenerate")
     bridge.default_script = answers("Six.")
     await chat.edit_first(conv, "what is 3+3?")
-    await chat.shown(conv, "Six.", "regenerate")
+    new = await chat.shown(conv, "Six.", "regenerate")
+    assert chat.words["branched"] in chat.showing(new)
+    assert chat.posted(conv) == [chat.key(old), chat.key(new)]
+    assert "Four." in chat.showing(old)
     users = await ChatMessage.filter(role=Role.USER).order_by("id")
     assert [(u.content, u.is_active, u.branch_order) for u in users] == [
         ("what is 2+2?", False, 0), ("what is 3+3?", True, 1)]
     assert users[0].platform_message_id == users[1].platform_message_id == conv.first
+    assert [v.id for v in await tree.versions(users[1].id)] == [users[0].id, users[1].id]
+    run = run_starts(bridge)[-1]
+    assert (run["user_message"], run["history"]) == ("what is 3+3?", [])
 
 
 @scenario
 async def versions(chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
-    conv = await started(chat, bridge, answer="Version one.")
-    bridge.default_script = answers("Version two.")
-    await chat.click(await chat.shown(conv, "Version one.", "regenerate"), "regenerate")
+    """Regenerate runs live in the answer's own message, then shows "2/2" with ◀ only; ◀ and
+    ▶ switch the version shown there and the branch the conversation goes on from."""
+    conv = await started(chat, bridge, "a haiku", answer="Version one.")
+    answer = await chat.shown(conv, "Version one.", "regenerate")
+    assert not chat.offers(answer, "previous") and not chat.offers(answer, "next")
+    assert "2/2" not in str(answer)
+    bridge.default_script = holding("rewriting", "Version two.")
+    await chat.click(answer, "regenerate")
+    live = await chat.shown(conv, "rewriting", "stop")
+    bridge.release(list(bridge.runs)[-1])
     second = await chat.shown(conv, "Version two.", "previous")
+    assert "2/2" in str(second) and not chat.offers(second, "next")
+    assert chat.key(live) == chat.key(second) == chat.key(answer)
     await chat.click(second, "previous")
     back = await chat.shown(conv, "Version one.", "next")
     assert "1/2" in str(back) or "1/2" in chat.showing(back)
     first, other_version = await assistants()
     assert (first.is_active, other_version.is_active) == (True, False)
+    assert [m.content for m in await tree.active_branch(first.session_id)] == [
+        "a haiku", "Version one."]
     await chat.click(back, "next")
     await chat.shown(conv, "Version two.", "previous")
     assert [m.is_active for m in await assistants()] == [False, True]
+    assert [m.content for m in await tree.active_branch(first.session_id)] == [
+        "a haiku", "Version two."]
+    assert chat.posted(conv) == [chat.key(answer)], "one message, edited"
 
 
 @scenario
@@ -270,10 +343,7 @@ async def command_export_memory_status(chat: Chat, runs: RunPool, other: RunPool
 @scenario
 async def busy_is_refused_with_a_stop_that_works(chat: Chat, runs: RunPool, other: RunPool,
                                                  bridge: FakeBridge) -> None:
-    bridge.default_script = lambda run_id: [ev("text", text="busy… "), Stall(run_id),
-                                            ev("done", final_text="late")]
-    conv = await chat.start("long job")
-    await chat.shown(conv, "busy…", "stop")
+    conv, _ = await working(chat, bridge, "long job", "busy…")
     await chat.say(conv, "are you there?")
     refusal = await chat.shown(conv, refusals.BUSY, "stop")
     await chat.click(refusal, "stop")
@@ -281,6 +351,25 @@ async def busy_is_refused_with_a_stop_that_works(chat: Chat, runs: RunPool, othe
     await until(runs, answer.run_id, lambda u: u.finished)
     assert (await ChatMessage.get(id=answer.id)).status == MessageStatus.STOPPED
     assert await ChatMessage.filter(content="are you there?").count() == 0
+    await chat.shown(conv, "⏹ Stopped", "regenerate")
+    await chat.click(refusal, "stop", as_shown=True)  # again, once it is over: told so, privately
+    await chat.told_privately(refusals.FINISHED)
+
+
+@scenario
+async def an_edit_while_busy_is_refused_with_a_stop_that_works(
+        chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    conv, _ = await working(chat, bridge, "first version", "working")
+    await chat.edit_first(conv, "second version")
+    refusal = await chat.shown(conv, refusals.EDIT_BUSY, "stop")
+    [answer] = await assistants()
+    going = runs.view(answer.run_id)
+    assert going is not None and not going.finished, "the refused edit leaves the run going"
+    await chat.click(refusal, "stop")
+    await until(runs, answer.run_id, lambda u: u.finished)
+    await chat.shown(conv, "⏹ Stopped", "regenerate")
+    assert await ChatMessage.filter(role=Role.USER).values_list("content", flat=True) == [
+        "first version"]
 
 
 @scenario
@@ -288,23 +377,21 @@ async def the_live_turns_stop_stops_it(chat: Chat, runs: RunPool, other: RunPool
                                        bridge: FakeBridge) -> None:
     """The Stop a turn shows while it runs (our button; Slack's native Stop of a streamed
     turn's agent session) stops it, and the turn ends as stopped, not broken."""
-    bridge.default_script = lambda run_id: [ev("text", text="working hard"), Stall(run_id),
-                                            ev("done", final_text="late")]
-    conv = await chat.start("a long job")
-    live = await chat.shown(conv, "working hard", "stop")
+    conv, live = await working(chat, bridge, "a long job", "working hard")
     await chat.click(live, "stop")
     [answer] = await assistants()
     await until(runs, answer.run_id, lambda u: u.finished)
     assert (await ChatMessage.get(id=answer.id)).status == MessageStatus.STOPPED
-    await chat.shown(conv, "Stopped", "regenerate")
+    assert bridge.runs[answer.run_id].aborted and runs.active() == []
+    stopped = await chat.shown(conv, "⏹ Stopped", "regenerate")
+    assert chat.posted(conv) == [chat.key(live)] == [chat.key(stopped)], "the same message"
 
 
 @scenario
 async def stop_works_for_a_run_of_another_replica(chat: Chat, runs: RunPool, other: RunPool,
                                                   bridge: FakeBridge) -> None:
     conv = await started(chat, bridge)
-    bridge.default_script = lambda run_id: [ev("text", text="elsewhere"), Stall(run_id),
-                                            ev("done", final_text="late")]
+    bridge.default_script = holding("elsewhere")
     # started on the other replica for the person who asked first: they may stop it from here
     asker = await ChatMessage.filter(role=Role.USER).order_by("id").first().values_list(
         "author", flat=True)
@@ -321,15 +408,20 @@ async def stop_works_for_a_run_of_another_replica(chat: Chat, runs: RunPool, oth
 @scenario
 async def queued_shows_its_position(chat: Chat, runs: RunPool, other: RunPool,
                                     bridge: FakeBridge) -> None:
-    bridge.default_script = lambda run_id: [Stall(run_id), ev("done", final_text="done")]
+    """Beyond the cap (one run here) a turn shows its place in the line, status counts it,
+    and it runs once a slot is free."""
+    bridge.default_script = lambda run_id: [Stall("hold"), ev("done", final_text="done")]
     first = await chat.start("first job")
     await chat.shown(first, "", "stop")
     second = await chat.start("second job")
-    await chat.shown(second, "Queued (#1 in line)")
+    await chat.shown(second, "⏳ Queued (#1 in line)")
     queued = [u for u in runs.active() if u.status == MessageStatus.QUEUED]
     assert [u.position for u in queued] == [1]
-    for run_id in list(bridge.runs):
-        bridge.release(run_id)
+    status = await chat.command(first, "status")
+    assert "1 running" in status and "1 queued" in status
+    bridge.release("hold")
+    await chat.shown(first, "done", "regenerate")
+    await chat.shown(second, "done", "regenerate")
 
 
 @scenario
@@ -338,7 +430,23 @@ async def bridge_down_is_said(chat: Chat, runs: RunPool, other: RunPool,
     conv = await started(chat, bridge)
     bridge.fail("memory", status=503, times=10)
     said = await chat.command(conv, "memory")
-    assert "🔌 The agent service is unreachable right now" in said
+    assert refusals.BRIDGE_DOWN in said and "🔌 The agent service is unreachable right now" in said
+
+
+@scenario
+async def a_model_or_skill_gone_from_the_catalogue_is_refused(
+        chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    """The conversation's model or skill went away (the catalogue changed): a message is
+    refused in the conversation, nothing half-written, nothing run."""
+    conv = await started(chat, bridge)
+    await ChatSession.all().update(model_id="retired")
+    await chat.say(conv, "still there?")
+    await chat.shown(conv, "🔎 Unknown model 'retired' (models: fast, smart)")
+    await ChatSession.all().update(model_id="fast", skill_folder="retired-skill")
+    await chat.say(conv, "and now?")
+    await chat.shown(conv, "Unknown skill 'retired-skill'")
+    assert await ChatMessage.filter(role=Role.USER).values_list("content", flat=True) == ["hello"]
+    assert len(run_starts(bridge)) == 1
 
 
 @scenario
@@ -404,8 +512,8 @@ async def test_with_the_bridge_down_a_message_fails_in_plain_words(
     fake_bridge.fail("run", 503, times=50)
     with caplog.at_level(logging.WARNING):
         conv = await chat.start("anyone there?")
-        failed = await chat.shown(conv, "⚠️ Failed")
-    assert BridgeUnavailable.PUBLIC in chat.showing(failed)
+        failed = await chat.shown(conv, "⚠️ Failed", "retry")
+    assert f"⚠️ Failed: {BridgeUnavailable.PUBLIC}" in chat.showing(failed)
     leaked = [text for text in chat.said(conv) for word in INTERNALS if word in text]
     assert leaked == [], "the Bridge's status, route or address was shown to people"
     assert any("503" in r.getMessage() and "/run" in r.getMessage() for r in caplog.records)

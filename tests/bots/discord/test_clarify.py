@@ -1,5 +1,6 @@
-"""Clarify questions in Discord: buttons, the Custom answer modal, double clicks, restarts,
-and a busy session's Stop button (real Bridge, scripted LLM)."""
+"""Clarify questions in Discord: double clicks and restarts (real Bridge, scripted LLM). A
+choice, the Custom answer modal and a stopped run's question are the conversation contract's
+(tests/bots/contract), on both platforms."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from core.bridge.client import BridgeClient
-from core.models import ClarifyPause, MessageStatus, PauseStatus
+from core.models import ClarifyPause, MessageStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from tests.bots.discord.harness import (
@@ -19,9 +20,7 @@ from tests.bots.discord.harness import (
     button,
     buttons,
     mention,
-    reply_of,
     running_bot,
-    showing,
     text_of,
 )
 from tests.bridge.harness import RunningBridge
@@ -55,37 +54,6 @@ def ephemeral_replies(fake: FakeDiscord, interaction_id: str) -> list[str]:
     return [text_of(fake.message(m)) for m in record.followup_ids]
 
 
-async def test_a_choice_button_answers_and_the_question_shows_who(
-    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
-) -> None:
-    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Blue it is."))
-    async with running_bot(fake, pool):
-        thread, question = await ask(fake)
-        assert [b["label"] for b in buttons(question)] == ["red", "blue", "Custom answer…"]
-        click = await fake.click(question["id"], button(question, "blue")["custom_id"])
-        await fake.wait_until(lambda: answered(fake, thread, "Blue it is."), WAIT, "the answer")
-        await fake.wait_until(lambda: "answered by" in text_of(fake.message(question["id"])), WAIT)
-    assert fake.interaction(click.id).response == {"type": 6}
-    closed = fake.message(question["id"])
-    assert f"✅ answered by <@{fake.user['id']}>: blue" in text_of(closed) and not buttons(closed)
-    assert (await ClarifyPause.get()).answered_by == fake.user["id"]
-
-
-async def test_custom_answer_opens_a_modal_whose_text_answers(
-    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
-) -> None:
-    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Green, then."))
-    async with running_bot(fake, pool):
-        thread, question = await ask(fake)
-        opened = await fake.click(question["id"], button(question, "Custom answer…")["custom_id"])
-        await fake.wait_for_response(opened)
-        assert opened.modal is not None and opened.modal["title"] == "Answer Hermes"
-        await fake.submit_modal(opened, {"answer": "green please"})
-        await fake.wait_until(lambda: answered(fake, thread, "Green, then."), WAIT, "the answer")
-    pause = await ClarifyPause.get()
-    assert (pause.status, pause.answer) == (PauseStatus.ANSWERED, "green please")
-
-
 async def test_a_second_click_is_told_who_answered_first(
     fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
 ) -> None:
@@ -112,47 +80,6 @@ async def test_a_second_click_is_told_who_answered_first(
     assert not buttons(fake.message(question["id"]))
 
 
-async def test_clicks_on_a_question_whose_run_was_stopped_are_told_it_expired(
-    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
-) -> None:
-    llm.script(tool_reply(ToolCall("clarify", COLOUR)))
-    async with running_bot(fake, pool):
-        thread, question = await ask(fake)
-        red, custom_id = (button(question, label)["custom_id"] for label in ("red", "Custom answer…"))
-        (live,) = [m for m in bot_messages(fake, thread) if m["id"] != question["id"]]
-        await fake.click(live["id"], button(live, "Stop")["custom_id"])
-        await fake.wait_until(lambda: "closed" in text_of(fake.message(question["id"])), WAIT)
-        # A client that has not yet seen the edit still shows the buttons.
-        choice = await fake.click(question["id"], red)
-        custom = await fake.click(question["id"], custom_id)
-        await fake.wait_until(lambda: ephemeral_replies(fake, choice.id), WAIT, "the choice's refusal")
-        told = await reply_of(fake, custom)
-    expired = "This question has expired: the run that asked it is over."
-    assert ephemeral_replies(fake, choice.id) == [expired]
-    assert custom.modal is None, "no modal for a question nobody can answer any more"
-    assert text_of(told) == expired and told["flags"] & 64
-    pause = await ClarifyPause.get()
-    assert (pause.status, pause.answer) != (PauseStatus.ANSWERED, "red")
-    assert "closed" in text_of(fake.message(question["id"])) and len(llm.requests) == 1
-
-
-async def test_a_busy_conversation_offers_stop_and_stop_ends_the_run(
-    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
-) -> None:
-    llm.script(tool_reply(ToolCall("clarify", {"question": "Wait?", "choices": []})))
-    async with running_bot(fake, pool):
-        thread, question = await ask(fake, "Wait?")
-        await fake.send_user_message("are you there?", channel_id=thread)
-        await fake.wait_until(lambda: showing(fake, thread, "still working"), WAIT, "the refusal")
-        refusal = showing(fake, thread, "still working")
-        assert refusal is not None
-        await fake.click(refusal["id"], button(refusal, "Stop")["custom_id"])
-        await fake.wait_until(lambda: showing(fake, thread, "⏹ Stopped"), WAIT, "stopped")
-        await fake.wait_until(lambda: "closed" in text_of(fake.message(question["id"])), WAIT)
-    assert not buttons(fake.message(question["id"]))
-    assert len(llm.requests) == 1
-
-
 @pytest.fixture
 async def second_pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
                       ) -> AsyncIterator[RunPool]:
@@ -174,9 +101,10 @@ async def test_buttons_work_after_a_restart(
     await pool.close()
     async with running_bot(fake, second_pool):
         assert await recover(second_pool) == 1
-        await fake.click(question["id"], button(question, "red")["custom_id"])
+        click = await fake.click(question["id"], button(question, "red")["custom_id"])
         await fake.wait_until(lambda: answered(fake, thread, "Red it is."), WAIT, "the answer")
         await fake.wait_until(lambda: "answered by" in text_of(fake.message(question["id"])), WAIT)
+    assert fake.interaction(click.id).response == {"type": 6}, "a choice defers its update"
     assert answered(fake, thread, "Red it is.")["id"] == live["id"], "the same live message"
     assert len(bot_messages(fake, thread)) == 2, "nothing posted twice"
 

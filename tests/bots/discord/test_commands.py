@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.conversation import commands as conversation_commands
-from core.conversation.refusals import INTERNAL
+from core.conversation.refusals import BRIDGE_DOWN, INTERNAL
 from core.models import ChatSession, ConversationBinding
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import (
@@ -97,6 +97,9 @@ async def test_export_memory_status_and_reset(
         memory = await reply_of(fake, await fake.run_command("hermes", "memory", channel_id=thread))
         status = await reply_of(fake, await fake.run_command("hermes", "status", channel_id=thread))
         reset = await reply_of(fake, await fake.run_command("hermes", "reset", channel_id=thread))
+        fake_bridge.fail("memory", 503, times=10)
+        memory_down = await reply_of(fake, await fake.run_command("hermes", "memory",
+                                                                  channel_id=thread))
 
     (md,) = export["attachments"]
     assert md["filename"].endswith(".md") and b"remember the milk" in fake.attachment(md["id"])
@@ -104,8 +107,10 @@ async def test_export_memory_status_and_reset(
     assert "remember the milk" in json.dumps(document)
     assert "likes milk" in text_of(memory) and "alice" in text_of(memory) and memory["flags"] & 64
     assert "Idle" in text_of(status) and "0 running · 0 queued" in text_of(status)
-    assert "starts afresh" in text_of(reset)
+    assert "♻️ Reset" in text_of(reset) and "starts afresh" in text_of(reset)
     assert fake_bridge.requests_to("POST", f"/sessions/{session.hermes_session}/reset")
+    # the Bridge down: said in plain words (the contract's bridge_down_is_said), privately
+    assert text_of(memory_down) == BRIDGE_DOWN and memory_down["flags"] & 64
     assert (await ChatSession.get()).hermes_session != session.hermes_session
 
 

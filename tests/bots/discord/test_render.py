@@ -135,6 +135,13 @@ def test_a_switcher_at_the_first_version_disables_the_left_arrow() -> None:
     assert len({b.custom_id for b in part.buttons}) == 7, "custom ids are unique in a message"
 
 
+def test_a_switcher_at_the_last_version_disables_the_right_arrow() -> None:
+    done = update(MessageStatus.SUCCESS, final_text="hi", thinking=ThinkingText().append("x"))
+    (part,) = turn_parts(done, TurnContext(Versions(2, 2, previous_id=11)))
+    assert [(b.label, b.disabled) for b in part.buttons][:4] == [
+        ("Regenerate", False), ("◀", False), ("2/2", True), ("▶", True)]
+
+
 def pause(status: PauseStatus = PauseStatus.UNANSWERED, choices: tuple[str, ...] = ("red", "blue"),
           **extra: object) -> PauseView:
     return PauseView(7, "c1", "Which colour?", choices, status, **extra)  # type: ignore[arg-type]

@@ -1,4 +1,6 @@
-"""Clarify questions: buttons, the custom-answer modal, double clicks, clicks after a restart."""
+"""Clarify questions on Slack: the custom-answer modal's errors, double clicks, an expired
+question, clicks after a restart. A choice or a custom answer and a stopped run's question are
+the conversation contract's (tests/bots/contract), on both platforms."""
 
 from __future__ import annotations
 
@@ -36,20 +38,6 @@ async def asked(h: Harness, thread: str) -> Message:
 
 def user_answer(llm: ScriptedLLM) -> str:
     return json.loads(llm.requests[-1]["messages"][-1]["content"])["user_response"]
-
-
-async def test_a_choice_button_answers_and_the_buttons_give_way(h: Harness, llm: ScriptedLLM) -> None:
-    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Blue it is."))
-    thread = (await h.event("app_mention", text="paint the shed", user="U0ALICE"))["ts"]
-    question = await asked(h, thread)
-    assert "Which colour?" in texts(question)
-    assert [b["text"]["text"] for b in question.blocks[1]["elements"]] == ["red", "blue", "Custom answer…"]
-
-    await h.click(question, ids.choice_action(1), user="U0ALICE")
-    [done] = await h.answered(CHANNEL_ID, thread)
-    assert "Blue it is." in texts(done) and user_answer(llm) == "blue"
-    await until(lambda: "answered by <@U0ALICE>: blue" in texts(h.slack.message(CHANNEL_ID, question.ts)))
-    assert not has_button(h.slack.message(CHANNEL_ID, question.ts), ids.CLARIFY_CUSTOM)
 
 
 @pytest.fixture
@@ -111,21 +99,6 @@ async def test_an_expired_question_says_so(h: Harness, llm: ScriptedLLM) -> None
     run = h.pool.active()[0]
     await h.pool.stop(run.run_id)
 
-
-
-async def test_clicks_on_the_question_of_a_stopped_run_are_told_it_expired(
-    h: Harness, llm: ScriptedLLM
-) -> None:
-    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("never"))
-    thread = (await h.event("app_mention", text="paint"))["ts"]
-    question = await asked(h, thread)  # as a client that has not seen the edit still shows it
-    await h.pool.stop(h.pool.active()[0].run_id)
-    await h.click(question, ids.choice_action(0))
-    await h.click(question, ids.CLARIFY_CUSTOM, trigger=True)
-    await until(lambda: len([t for t in h.ephemerals() if "expired" in t]) == 2)
-    assert not h.slack.calls_to("views.open")
-    pause = await ClarifyPause.get()
-    assert pause.status == PauseStatus.EXPIRED and pause.answer is None
 
 async def test_a_button_works_after_a_restart(
     db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path,

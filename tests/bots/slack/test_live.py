@@ -1,10 +1,11 @@
-"""The live message while a run works: todos, tools, Stop; busy refusals; Slack's retries."""
+"""The live message while a run works (todos, tools), Slack's retries and signatures. A busy
+refusal and its Stop are the conversation contract's (tests/bots/contract)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from core.models import ChatMessage, MessageStatus, Role
+from core.models import ChatMessage, Role
 from tests.bots.slack.harness import Harness, has_button, texts, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack_payloads import (
@@ -39,24 +40,6 @@ async def test_todos_and_tools_show_while_the_run_works(h: Harness, llm: Scripte
     assert "All planned." in texts(done) and "1 tool call · 1/2 todos · model scripted-model" in texts(done)
     revisions = [r.blocks for r in done.revisions]
     assert any("Todo" in str(blocks) for blocks in revisions)
-
-
-async def test_a_second_message_while_busy_is_refused_with_a_stop_button(h: Harness, llm: ScriptedLLM) -> None:
-    gate = asyncio.Event()
-    llm.script(text_reply("a long story", gate=gate, chunk_size=2))
-    thread = (await h.event("app_mention", text="tell me a story"))["ts"]
-    await until(lambda: h.bot_messages(CHANNEL_ID, thread))
-    await h.event("thread_message", text="and faster please", thread_ts=thread)
-    refusal = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread) if "still working" in m.text])
-    assert has_button(refusal[0], "hermes.run.stop")
-
-    await h.click(refusal[0], "hermes.run.stop")
-    stopped = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread) if "⏹ Stopped" in texts(m)])
-    assert has_button(stopped[0], "hermes.answer.regenerate")
-    gate.set()
-    assert await ChatMessage.filter(role=Role.ASSISTANT, status=MessageStatus.STOPPED).count() == 1
-    await h.click(refusal[0], "hermes.run.stop")  # again, once it is over: told so, privately
-    await until(lambda: "That run has already finished." in h.ephemerals())
 
 
 async def test_retries_and_double_deliveries_start_one_run(h: Harness, llm: ScriptedLLM) -> None:
