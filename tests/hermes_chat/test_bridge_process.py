@@ -23,7 +23,6 @@ from hermes_chat.bridge_leftover import ChildRecords
 from hermes_chat.bridge_process import BridgeSupervisor, wait_ready
 from tests.conftest import TEST_CONFIG_YAML
 from tests.faults.bridge_child import BridgeChild, free_port
-from tests.faults.conftest import bridge_child  # noqa: F401
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.hermes_chat.test_replicas_e2e import Replica, _until, replica
 from tests.hermes_chat.test_serve import code_path
@@ -134,7 +133,7 @@ async def test_a_child_left_by_a_dead_serve_is_recognised_and_replaced(tmp_path:
 
 
 @pytest.fixture
-def foreign_bridge(bridge_child: BridgeChild) -> BridgeChild:  # noqa: F811
+def foreign_bridge(bridge_child: BridgeChild) -> BridgeChild:
     """A Bridge started by hand (its own HERMES_HOME), not by a serve."""
     return bridge_child
 

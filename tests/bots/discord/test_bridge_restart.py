@@ -9,16 +9,15 @@ import asyncio
 from core.models import ChatMessage, MessageStatus, Role
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import answered, bot_messages, mention, running_bot, showing
-from tests.faults.bridge_child import BridgeChild
-from tests.faults.conftest import bridge_child, child_pool  # noqa: F401
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, text_reply
+from tests.faults.bridge_child import BridgeChild
 
 WAIT = 40.0  # a Bridge restart takes a few seconds on a busy machine
 
 
 async def test_a_run_cut_by_a_bridge_restart_resumes_in_the_same_message(
-    fake: FakeDiscord, child_pool: RunPool, bridge_child: BridgeChild, llm: ScriptedLLM,  # noqa: F811
+    fake: FakeDiscord, child_pool: RunPool, bridge_child: BridgeChild, llm: ScriptedLLM,
 ) -> None:
     gate, again = asyncio.Event(), asyncio.Event()
     llm.script(text_reply("Once upon a time", gate=gate, chunk_size=9),

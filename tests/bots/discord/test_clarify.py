@@ -3,13 +3,6 @@ and a busy session's Stop button (real Bridge, scripted LLM)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
-
-import pytest
-
-from core.bridge.client import BridgeClient
 from core.models import ClarifyPause, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
@@ -18,41 +11,15 @@ from tests.bots.discord.harness import (
     bot_messages,
     button,
     buttons,
-    mention,
+    ephemeral_replies,
     reply_of,
     running_bot,
     showing,
     text_of,
 )
-from tests.bridge.harness import RunningBridge
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
-
-WAIT = 15.0
-COLOUR = {"question": "Which colour?", "choices": ["red", "blue"]}
-Payload = dict[str, Any]
-
-
-async def ask(fake: FakeDiscord, question: str = "Which colour?") -> tuple[int, Payload]:
-    """Mention the bot; the thread and the question's message once it shows with buttons."""
-    asked = await fake.send_user_message(mention(fake, "paint the shed"))
-    thread = int(asked["id"])
-
-    def question_shown() -> Payload | None:
-        return next((m for m in bot_messages(fake, thread)
-                     if m["embeds"] and m["embeds"][0].get("title") == "❓ Hermes asks"
-                     and question in text_of(m) and buttons(m)), None)
-
-    await fake.wait_until(question_shown, WAIT, "the question")
-    message = question_shown()
-    assert message is not None
-    return thread, message
-
-
-def ephemeral_replies(fake: FakeDiscord, interaction_id: str) -> list[str]:
-    record = fake.interaction(interaction_id)
-    return [text_of(fake.message(m)) for m in record.followup_ids]
+from tests.support.discord import COLOUR, WAIT, ask
 
 
 async def test_a_choice_button_answers_and_the_question_shows_who(
@@ -151,17 +118,6 @@ async def test_a_busy_conversation_offers_stop_and_stop_ends_the_run(
         await fake.wait_until(lambda: "closed" in text_of(fake.message(question["id"])), WAIT)
     assert not buttons(fake.message(question["id"]))
     assert len(llm.requests) == 1
-
-
-@pytest.fixture
-async def second_pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
-                      ) -> AsyncIterator[RunPool]:
-    """Another RunPool on the same database and Bridge: the process after a restart."""
-    async with BridgeClient(bridge.url, policy=FAST) as client:
-        runs = RunPool(client, catalogue_for(llm, skills_dir))
-        await runs.open()
-        yield runs
-        await runs.close()
 
 
 async def test_buttons_work_after_a_restart(

@@ -23,10 +23,10 @@ from tests.bots.discord.harness import (
     showing,
     text_of,
 )
-from tests.core.runtime.conftest import FAST
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.support.runtime import FAST
 
 WAIT = 10.0
 CREATE_PUBLIC_THREADS, SEND_MESSAGES = 1 << 35, 1 << 11

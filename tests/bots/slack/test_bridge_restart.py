@@ -12,17 +12,16 @@ from core.models import ChatMessage, MessageStatus, Role
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import has_button, running, texts, until
-from tests.faults.bridge_child import BridgeChild
-from tests.faults.conftest import bridge_child, child_pool  # noqa: F401
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID
+from tests.faults.bridge_child import BridgeChild
 
 DEADLINE = 40.0  # a Bridge restart takes a few seconds on a busy machine
 
 
 async def test_a_run_cut_by_a_bridge_restart_resumes_in_the_same_message(
-    fake_slack: FakeSlack, child_pool: RunPool, bridge_child: BridgeChild,  # noqa: F811
+    fake_slack: FakeSlack, child_pool: RunPool, bridge_child: BridgeChild,
     llm: ScriptedLLM, fast_clock: FastClock,
 ) -> None:
     gate, again = asyncio.Event(), asyncio.Event()
