@@ -54,7 +54,7 @@ from bench.load.world import SIGNING_SECRET, SLACK_TOKEN, World, add_slack_conve
 from bridge.hermes_home import DEFAULT_CONFIG_YAML
 from core import db
 from tests.faults.bridge_child import BridgeChild
-from tests.hermes_chat.test_replicas_e2e import Replica, replica
+from tests.support.replicas import Replica, replica
 
 BRIDGE_TOKEN = "scaling-bench-token"
 FIRST_REPLY_WAIT = 30.0  # seconds a step's last first reply may take before the step failed

@@ -27,6 +27,19 @@ from core import db as database
 from tests.bridge.harness import RunningBridge, running_bridge
 from tests.fakes.llm_server import ScriptedLLM
 
+# What several test directories share lives in tests/support (a test module imports from there,
+# never from another test module), its asserts rewritten as a test module's are. Its fixtures
+# are plugins: any test takes them by name, and a conftest or test module that defines one of
+# the same name overrides it below it. (pytest reads `pytest_plugins` in the root conftest only.)
+pytest.register_assert_rewrite("tests.support")
+pytest_plugins = [
+    "tests.support.runtime",
+    "tests.support.approvals",
+    "tests.support.faults",
+    "tests.support.slack",
+    "tests.support.discord",
+]
+
 BACKEND = os.environ.get("HERMES_TEST_DB", "sqlite")
 POSTGRES_ADMIN_URL = os.environ.get(
     "HERMES_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"

@@ -1,8 +1,9 @@
 """Fixtures of the admin API tests: a catalogue on disk, a fake Bridge, the real server.
 
 The shared server (`api`) has a run pool that no test starts runs on; tests of runs serve the
-app on the run pool fixtures of tests/core/runtime: `pool_api` (the real Bridge, a scripted
-LLM) and `fake_pool_api` (the fault-injecting fake Bridge, a cap of two runs).
+app on the run pool fixtures of tests/support/runtime.py: `pool_api` (the real Bridge, a scripted
+LLM) and `fake_pool_api` (the fault-injecting fake Bridge, a cap of two runs; here `fake_pool`
+runs on this module's shared `fake_bridge`).
 """
 
 from __future__ import annotations
@@ -20,13 +21,7 @@ from core.catalogue import Catalogue, load_catalogue
 from core.config import Settings
 from core.runtime.pool import RunPool
 from tests.admin.server import DEADLINE, serving
-from tests.core.runtime import conftest as runtime_fixtures
 from tests.fakes.fake_bridge import FakeBridge, Item, ev
-
-# The run pools of the runtime tests; `fake_pool` runs on this module's shared `fake_bridge`.
-pool = runtime_fixtures.pool
-fake_pool = runtime_fixtures.fake_pool
-skills_dir = runtime_fixtures.skills_dir
 
 TOKEN = "admin-token-for-tests"
 KEEPALIVE = 0.2  # seconds between SSE keep-alive comments of the run tests' servers

@@ -11,23 +11,15 @@ from core import sessions
 from core.models import MessageStatus
 from core.runtime.pool import RunPool
 from tests.admin.conftest import AUTH, admin_on
-from tests.core.runtime.test_approvals import (  # noqa: F401 (fixtures)
-    ASKER,
-    asked,
-    rm,
-    runs,
-    terminal_bridge,
-    terminal_settings,
-    victim,
-)
 from tests.bridge.harness import RunningBridge
-from tests.core.runtime.conftest import opened_pool
 from tests.core.runtime.waiting import finished
 from tests.fakes.llm_server import ScriptedLLM, text_reply, tool_reply
+from tests.support.approvals import ASKER, asked, rm
+from tests.support.runtime import opened_pool
 
 
 async def test_an_admin_lists_decides_and_revokes(
-    runs: RunPool, llm: ScriptedLLM, victim: Path  # noqa: F811
+    runs: RunPool, llm: ScriptedLLM, victim: Path
 ) -> None:
     llm.script(tool_reply(rm(victim)), text_reply("gone"))
     run = await runs.start((await sessions.create_session()).id, "clean up", author=ASKER)
@@ -70,7 +62,7 @@ async def test_an_admin_lists_decides_and_revokes(
 
 
 async def test_a_run_waiting_on_an_approval_has_no_clarify_pending_on_any_replica(
-    runs: RunPool, llm: ScriptedLLM, victim: Path, terminal_bridge: RunningBridge  # noqa: F811
+    runs: RunPool, llm: ScriptedLLM, victim: Path, terminal_bridge: RunningBridge
 ) -> None:
     """Read from the database (another process drives the run), an approval is no clarify
     question: `pendingClarify` stays null there too, as on the replica that drives it."""

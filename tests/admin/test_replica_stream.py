@@ -24,9 +24,9 @@ from tests.admin.conftest import AUTH, admin_on
 from tests.admin.server import DEADLINE, poll_until
 from tests.admin.sse import Frame, events, stream
 from tests.conftest import BACKEND
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Item, Stall, ev
+from tests.support.runtime import FAST, catalogue_for
 
 POSTGRES_ONLY = pytest.mark.skipif(
     BACKEND != "postgres",

@@ -17,20 +17,17 @@ from tests.admin.conftest import AUTH, admin_on
 from tests.admin.server import DEADLINE
 from tests.admin.sse import events, stream
 from tests.bots.discord import harness as discord
-from tests.bots.discord.conftest import fake as fake_discord  # noqa: F401  (a fixture)
-from tests.bots.discord.test_clarify import ask as discord_question
 from tests.bots.slack import harness as slack
 from tests.bots.slack.clocks import FastClock
-from tests.bots.slack.conftest import fake_slack, fast_clock  # noqa: F401  (fixtures)
-from tests.bots.slack.test_clarify import asked as slack_question
 from tests.core.runtime.waiting import finished, until
-from tests.faults.bridge_child import BridgeChild
-from tests.faults.conftest import bridge_child, child_pool  # noqa: F401  (fixtures)
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge, WaitAnswer, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID
+from tests.faults.bridge_child import BridgeChild
+from tests.support.discord import ask as discord_question
+from tests.support.slack import asked as slack_question
 
 COLOUR = {"question": "Which colour?", "choices": ["red", "blue"]}
 
@@ -187,7 +184,7 @@ async def test_answers_to_the_wrong_run_or_question_are_refused(
 
 
 async def test_an_answer_over_http_after_the_bridge_restarted_finishes_the_same_turn(
-    child_pool: RunPool, bridge_child: BridgeChild, llm: ScriptedLLM  # noqa: F811
+    child_pool: RunPool, bridge_child: BridgeChild, llm: ScriptedLLM
 ) -> None:
     llm.script(tool_reply(ToolCall("clarify", COLOUR, call_id="call-colour")),
                text_reply("Blue it is."))

@@ -18,9 +18,8 @@ import pytest
 from core.logs import REDACTED
 from hermes_chat.bridge_process import wait_ready
 from tests.conftest import TEST_CONFIG_YAML
-from tests.faults.bridge_child import free_port
 from tests.fakes.llm_server import ScriptedLLM, error_reply
-from tests.hermes_chat.test_serve import code_path
+from tests.support.processes import code_path, free_port
 
 SECRETS = {
     "BRIDGE_TOKEN": "SECRETbridgetoken7d6c5b",

@@ -16,9 +16,9 @@ from core.bridge.fleet import BridgeFleet
 from core.conversation import turns
 from core.models import ChatMessage, ChatSession, MessageStatus
 from core.runtime.pool import RunPool
-from tests.core.runtime.conftest import FAST, catalogue_for, skills_dir  # noqa: F401
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
+from tests.support.runtime import FAST, catalogue_for
 
 
 class Clock:
@@ -63,7 +63,7 @@ def new_fleet(urls: list[str], clock: Clock) -> BridgeFleet:
 
 
 @pytest.fixture
-async def two(db: str, skills_dir: Path) -> AsyncIterator[Fleet]:  # noqa: F811
+async def two(db: str, skills_dir: Path) -> AsyncIterator[Fleet]:
     clock = Clock()
     async with AsyncExitStack() as stack:
         fakes = [await stack.enter_async_context(FakeBridge(heartbeat=0.2)) for _ in range(2)]

@@ -8,21 +8,15 @@ import asyncio
 import os
 import secrets
 import signal
-import socket
 import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hermes_chat.bridge_process import wait_ready  # the readiness check of `serve`
+from tests.support.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

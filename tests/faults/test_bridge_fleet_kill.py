@@ -19,10 +19,10 @@ from core.bridge.stream import StreamPolicy
 from core.models import ChatMessage, MessageStatus
 from core.runtime.pool import RunPool
 from tests.conftest import TEST_CONFIG_YAML
-from tests.core.runtime.conftest import catalogue_for, skills_dir  # noqa: F401
 from tests.core.runtime.waiting import finished, stored_seqs, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.faults.bridge_child import BridgeChild
+from tests.support.runtime import catalogue_for
 
 # A killed Bridge refuses connections at once: a few quick reconnects, then the other Bridge.
 QUICK = StreamPolicy(read_timeout=5.0, connect_timeout=1.0, backoff_base=0.05, backoff_cap=0.2,
@@ -43,7 +43,7 @@ class Pair:
 
 
 @pytest.fixture
-async def pair(db: str, tmp_path: Path, llm: ScriptedLLM, skills_dir: Path  # noqa: F811
+async def pair(db: str, tmp_path: Path, llm: ScriptedLLM, skills_dir: Path
                ) -> AsyncIterator[Pair]:
     token = "shared-bridge-token"
     async with AsyncExitStack() as stack:

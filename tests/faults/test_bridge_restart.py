@@ -16,11 +16,11 @@ from core.bridge.stream import StreamPolicy
 from core.errors import BridgeUnavailable
 from core.models import ChatMessageLog, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
-from tests.core.runtime.conftest import catalogue_for
 from tests.core.runtime.waiting import finished, message, stored_seqs, until
-from tests.faults.bridge_child import BridgeChild
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.faults.bridge_child import BridgeChild
+from tests.support.runtime import catalogue_for
 
 TODO = {"todos": [{"id": "1", "content": "tell it", "status": "in_progress"}]}
 

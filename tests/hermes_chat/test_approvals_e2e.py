@@ -21,9 +21,9 @@ import httpx
 from core.models import ChatMessage, MessageStatus
 from tests.conftest import TEST_CONFIG_YAML
 from tests.fakes.llm_server import RequestBody, ScriptedLLM, ToolCall, text_reply, tool_reply
-from tests.hermes_chat.test_durable_e2e import _bridge_process, _restarted
-from tests.hermes_chat.test_replicas_e2e import Replica, _models_file, _until, replica
-from tests.hermes_chat.test_serve import _free_port
+from tests.support.durable import bridge_process, restarted
+from tests.support.processes import free_port
+from tests.support.replicas import Replica, models_file, replica, until
 
 TOKEN = "admin-token-approvals"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -55,8 +55,8 @@ async def world(db: str, llm: ScriptedLLM, tmp_path: Path) -> AsyncIterator[Worl
     (tmp_path / "hermes").mkdir()
     (tmp_path / "hermes" / "config.yaml").write_text(TEST_CONFIG_YAML, encoding="utf-8")
     settings = {
-        "DATABASE_URL": db, "BRIDGE_PORT": str(_free_port()), "ADMIN_TOKEN": TOKEN,
-        "MODELS_FILE": str(_models_file(tmp_path, llm)), "SKILLS_DIR": str(tmp_path / "skills"),
+        "DATABASE_URL": db, "BRIDGE_PORT": str(free_port()), "ADMIN_TOKEN": TOKEN,
+        "MODELS_FILE": str(models_file(tmp_path, llm)), "SKILLS_DIR": str(tmp_path / "skills"),
         "BRIDGE_TOOLSETS": "terminal,clarify", "RUN_LEASE_SECONDS": "2",
     }
     async with httpx.AsyncClient(timeout=60.0, headers=AUTH) as http:
@@ -92,7 +92,7 @@ async def _ended(message_id: int) -> bool:
 
 
 async def _asked(w: World, serve: Replica) -> dict[str, Any]:
-    pending = await _until(lambda: _pending(w, serve), "the approval asked", serve)
+    pending = await until(lambda: _pending(w, serve), "the approval asked", serve)
     assert isinstance(pending, list) and len(pending) == 1
     return pending[0]
 
@@ -115,7 +115,7 @@ async def finish(w: World, serve: Replica, run: dict[str, Any], asked: dict[str,
     assert w.victim.exists()  # nothing ran without a decision, across the restart
     assert [a["approvalId"] for a in await _pending(w, serve)] == [asked["approvalId"]]
     await _decide(w, serve, asked["approvalId"], "once")
-    await _until(lambda: _ended(run["messageId"]), "the approved turn done", serve)
+    await until(lambda: _ended(run["messageId"]), "the approved turn done", serve)
     assert not w.victim.exists()  # it ran, once
 
     w.victim.mkdir()  # once is not remembered: the next request asks again
@@ -123,7 +123,7 @@ async def finish(w: World, serve: Replica, run: dict[str, Any], asked: dict[str,
     second = await _asked(w, serve)
     assert second["approvalId"] != asked["approvalId"]
     await _decide(w, serve, second["approvalId"], "deny")
-    await _until(lambda: _ended(again["messageId"]), "the denied turn done", serve)
+    await until(lambda: _ended(again["messageId"]), "the denied turn done", serve)
     assert w.victim.exists()
 
 
@@ -143,10 +143,10 @@ async def test_an_approval_survives_a_kill_9_of_the_bridge(
     db: str, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
     async def kill_bridge(w: World, serve: Replica) -> Replica:
-        before = await _bridge_process(w, serve)  # type: ignore[arg-type]
+        before = await bridge_process(w, serve)  # type: ignore[arg-type]
         os.kill(int(str(before["pid"])), signal.SIGKILL)
-        await _until(lambda: _restarted(w, serve, before["instance"]),  # type: ignore[arg-type]
-                     "the supervisor restarted the Bridge", serve)
+        await until(lambda: restarted(w, serve, before["instance"]),  # type: ignore[arg-type]
+                    "the supervisor restarted the Bridge", serve)
         return serve
 
     async with world(db, llm, tmp_path) as w:

@@ -15,7 +15,7 @@ import pytest
 
 from core.errors import InvalidInput
 from hermes_chat.bridge_leftover import ChildRecord, ChildRecords, clear_the_port
-from tests.faults.bridge_child import free_port
+from tests.support.processes import free_port
 
 OURS = f"http://127.0.0.1:{free_port()}"  # nothing listens there
 ELSEWHERE = f"http://127.0.0.1:{free_port()}"

@@ -22,11 +22,10 @@ from hermes_chat.bridge_environment import child_environment
 from hermes_chat.bridge_leftover import ChildRecords
 from hermes_chat.bridge_process import BridgeSupervisor, wait_ready
 from tests.conftest import TEST_CONFIG_YAML
-from tests.faults.bridge_child import BridgeChild, free_port
-from tests.faults.conftest import bridge_child  # noqa: F401
 from tests.fakes.llm_server import ScriptedLLM, text_reply
-from tests.hermes_chat.test_replicas_e2e import Replica, _until, replica
-from tests.hermes_chat.test_serve import code_path
+from tests.faults.bridge_child import BridgeChild
+from tests.support.processes import code_path, free_port
+from tests.support.replicas import Replica, replica, resolved, until
 
 DEADLINE = 60.0
 
@@ -59,10 +58,6 @@ def _gone(pid: int) -> bool:
         return True
 
 
-async def _truthy(value: object) -> object:
-    return value
-
-
 async def test_a_crashed_child_is_started_again_and_health_and_metrics_show_it(
     tmp_path: Path, llm: ScriptedLLM
 ) -> None:
@@ -79,7 +74,7 @@ async def test_a_crashed_child_is_started_again_and_health_and_metrics_show_it(
             child = await _child(serve)
             return child if child["restarts"] == 1 and child["state"] == "running" else None
 
-        again: dict[str, object] = await _until(restarted, "the child started again", serve)
+        again: dict[str, object] = await until(restarted, "the child started again", serve)
         assert again["pid"] != first["pid"] and again["instance"] != first["instance"]
         assert again["lastExit"] == "was killed by SIGKILL"
         metrics = (await http.get("/metrics")).text
@@ -98,7 +93,7 @@ async def test_a_crashed_child_is_started_again_and_health_and_metrics_show_it(
             assert state["status"] in ("QUEUED", "RUNNING", "SUCCESS"), state
             return state["status"] == "SUCCESS"
 
-        await _until(succeeded, "a run through the restarted child", serve)
+        await until(succeeded, "a run through the restarted child", serve)
 
 
 async def test_a_kill_9_of_serve_takes_its_child_along(tmp_path: Path) -> None:
@@ -106,7 +101,7 @@ async def test_a_kill_9_of_serve_takes_its_child_along(tmp_path: Path) -> None:
         pid = int(str((await _child(serve))["pid"]))
         serve.process.kill()  # SIGKILL: serve cleans nothing up
         await serve.process.wait()
-        await _until(lambda: _truthy(_gone(pid)), "the orphaned child gone", serve)
+        await until(lambda: resolved(_gone(pid)), "the orphaned child gone", serve)
 
 
 async def test_a_child_left_by_a_dead_serve_is_recognised_and_replaced(tmp_path: Path) -> None:
@@ -134,7 +129,7 @@ async def test_a_child_left_by_a_dead_serve_is_recognised_and_replaced(tmp_path:
 
 
 @pytest.fixture
-def foreign_bridge(bridge_child: BridgeChild) -> BridgeChild:  # noqa: F811
+def foreign_bridge(bridge_child: BridgeChild) -> BridgeChild:
     """A Bridge started by hand (its own HERMES_HOME), not by a serve."""
     return bridge_child
 
@@ -236,7 +231,7 @@ async def test_ctrl_c_reaches_serve_alone_which_then_stops_its_child(tmp_path: P
             stderr=sink, start_new_session=True)  # a group of its own, like a terminal's job
     serve = Replica("serve", process, f"http://127.0.0.1:{env['ADMIN_PORT']}", log)
     try:
-        await _until(lambda: _answers(serve), "serve healthy", serve)
+        await until(lambda: _answers(serve), "serve healthy", serve)
         child = int(str((await _child(serve))["pid"]))
         assert os.getsid(child) == child != os.getsid(process.pid)  # out of the terminal's reach
         os.killpg(process.pid, signal.SIGINT)

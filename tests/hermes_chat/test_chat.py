@@ -10,8 +10,8 @@ from pathlib import Path
 from hermes_chat.chat import EXIT_NO_SESSION, EXIT_SERVICE_DOWN, command_of
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.hermes_chat.terminal import DEADLINE, Terminal
-from tests.hermes_chat.test_first_hour import Service, newcomer_env, served, service  # noqa: F401
-from tests.hermes_chat.test_serve import _free_port
+from tests.support.newcomer import Service, newcomer_env, service
+from tests.support.processes import free_port
 
 
 async def _finished(served: Service, session_id: int) -> bool:
@@ -124,7 +124,7 @@ async def test_a_session_that_is_not_there_says_how_to_list_them(served: Service
 
 
 async def test_no_service_is_one_clear_line_and_its_own_exit_code(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     with Terminal.start(["-m", "hermes_chat", "chat", "--url", url], tmp_path, newcomer_env()) as chat:
         assert await chat.exit_code() == EXIT_SERVICE_DOWN
     assert chat.output == (f"hermes-chat: no hermes-chat service on {url}: start it with "

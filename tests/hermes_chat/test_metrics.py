@@ -12,9 +12,9 @@ from core.bridge.fleet import BridgeFleet
 from core.platform_links import PlatformLinks
 from core.runtime.pool import RunPool
 from hermes_chat.metrics import BridgeFleetCollector, PlatformLinkCollector, RuntimeCollector
-from tests.core.runtime.conftest import FAST, catalogue_for, fake_bridge, fake_pool, skills_dir  # noqa: F401
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.support.runtime import FAST, catalogue_for
 
 
 async def test_the_figures_follow_the_runs(fake_pool: RunPool, fake_bridge: FakeBridge) -> None:
@@ -59,7 +59,7 @@ def test_each_configured_platform_has_its_connection_reconnects_and_drops() -> N
 
 
 async def test_each_bridge_of_several_shows_whether_it_answers_and_the_runs_it_holds(
-    db: str, fake_bridge: FakeBridge, skills_dir: Path  # noqa: F811
+    db: str, fake_bridge: FakeBridge, skills_dir: Path
 ) -> None:
     async with FakeBridge() as gone:
         await gone.stop()

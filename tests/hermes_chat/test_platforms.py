@@ -15,7 +15,6 @@ from core.runtime.pool import RunPool
 from hermes_chat.compose import Parts
 from hermes_chat.platforms import start_platforms, stop_platforms
 from tests.bots.slack.harness import serving
-from tests.core.runtime.conftest import fake_bridge, fake_pool, skills_dir  # noqa: F401
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import sign_request

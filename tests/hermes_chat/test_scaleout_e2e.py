@@ -30,21 +30,22 @@ from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID
-from tests.hermes_chat.test_bridges_e2e import TOKEN, _bridge
-from tests.hermes_chat.test_replicas_e2e import (
+from tests.support.replicas import (
+    BRIDGE_TOKEN,
     Replica,
-    _about,
-    _assistant,
-    _async,
-    _click,
-    _finished_in_slack,
-    _is,
-    _mention,
-    _models_file,
-    _question,
-    _seqs,
-    _until,
+    about,
+    assistant_turn,
+    clarify_question,
+    finished_in_slack,
+    has_status,
+    log_seqs,
+    models_file,
     replica,
+    resolved,
+    slack_click,
+    slack_mention,
+    started_bridge,
+    until,
 )
 
 pytestmark = pytest.mark.skipif(
@@ -72,11 +73,11 @@ QUESTION = {"question": "Which colour?", "choices": ["red", "blue"]}
 
 def _script(llm: ScriptedLLM, gate: asyncio.Event) -> None:
     for word in SLACK_STORIES + DISCORD_STORIES:  # held mid-stream until the kills; a
-        llm.script(text_reply(_story(word), gate=gate, chunk_size=24, match=_about(word)),
-                   text_reply(_story(word), chunk_size=24, match=_about(word)))  # continuation's
+        llm.script(text_reply(_story(word), gate=gate, chunk_size=24, match=about(word)),
+                   text_reply(_story(word), chunk_size=24, match=about(word)))  # continuation's
     for word in SLACK_QUESTIONS + DISCORD_QUESTIONS:
-        llm.script(tool_reply(ToolCall("clarify", QUESTION), match=_about(word, answered=False)),
-                   text_reply(f"Blue it is for {word}.", match=_about(word, answered=True)))
+        llm.script(tool_reply(ToolCall("clarify", QUESTION), match=about(word, answered=False)),
+                   text_reply(f"Blue it is for {word}.", match=about(word, answered=True)))
 
 
 def _connected_shards(discord: FakeDiscord) -> list[int]:
@@ -103,7 +104,7 @@ def _untidy(slack: FakeSlack, thread: str) -> list[str]:
 
 
 async def _all_placed(words: list[str]) -> list[ChatMessage] | None:
-    turns = [await _assistant(w) for w in words]
+    turns = [await assistant_turn(w) for w in words]
     if any(t is None or t.bridge is None for t in turns):
         return None
     return turns  # type: ignore[return-value]
@@ -115,7 +116,7 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
     gate = asyncio.Event()
     _script(llm, gate)
     (tmp_path / "skills").mkdir()
-    bridges = [await _bridge(tmp_path, name) for name in ("a", "b")]
+    bridges = [await started_bridge(tmp_path, name) for name in ("a", "b")]
     try:
         async with FakeSlack(bot_token="xoxb-test") as slack, \
                 FakeDiscord() as discord, contextlib.AsyncExitStack() as stack:
@@ -123,7 +124,7 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
             channels = [discord.add_guild(f"Guild {s}", shard=(s, SHARDS)) for s in range(SHARDS)]
             settings = {
                 "DATABASE_URL": db, "HERMES_BRIDGE_URL": ",".join(b.url for b in bridges),
-                "BRIDGE_TOKEN": TOKEN, "MODELS_FILE": str(_models_file(tmp_path, llm)),
+                "BRIDGE_TOKEN": BRIDGE_TOKEN, "MODELS_FILE": str(models_file(tmp_path, llm)),
                 "SKILLS_DIR": str(tmp_path / "skills"), "RUN_LEASE_SECONDS": str(LEASE),
                 "MAX_ACTIVE_RUNS": "20",  # per replica: every turn in flight at the kills
                 "SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": SECRET,
@@ -133,11 +134,11 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
             three: list[Replica] = list(await asyncio.gather(*(
                 stack.enter_async_context(replica(name, tmp_path, settings)) for name in "ABC")))
             http = await stack.enter_async_context(httpx.AsyncClient(timeout=60.0))
-            await _until(lambda: _async(_connected_shards(discord) == list(range(SHARDS))),
-                         "every Discord shard connected once", *three)
+            await until(lambda: resolved(_connected_shards(discord) == list(range(SHARDS))),
+                        "every Discord shard connected once", *three)
 
             slack_words = SLACK_STORIES + SLACK_QUESTIONS
-            slack_threads = {w: await _mention(http, three[n % 3], w) for n, w in enumerate(slack_words)}
+            slack_threads = {w: await slack_mention(http, three[n % 3], w) for n, w in enumerate(slack_words)}
             discord_words = DISCORD_STORIES + DISCORD_QUESTIONS
             discord_threads: dict[str, int] = {}
             for n, word in enumerate(discord_words):
@@ -145,16 +146,16 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
                                                         channel_id=channels[n % SHARDS])
                 discord_threads[word] = int(asked["id"])
             words = slack_words + discord_words
-            turns: list[ChatMessage] = await _until(lambda: _all_placed(words), "20 turns placed",
-                                                    *three)
-            await _until(lambda: _async(len(llm.requests) >= len(words)), "every turn streaming",
-                         *three)
+            turns: list[ChatMessage] = await until(lambda: _all_placed(words), "20 turns placed",
+                                                   *three)
+            await until(lambda: resolved(len(llm.requests) >= len(words)), "every turn streaming",
+                        *three)
             for word in SLACK_QUESTIONS:
-                await _until(lambda: _async(_question(slack, slack_threads[word])),
-                             "the Slack questions shown", *three)
+                await until(lambda: resolved(clarify_question(slack, slack_threads[word])),
+                            "the Slack questions shown", *three)
             for word in DISCORD_QUESTIONS:
-                await _until(lambda: _async(_discord_question(discord, discord_threads[word])),
-                             "the Discord questions shown", *three)
+                await until(lambda: resolved(_discord_question(discord, discord_threads[word])),
+                            "the Discord questions shown", *three)
 
             victim = next(r for r in three if _holds_shards(r))
             survivors = [r for r in three if r is not victim]
@@ -163,14 +164,14 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
             await victim.process.wait()
             await doomed.kill()  # kill -9 of the Bridge holding the first conversation
 
-            await _until(lambda: _async(_connected_shards(discord) == list(range(SHARDS))),
-                         "the dead replica's shards taken over", *survivors)
+            await until(lambda: resolved(_connected_shards(discord) == list(range(SHARDS))),
+                        "the dead replica's shards taken over", *survivors)
             gate.set()
             shown_questions: dict[str, Any] = {}
             for n, word in enumerate(SLACK_QUESTIONS):
-                shown_questions[word] = question = _question(slack, slack_threads[word])
+                shown_questions[word] = question = clarify_question(slack, slack_threads[word])
                 assert question is not None
-                await _click(http, survivors[n % 2], question, ids.choice_action(1))
+                await slack_click(http, survivors[n % 2], question, ids.choice_action(1))
             clicks = []
             for word in DISCORD_QUESTIONS:
                 shown_questions[word] = asked_here = _discord_question(discord, discord_threads[word])
@@ -179,24 +180,24 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
                                                   button(asked_here, "blue")["custom_id"]))
 
             for turn in turns:
-                await _until(lambda: _is(turn.id, MessageStatus.SUCCESS), "every turn done",
-                             *survivors)
+                await until(lambda: has_status(turn.id, MessageStatus.SUCCESS), "every turn done",
+                            *survivors)
             for word in slack_words:
-                await _until(lambda: _async(_finished_in_slack(slack, slack_threads[word])),
-                             "every Slack answer shown", *survivors)
+                await until(lambda: resolved(finished_in_slack(slack, slack_threads[word])),
+                            "every Slack answer shown", *survivors)
                 # a stream the answer outgrew is closed pointing at it afterwards, at progress
                 # priority (Slack's budgets): the thread settles to one answer
-                await _until(lambda: _async(not _untidy(slack, slack_threads[word])),
-                             f"the Slack thread of {word!r} settled", *survivors)
+                await until(lambda: resolved(not _untidy(slack, slack_threads[word])),
+                            f"the Slack thread of {word!r} settled", *survivors)
             for word in discord_words:
                 expected = f"Blue it is for {word}." if word in DISCORD_QUESTIONS else "The tale of"
-                await _until(lambda: _async(answered(discord, discord_threads[word], expected)),
-                             "every Discord answer shown", *survivors)
+                await until(lambda: resolved(answered(discord, discord_threads[word], expected)),
+                            "every Discord answer shown", *survivors)
             for word in SLACK_QUESTIONS:  # whichever replica took the click, and drives the run
-                await _until(lambda: _async("answered by <@U0ALICE>: blue" in texts(
+                await until(lambda: resolved("answered by <@U0ALICE>: blue" in texts(
                     slack.message(CHANNEL_ID, shown_questions[word].ts))), "Slack: who answered", *survivors)
             for word in DISCORD_QUESTIONS:
-                await _until(lambda: _async("answered by" in text_of(
+                await until(lambda: resolved("answered by" in text_of(
                     discord.message(shown_questions[word]["id"]))), "Discord: who answered", *survivors)
     finally:
         for child in bridges:
@@ -207,13 +208,13 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
         done = await ChatMessage.get(id=turn.id)
         questions = SLACK_QUESTIONS + DISCORD_QUESTIONS
         assert done.content == (f"Blue it is for {word}." if word in questions else _story(word))
-        seqs = await _seqs(turn.id)
+        seqs = await log_seqs(turn.id)
         assert seqs == list(range(1, len(seqs) + 1)), seqs  # every row once, no gap
         assert await ChatMessageLog.filter(message_id=turn.id, kind="done").count() == 1
     assert await ClarifyPause.filter(status=PauseStatus.ANSWERED).count() == 4
     for word, thread in slack_threads.items():
         bot = [m for m in slack.thread(CHANNEL_ID, thread) if m.bot_id]
-        assert len(_finished_in_slack(slack, thread)) == 1, [texts(m) for m in bot]  # one answer
+        assert len(finished_in_slack(slack, thread)) == 1, [texts(m) for m in bot]  # one answer
         asked = [m for m in bot if has_button(m, ids.CLARIFY_CUSTOM) or "answered by" in texts(m)]
         assert len(asked) == (1 if word in SLACK_QUESTIONS else 0), [texts(m) for m in bot]
         assert not _untidy(slack, thread)

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
 
 import httpx
 import psutil
@@ -24,58 +20,33 @@ from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import app_mention_event, event_request, make_slack_event
 from tests.files import shared_stream_pdf
+from tests.support.processes import (
+    DEADLINE,
+    ROOT,
+    free_port,
+    health_until,
+    serve_env,
+    serve_into,
+    wait_healthy,
+)
 
-DEADLINE = 30.0
-ROOT = Path(__file__).parents[2]
 MIGRATIONS = ROOT / "migrations"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _env(**extra: str) -> dict[str, str]:
-    """Nothing configured but free ports (other test processes share the machine): the
-    database and HERMES_HOME are the embedded defaults under the working directory."""
-    unset = ("DATABASE_", "SLACK_", "DISCORD_", "ADMIN_", "BRIDGE_", "HERMES_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(unset)}
-    env.update(PYTHONPATH=code_path(), BRIDGE_PORT=str(_free_port()), **extra)
-    return env
-
-
-def code_path() -> str:
-    """PYTHONPATH for a process started in another folder: this checkout's code first (the
-    editable install may point at another checkout), then whatever was there."""
-    return os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-
-
 def _start_serve(tmp_path: Path, **env: str) -> tuple[subprocess.Popen[str], int]:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path, text=True,
-        env=_env(ADMIN_PORT=str(port), **env),
+        env=serve_env(ADMIN_PORT=str(port), **env),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     return process, port
 
 
-def _wait_healthy(url: str, process: subprocess.Popen[str]) -> httpx.Response:
-    deadline = time.monotonic() + DEADLINE
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.communicate()[0]
-        try:
-            return httpx.get(url, timeout=1.0)
-        except httpx.TransportError:
-            time.sleep(0.1)  # polling a starting process with a deadline, not waiting for time
-    raise AssertionError(f"{url} never answered")
-
-
 def test_serve_starts_with_nothing_configured_and_stops_on_sigint(tmp_path: Path) -> None:
     process, port = _start_serve(tmp_path)
     try:
-        response = _wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
+        response = wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
         assert response.status_code == 200
         health = response.json()
         child = health.pop("bridgeProcess")  # serve's own child Bridge, supervised
@@ -120,7 +91,7 @@ def _assert_a_quiet_start(output: str) -> None:
 def test_an_unreachable_external_bridge_leaves_the_service_up_but_degraded(tmp_path: Path):
     process, port = _start_serve(tmp_path, HERMES_BRIDGE_URL="http://127.0.0.1:9")
     try:
-        response = _wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
+        response = wait_healthy(f"http://127.0.0.1:{port}/api/health", process)
         assert response.json() == {"status": "degraded", "database": "ok", "bridge": "unreachable",
                                    "model": {"name": None, "endpoint": None,
                                              "setBy": "HERMES_BRIDGE_URL"}}
@@ -132,7 +103,7 @@ def test_an_unreachable_external_bridge_leaves_the_service_up_but_degraded(tmp_p
 def _run(tmp_path: Path, command: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "hermes_chat", command], cwd=tmp_path, text=True,
-        env=_env(**env), capture_output=True, timeout=DEADLINE,
+        env=serve_env(**env), capture_output=True, timeout=DEADLINE,
     )
 
 
@@ -157,7 +128,7 @@ async def test_migrate_applies_the_same_files_to_a_fresh_database_once(tmp_path:
 async def _migrate(tmp_path: Path, database_url: str) -> str:
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "hermes_chat", "migrate", cwd=tmp_path,
-        env=_env(DATABASE_URL=database_url),
+        env=serve_env(DATABASE_URL=database_url),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )
     output, _ = await asyncio.wait_for(process.communicate(), DEADLINE)
@@ -175,16 +146,16 @@ async def test_serve_shows_the_discord_gateway_in_health_and_metrics(tmp_path: P
     """A real `serve` on the fake Discord: health lists discord `ok`; once the gateway is
     closed with 4004 it says why, and past PLATFORM_DOWN_SECONDS answers 503."""
     async with FakeDiscord() as discord:
-        port = _free_port()
+        port = free_port()
         with (tmp_path / "serve.log").open("w") as log:
-            process = _serve_into(log, tmp_path, port, **_on_discord(discord),
+            process = serve_into(log, tmp_path, port, **_on_discord(discord),
                                   PLATFORM_DOWN_SECONDS="1")
             try:
                 async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-                    up = await _health_until(http, process, lambda r: _discord(r) == "ok")
+                    up = await health_until(http, process, lambda r: _discord(r) == "ok")
                     assert up.status_code == 200
                     await discord.disconnect(code=4004)
-                    down = await _health_until(http, process, lambda r: r.status_code == 503)
+                    down = await health_until(http, process, lambda r: r.status_code == 503)
                     assert down.json()["platforms"] == {"discord": {
                         "state": "down", "reason": FATAL_CLOSE_CODES[4004]}}
                     metrics = (await http.get("/metrics")).text
@@ -198,12 +169,6 @@ async def test_serve_shows_the_discord_gateway_in_health_and_metrics(tmp_path: P
     assert len(discord.gateway.connections) == 1
 
 
-def _serve_into(log: TextIO, tmp_path: Path, port: int, **env: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path,
-                            text=True, env=_env(ADMIN_PORT=str(port), **env), stdout=log,
-                            stderr=subprocess.STDOUT)
-
-
 def _on_discord(discord: FakeDiscord) -> dict[str, str]:
     return {"DISCORD_TOKEN": discord.token, "DISCORD_API_URL": discord.api_base,
             "DISCORD_GATEWAY_URL": discord.gateway_url}
@@ -214,33 +179,18 @@ def _discord(response: httpx.Response) -> str | None:
     return state
 
 
-async def _health_until(http: httpx.AsyncClient, process: subprocess.Popen[str],
-                        wanted: Callable[[httpx.Response], bool]) -> httpx.Response:
-    """Poll /api/health (the process starting, then changing) until `wanted`, with a deadline."""
-    async with asyncio.timeout(DEADLINE):
-        while True:
-            assert process.poll() is None, "serve exited"
-            try:
-                response = await http.get("/api/health", timeout=5.0)
-                if wanted(response):
-                    return response
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.1)  # polling a separate process with a deadline
-
-
 async def test_serve_on_both_platforms_starts_with_one_line_each(tmp_path: Path) -> None:
     """Slack over Socket Mode and Discord over its gateway, both on their fakes: each platform
     is one line, like every other part, with no library's own start-up lines besides."""
     async with FakeDiscord() as discord, FakeSlack(bot_token="xoxb-test") as slack:
-        port = _free_port()
+        port = free_port()
         with (tmp_path / "serve.log").open("w") as log:
-            process = _serve_into(log, tmp_path, port, **_on_discord(discord),
+            process = serve_into(log, tmp_path, port, **_on_discord(discord),
                                   SLACK_BOT_TOKEN="xoxb-test", SLACK_APP_TOKEN="xapp-test",
                                   SLACK_API_URL=slack.api_url)
             try:
                 async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-                    await _health_until(http, process, lambda r: _platforms_up(r, "slack",
+                    await health_until(http, process, lambda r: _platforms_up(r, "slack",
                                                                                "discord"))
             finally:
                 process.send_signal(signal.SIGINT)
@@ -268,14 +218,14 @@ async def test_serve_stops_a_file_being_read_when_it_stops(tmp_path: Path) -> No
     """SIGINT while a hostile PDF is being read (ATTACHMENT_PARSE_SECONDS at its 10 s): serve
     stops at once, with no traceback, and leaves no worker process behind."""
     async with FakeSlack(bot_token="xoxb-test") as slack:
-        port = _free_port()
+        port = free_port()
         bomb = slack.share_file("bomb.pdf", shared_stream_pdf(), "application/pdf")
         with (tmp_path / "serve.log").open("w") as log:
-            process = _serve_into(log, tmp_path, port, SLACK_BOT_TOKEN="xoxb-test",
+            process = serve_into(log, tmp_path, port, SLACK_BOT_TOKEN="xoxb-test",
                                   SLACK_SIGNING_SECRET="serve-secret", SLACK_API_URL=slack.api_url)
             try:
                 async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-                    await _health_until(http, process, lambda r: r.status_code == 200)
+                    await health_until(http, process, lambda r: r.status_code == 200)
                     event = make_slack_event({**app_mention_event("read this"), "files": [bomb]})
                     signed = event_request(event, "serve-secret")
                     posted = await http.post("/slack/events", content=signed.body,

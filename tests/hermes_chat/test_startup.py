@@ -25,13 +25,13 @@ import pytest
 from hermes_chat.exits import Exit
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.slack import FakeSlack
-from tests.hermes_chat.test_serve import (
+from tests.support.processes import (
     DEADLINE,
-    _env,
-    _free_port,
-    _health_until,
-    _serve_into,
-    _wait_healthy,
+    free_port,
+    health_until,
+    serve_env,
+    serve_into,
+    wait_healthy,
 )
 
 STOP_SECONDS = 5.0
@@ -39,7 +39,7 @@ STOP_SECONDS = 5.0
 
 def _serve(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path,
-                          text=True, env=_env(ADMIN_PORT=str(_free_port()), **env),
+                          text=True, env=serve_env(ADMIN_PORT=str(free_port()), **env),
                           capture_output=True, timeout=DEADLINE)
 
 
@@ -53,7 +53,7 @@ class Mistake:
 
 
 def _closed_postgres(_: Path) -> dict[str, str]:
-    return {"DATABASE_URL": f"postgres://hermes:s3cret-pw@127.0.0.1:{_free_port()}/hermes"}
+    return {"DATABASE_URL": f"postgres://hermes:s3cret-pw@127.0.0.1:{free_port()}/hermes"}
 
 
 def _models_folder(tmp_path: Path) -> dict[str, str]:
@@ -122,7 +122,7 @@ def test_the_admin_port_in_use_is_found_before_anything_starts(tmp_path: Path) -
         taken.listen()
         port = taken.getsockname()[1]
         result = subprocess.run([sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path,
-                                text=True, env=_env(ADMIN_PORT=str(port)),
+                                text=True, env=serve_env(ADMIN_PORT=str(port)),
                                 capture_output=True, timeout=DEADLINE)
     _assert_one_line(result, Exit.PORT_IN_USE, f"ADMIN_PORT {port}: 127.0.0.1:{port} is in use")
     assert not (tmp_path / "data" / "hermes-chat.sqlite3").exists(), "no database made"
@@ -130,11 +130,11 @@ def test_the_admin_port_in_use_is_found_before_anything_starts(tmp_path: Path) -
 
 def test_a_second_serve_on_the_same_sqlite_file_is_one_line(tmp_path: Path) -> None:
     first = subprocess.Popen([sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path,
-                             text=True, env=_env(ADMIN_PORT=str(port := _free_port()),
+                             text=True, env=serve_env(ADMIN_PORT=str(port := free_port()),
                                                  HERMES_BRIDGE_URL="http://127.0.0.1:9"),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait_healthy(f"http://127.0.0.1:{port}/api/health", first)
+        wait_healthy(f"http://127.0.0.1:{port}/api/health", first)
         second = _serve(tmp_path, HERMES_BRIDGE_URL="http://127.0.0.1:9")
     finally:
         first.send_signal(signal.SIGINT)
@@ -150,7 +150,7 @@ def test_ctrl_c_while_starting_stops_at_once_without_a_traceback(tmp_path: Path)
         process = subprocess.Popen([sys.executable, "-m", "hermes_chat", "serve"],
                                    cwd=tmp_path, text=True, stdout=sink,
                                    stderr=subprocess.STDOUT, start_new_session=True,
-                                   env=_env(ADMIN_PORT=str(_free_port())))
+                                   env=serve_env(ADMIN_PORT=str(free_port())))
     try:
         _until_logged(log, "database: sqlite", process)
         children = psutil.Process(process.pid).children(recursive=True)
@@ -177,7 +177,7 @@ def _until_logged(log: Path, text: str, process: subprocess.Popen[str]) -> None:
 def test_version_and_help_say_what_the_tool_is_with_examples(tmp_path: Path) -> None:
     def run(*args: str) -> str:
         result = subprocess.run([sys.executable, "-m", "hermes_chat", *args], cwd=tmp_path,
-                                text=True, env=_env(), capture_output=True, timeout=DEADLINE)
+                                text=True, env=serve_env(), capture_output=True, timeout=DEADLINE)
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -242,16 +242,16 @@ async def test_slack_over_http_names_the_url_to_paste(tmp_path: Path, public_url
 async def _health_of(tmp_path: Path, **env: str) -> dict[str, object]:
     """What health answers once a serve with `env` is up (serve.log keeps what it logged)."""
     async with _serving(tmp_path, **env) as (http, process):
-        health: dict[str, object] = (await _health_until(http, process, lambda r: True)).json()
+        health: dict[str, object] = (await health_until(http, process, lambda r: True)).json()
     return health
 
 
 @asynccontextmanager
 async def _serving(tmp_path: Path, **env: str) -> AsyncIterator[tuple[httpx.AsyncClient,
                                                                       subprocess.Popen[str]]]:
-    port = _free_port()
+    port = free_port()
     with (tmp_path / "serve.log").open("w") as log:
-        process = _serve_into(log, tmp_path, port, **env)
+        process = serve_into(log, tmp_path, port, **env)
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
                 yield http, process
@@ -317,14 +317,14 @@ async def test_discord_unreachable_at_start_leaves_serve_up_and_connects_later(
         async with _serving(tmp_path, DISCORD_TOKEN=token, DISCORD_API_URL=f"{api}/api/v10",
                             DISCORD_GATEWAY_URL=f"ws://127.0.0.1:{discord.port}/gateway"
                             ) as (http, process):
-            down = await _health_until(http, process, _platform("discord", "reconnecting"))
+            down = await health_until(http, process, _platform("discord", "reconnecting"))
             assert down.status_code == 200 and down.json()["status"] == "degraded"
             assert "log-in failed" in down.json()["platforms"]["discord"]["reason"]
             await discord.until_tried_twice(process, apart=2.5)  # three tries: 1 s, 2 s apart
             port = discord.port
             await discord.close()
             async with FakeDiscord(token=token, port=port):
-                up = await _health_until(http, process, _platform("discord", "ok"))
+                up = await health_until(http, process, _platform("discord", "ok"))
                 assert up.json()["platforms"]["discord"] == {"state": "ok", "reason": None}
     output = (tmp_path / "serve.log").read_text()
     assert process.returncode == 0, output
@@ -343,13 +343,13 @@ async def test_socket_mode_unreachable_at_start_is_one_line_until_it_connects(
         async with _serving(tmp_path, SLACK_BOT_TOKEN="xoxb-test", SLACK_APP_TOKEN="xapp-test",
                             SLACK_API_URL=f"http://127.0.0.1:{slack.port}/api/"
                             ) as (http, process):
-            down = await _health_until(http, process, _platform("slack", "reconnecting"))
+            down = await health_until(http, process, _platform("slack", "reconnecting"))
             assert down.json()["status"] == "degraded"
             await slack.until_tried_twice(process, apart=5)  # slack_sdk's ten seconds
             port = slack.port
             await slack.close()
             async with FakeSlack(bot_token="xoxb-test", port=port):
-                await _health_until(http, process, _platform("slack", "ok"))
+                await health_until(http, process, _platform("slack", "ok"))
     output = (tmp_path / "serve.log").read_text()
     assert process.returncode == 0, output
     assert "Traceback" not in output, output
@@ -366,6 +366,6 @@ async def _until_logged_async(log: Path, text: str, process: subprocess.Popen[st
 
 def test_migrate_with_the_database_down_is_one_line(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "hermes_chat", "migrate"], cwd=tmp_path,
-                            text=True, env=_env(**_closed_postgres(tmp_path)),
+                            text=True, env=serve_env(**_closed_postgres(tmp_path)),
                             capture_output=True, timeout=DEADLINE)
     _assert_one_line(result, Exit.DATABASE_UNREACHABLE, "DATABASE_URL: cannot reach postgres")

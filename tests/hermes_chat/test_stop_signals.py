@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.llm_server import ScriptedLLM
-from tests.hermes_chat.test_durable_e2e import both_finish, check_outcome, two_runs_in_flight, world
-from tests.hermes_chat.test_replicas_e2e import Replica, replica
+from tests.support.durable import both_finish, check_outcome, two_runs_in_flight, world
+from tests.support.replicas import Replica, replica
 
 STOP_SECONDS = 5.0
 

@@ -11,13 +11,10 @@ import pytest
 from core.runtime.pool import RunPool
 from tests.admin.conftest import AUTH, admin_on
 from tests.admin.server import DEADLINE
-from tests.bots.discord.conftest import fake  # noqa: F401
-from tests.bots.slack.conftest import fake_slack, fast_clock, h  # noqa: F401
-from tests.core.runtime.conftest import fake_bridge, fake_pool, pool, skills_dir  # noqa: F401
 
 
 @pytest.fixture
-async def admin_url(fake_pool: RunPool) -> AsyncIterator[str]:  # noqa: F811
+async def admin_url(fake_pool: RunPool) -> AsyncIterator[str]:
     """The admin API (ADMIN_TOKEN set) on the fake Bridge's run pool, served over HTTP."""
     async with admin_on(fake_pool) as url:
         yield url

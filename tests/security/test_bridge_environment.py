@@ -16,8 +16,8 @@ import httpx
 
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.slack import FakeSlack
-from tests.hermes_chat.test_serve import _env, _free_port
-from tests.security.test_secrets import DEADLINE, SECRETS, _until_healthy
+from tests.support.processes import free_port, serve_env
+from tests.support.secret_serve import DEADLINE, SECRETS, until_healthy
 
 FAST_KEY = "sk-SECRETfastmodel0c1d2e"
 
@@ -34,11 +34,11 @@ async def test_the_child_bridge_holds_no_bot_token_admin_token_or_database_url(
     (tmp_path / "models.toml").write_text(
         '[[models]]\nid = "fast"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
         'api_key_env = "FAST_API_KEY"\ndefault = true\n', encoding="utf-8")
-    port = _free_port()
+    port = free_port()
     database = f"sqlite://{tmp_path / 'service.sqlite3'}"
     async with FakeSlack(bot_token=SECRETS["SLACK_BOT_TOKEN"]) as slack, \
             FakeDiscord(token=SECRETS["DISCORD_TOKEN"]) as discord:
-        env = _env(**SECRETS, ADMIN_PORT=str(port), DATABASE_URL=database,
+        env = serve_env(**SECRETS, ADMIN_PORT=str(port), DATABASE_URL=database,
                    FAST_API_KEY=FAST_KEY, GITHUB_TOKEN="ghp-not-for-the-agent",
                    SLACK_API_URL=slack.api_url, DISCORD_API_URL=discord.api_base,
                    DISCORD_GATEWAY_URL=discord.gateway_url)
@@ -47,7 +47,7 @@ async def test_the_child_bridge_holds_no_bot_token_admin_token_or_database_url(
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
-                await _until_healthy(http, process)
+                await until_healthy(http, process)
                 pid = (await http.get("/api/health")).json()["bridgeProcess"]["pid"]
             child = _environ_of(pid)
         finally:

@@ -19,9 +19,9 @@ from core.runtime.pool import RunPool
 from tests.bots.discord.harness import answered, mention, running_bot
 from tests.bots.slack.harness import Harness, button, until
 from tests.fakes.discordfake import FakeDiscord
-from tests.bots.slack.test_clarify import QUESTION, asked
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack_payloads import CHANNEL_ID, make_block_action
+from tests.support.slack import QUESTION, asked
 
 ELSEWHERE = "belongs to another conversation"
 WAIT = 15.0

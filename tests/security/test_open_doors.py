@@ -26,8 +26,8 @@ from hermes_chat.bridge_process import bridge_child
 from hermes_chat.metrics import metrics_route
 from tests.admin.conftest import AUTH, TOKEN
 from tests.admin.server import DEADLINE, serving
-from tests.core.runtime.conftest import catalogue_for
 from tests.fakes.fake_bridge import FakeBridge
+from tests.support.runtime import catalogue_for
 
 DOORS = ["/metrics", "/schema", "/schema/openapi.json", "/schema/openapi.yaml",
          "/schema/swagger", "/schema/redoc", "/schema/elements", "/schema/rapidoc",

@@ -22,12 +22,12 @@ from tests.bots.discord.harness import answered, bot_messages, button, mention, 
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, running, texts, until
 from tests.bridge.harness import RunningBridge
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.fakes.clock import ManualClock
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID
+from tests.support.runtime import FAST, catalogue_for
 
 PER_MINUTE = 2
 WAIT = 15.0

@@ -27,16 +27,9 @@ from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, error_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID, event_request, make_slack_event
-from tests.hermes_chat.test_serve import _env, _free_port
+from tests.support.processes import free_port, serve_env
+from tests.support.secret_serve import DEADLINE, SECRETS, until_healthy
 
-SECRETS = {
-    "SLACK_BOT_TOKEN": "xoxb-SECRETslackbot4c1d7e",
-    "SLACK_SIGNING_SECRET": "SECRETsigning9a8b7c6d",
-    "DISCORD_TOKEN": "SECRETdiscord5e4f3a2b",
-    "ADMIN_TOKEN": "SECRETadmin1f2e3d4c",
-    "OPENAI_API_KEY": "sk-SECRETopenai7b6a5c4d",
-}
-DEADLINE = 90.0  # the Bridge child imports hermes-agent before it answers
 # A provider that echoes the whole key back in its error (some OpenAI-compatible ones do).
 REFUSED = error_reply(401, f"Incorrect API key provided: {SECRETS['OPENAI_API_KEY']}.")
 ENDED = ("FAILED", "SUCCESS", "STOPPED")
@@ -44,12 +37,12 @@ ENDED = ("FAILED", "SUCCESS", "STOPPED")
 
 async def test_no_secret_reaches_the_logs_or_an_export(tmp_path: Path, llm: ScriptedLLM) -> None:
     llm.script(*[REFUSED] * 8)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     admin = {"Authorization": f"Bearer {SECRETS['ADMIN_TOKEN']}"}
     async with FakeSlack(bot_token=SECRETS["SLACK_BOT_TOKEN"]) as slack, \
             FakeDiscord(token=SECRETS["DISCORD_TOKEN"]) as discord:
-        env = _env(**SECRETS, ADMIN_PORT=str(port), LOG_LEVEL="DEBUG", LOG_FORMAT="json",
+        env = serve_env(**SECRETS, ADMIN_PORT=str(port), LOG_LEVEL="DEBUG", LOG_FORMAT="json",
                    SLACK_API_URL=slack.api_url, DISCORD_API_URL=discord.api_base,
                    DISCORD_GATEWAY_URL=discord.gateway_url, OPENAI_BASE_URL=llm.base_url,
                    HERMES_MODEL=llm.model)
@@ -60,7 +53,7 @@ async def test_no_secret_reaches_the_logs_or_an_export(tmp_path: Path, llm: Scri
         output = asyncio.create_task(process.stdout.read())
         try:
             async with httpx.AsyncClient(base_url=url, timeout=10.0) as http:
-                await _until_healthy(http, process)
+                await until_healthy(http, process)
                 exports = await _drive(http, admin, slack, discord)
         finally:
             if process.returncode is None:
@@ -78,19 +71,6 @@ async def test_no_secret_reaches_the_logs_or_an_export(tmp_path: Path, llm: Scri
         for body in exports:
             assert value not in body, f"{name} appears in an export"
     assert any("Incorrect API key provided: [redacted]" in body for body in exports)
-
-
-async def _until_healthy(http: httpx.AsyncClient, process: asyncio.subprocess.Process) -> None:
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end:
-        assert process.returncode is None, "serve exited"
-        try:
-            if (await http.get("/api/health")).json().get("bridge") == "ok":
-                return
-        except httpx.TransportError:
-            pass
-        await asyncio.sleep(0.2)  # polling a starting process with a deadline
-    raise AssertionError("serve never became healthy")
 
 
 async def _drive(http: httpx.AsyncClient, admin: dict[str, str], slack: FakeSlack,

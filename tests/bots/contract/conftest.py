@@ -18,13 +18,17 @@ from core.bridge.client import BridgeClient
 from core.catalogue import Catalogue
 from core.runtime.pool import RunPool
 from tests.bots.contract.drivers import Chat, talking
-from tests.bots.discord.conftest import MODELS, fake, no_leaked_tasks  # noqa: F401
-from tests.bots.slack.conftest import fake_slack, fast_clock  # noqa: F401
-from tests.core.runtime.conftest import FAST, fake_bridge, skills_dir  # noqa: F401
 from tests.fakes.fake_bridge import FakeBridge
+from tests.support.discord import MODELS
+from tests.support.runtime import FAST
 
 
-async def _pool(fake_bridge: FakeBridge, skills_dir: Path, cap: int) -> RunPool:  # noqa: F811
+@pytest.fixture(autouse=True)
+def every_task_ends(no_leaked_tasks: None) -> None:
+    """Each scenario leaves no task running, as each Discord test does."""
+
+
+async def _pool(fake_bridge: FakeBridge, skills_dir: Path, cap: int) -> RunPool:
     runs = RunPool(BridgeClient(fake_bridge.url, policy=FAST), Catalogue(MODELS, skills_dir),
                    max_active_runs=cap)
     await runs.open()
@@ -32,7 +36,7 @@ async def _pool(fake_bridge: FakeBridge, skills_dir: Path, cap: int) -> RunPool:
 
 
 @pytest.fixture
-async def runs(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[RunPool]:  # noqa: F811
+async def runs(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[RunPool]:
     """The pool the bot under test drives runs on."""
     runs = await _pool(fake_bridge, skills_dir, cap=1)
     yield runs
@@ -41,7 +45,7 @@ async def runs(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncItera
 
 
 @pytest.fixture
-async def other_replica(db: str, fake_bridge: FakeBridge, skills_dir: Path  # noqa: F811
+async def other_replica(db: str, fake_bridge: FakeBridge, skills_dir: Path
                         ) -> AsyncIterator[RunPool]:
     """Another replica's pool: its runs are in the database and on the Bridge, not in `runs`."""
     runs = await _pool(fake_bridge, skills_dir, cap=5)

@@ -17,7 +17,6 @@ from core.models import ChatMessage, MessageStatus, Role
 from core.runtime.pool import RunPool
 from tests.bots.contract.drivers import talking
 from tests.faults.bridge_child import BridgeChild
-from tests.faults.conftest import bridge_child, child_pool  # noqa: F401
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 
 WAIT = 40.0  # a Bridge restart takes a few seconds on a busy machine
@@ -25,7 +24,7 @@ WAIT = 40.0  # a Bridge restart takes a few seconds on a busy machine
 
 @pytest.mark.parametrize("platform", ["slack", "discord"], indirect=True)
 async def test_a_run_cut_by_a_bridge_restart_resumes_in_the_same_message(
-    platform: tuple[str, Any], child_pool: RunPool, bridge_child: BridgeChild,  # noqa: F811
+    platform: tuple[str, Any], child_pool: RunPool, bridge_child: BridgeChild,
     llm: ScriptedLLM,
 ) -> None:
     gate, again = asyncio.Event(), asyncio.Event()

@@ -1,39 +1,31 @@
-"""Fixtures of the Discord adapter's tests: a FakeDiscord per test, the run pools of
-tests/core/runtime (real Bridge + scripted LLM, or the fault-injecting fake Bridge)."""
+"""Fixtures of the Discord adapter's tests: the run pools of tests/support/runtime.py (real
+Bridge + scripted LLM, or the fault-injecting fake Bridge) and two of their own; the FakeDiscord
+`fake` is tests/support/discord.py's."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from core.bridge.client import BridgeClient
-from core.catalogue import Catalogue, ModelEntry
+from core.catalogue import Catalogue
 from core.runtime.pool import RunPool
-from tests.bots.discord.harness import SPEED, refused_acknowledgements
-from tests.core.runtime.conftest import FAST, fake_bridge, pool, skills_dir  # noqa: F401
-from tests.fakes.discordfake import FakeDiscord, Limits
+from tests.bridge.harness import RunningBridge
 from tests.fakes.fake_bridge import FakeBridge
+from tests.fakes.llm_server import ScriptedLLM
+from tests.support.discord import MODELS
+from tests.support.runtime import FAST, catalogue_for
 
-MODELS = (ModelEntry("fast", "Fast", "small-model"), ModelEntry("smart", "Smart", "big-model"))
 
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeDiscord]:
-    """A Discord whose rate-limit windows pass SPEED times faster (the bot's budget too, see
-    `harness.running_bot`), so conversations are not paced by 5-second windows. On exit:
-    no 429, and no interaction callback refused (late, or a second one)."""
-    limits = Limits(message_window=5.0 / SPEED, webhook_window=2.0 / SPEED)
-    async with FakeDiscord(limits=limits) as server, server.patch_discord():
-        yield server
-        assert server.rate_limited == [], "the bot's own budget must keep it clear of 429s"
-        assert refused_acknowledgements(server) == [], "each interaction acknowledged in time, once"
+@pytest.fixture(autouse=True)
+def every_task_ends(no_leaked_tasks: None) -> None:
+    """Each test here leaves no task running (tests/support/discord.py's `no_leaked_tasks`)."""
 
 
 @pytest.fixture
-async def fake_runs(db: str, fake_bridge: FakeBridge, skills_dir: Path  # noqa: F811
+async def fake_runs(db: str, fake_bridge: FakeBridge, skills_dir: Path
                     ) -> AsyncIterator[RunPool]:
     """A pool on the scripted fake Bridge (cap 5) with two models and one skill."""
     async with BridgeClient(fake_bridge.url, policy=FAST) as client:
@@ -43,12 +35,12 @@ async def fake_runs(db: str, fake_bridge: FakeBridge, skills_dir: Path  # noqa: 
         await runs.close()
 
 
-@pytest.fixture(autouse=True)
-async def no_leaked_tasks() -> AsyncIterator[None]:
-    before = asyncio.all_tasks()
-    yield
-    leaked = {t for t in asyncio.all_tasks() - before if t is not asyncio.current_task()}
-    if leaked:
-        await asyncio.wait(leaked, timeout=2.0)
-    names = [f"{t.get_name()} {t.get_coro()!r}" for t in leaked if not t.done()]
-    assert not names, f"tasks left running: {names}"
+@pytest.fixture
+async def second_pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
+                      ) -> AsyncIterator[RunPool]:
+    """Another RunPool on the same database and Bridge: the process after a restart."""
+    async with BridgeClient(bridge.url, policy=FAST) as client:
+        runs = RunPool(client, catalogue_for(llm, skills_dir))
+        await runs.open()
+        yield runs
+        await runs.close()

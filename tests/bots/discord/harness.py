@@ -102,6 +102,11 @@ def answered(fake: FakeDiscord, channel_id: int | str, text: str) -> Payload | N
     return None
 
 
+def ephemeral_replies(fake: FakeDiscord, interaction_id: str) -> list[str]:
+    record = fake.interaction(interaction_id)
+    return [text_of(fake.message(m)) for m in record.followup_ids]
+
+
 def reply_to(fake: FakeDiscord, interaction: InteractionRecord) -> str:
     """What the bot's response to an interaction says now ("" before it responded)."""
     original = fake.interaction(interaction.id).original_message_id

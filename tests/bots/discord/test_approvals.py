@@ -18,16 +18,19 @@ from core.models import ApprovalRule, ClarifyPause, PauseKind, PauseStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from core.runtime.updates import PauseView
-from tests.bots.discord.harness import answered, bot_messages, button, buttons, mention, running_bot, text_of
-from tests.bots.discord.test_clarify import ephemeral_replies, second_pool  # noqa: F401 (a fixture)
-from tests.core.runtime.test_approvals import (  # noqa: F401 (fixtures)
-    rm,
-    terminal_bridge,
-    terminal_settings,
-    victim,
+from tests.bots.discord.harness import (
+    answered,
+    bot_messages,
+    button,
+    buttons,
+    ephemeral_replies,
+    mention,
+    running_bot,
+    text_of,
 )
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, text_reply, tool_reply
+from tests.support.approvals import rm
 
 WAIT = 20.0
 TITLE = "⚠️ Tool approval"
@@ -36,7 +39,7 @@ Payload = dict[str, Any]
 
 
 @pytest.fixture
-def bridge(terminal_bridge: RunningBridge) -> RunningBridge:  # noqa: F811
+def bridge(terminal_bridge: RunningBridge) -> RunningBridge:
     """The Bridge of every pool here (`pool`, `second_pool`) runs `terminal`."""
     return terminal_bridge
 
@@ -62,7 +65,7 @@ async def until_decided(fake: FakeDiscord, message: Payload, text: str) -> Paylo
 
 
 async def test_the_asker_denies_and_others_are_refused_privately(
-    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM, victim: Path  # noqa: F811
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM, victim: Path
 ) -> None:
     bob = fake.add_user("bob")
     llm.script(tool_reply(rm(victim)), text_reply("Left it alone."))
@@ -97,7 +100,7 @@ async def test_the_asker_denies_and_others_are_refused_privately(
 
 
 async def test_allow_once_runs_it_and_a_second_click_is_told_who_decided(
-    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM, victim: Path  # noqa: F811
+    fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM, victim: Path
 ) -> None:
     llm.script(tool_reply(rm(victim)), text_reply("Gone."))
     async with running_bot(fake, pool):
@@ -117,8 +120,8 @@ async def test_allow_once_runs_it_and_a_second_click_is_told_who_decided(
 
 
 async def test_an_admin_always_allows_after_a_restart(
-    fake: FakeDiscord, pool: RunPool, second_pool: RunPool, llm: ScriptedLLM,  # noqa: F811
-    victim: Path  # noqa: F811
+    fake: FakeDiscord, pool: RunPool, second_pool: RunPool, llm: ScriptedLLM,
+    victim: Path
 ) -> None:
     admin = fake.add_user("admin")
     llm.script(tool_reply(rm(victim)), text_reply("Gone for good."))

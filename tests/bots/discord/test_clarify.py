@@ -4,13 +4,6 @@ choice, the Custom answer modal and a stopped run's question are the conversatio
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
-
-import pytest
-
-from core.bridge.client import BridgeClient
 from core.models import ClarifyPause, MessageStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
@@ -19,40 +12,13 @@ from tests.bots.discord.harness import (
     bot_messages,
     button,
     buttons,
-    mention,
+    ephemeral_replies,
     running_bot,
     text_of,
 )
-from tests.bridge.harness import RunningBridge
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
-
-WAIT = 15.0
-COLOUR = {"question": "Which colour?", "choices": ["red", "blue"]}
-Payload = dict[str, Any]
-
-
-async def ask(fake: FakeDiscord, question: str = "Which colour?") -> tuple[int, Payload]:
-    """Mention the bot; the thread and the question's message once it shows with buttons."""
-    asked = await fake.send_user_message(mention(fake, "paint the shed"))
-    thread = int(asked["id"])
-
-    def question_shown() -> Payload | None:
-        return next((m for m in bot_messages(fake, thread)
-                     if m["embeds"] and m["embeds"][0].get("title") == "❓ Hermes asks"
-                     and question in text_of(m) and buttons(m)), None)
-
-    await fake.wait_until(question_shown, WAIT, "the question")
-    message = question_shown()
-    assert message is not None
-    return thread, message
-
-
-def ephemeral_replies(fake: FakeDiscord, interaction_id: str) -> list[str]:
-    record = fake.interaction(interaction_id)
-    return [text_of(fake.message(m)) for m in record.followup_ids]
-
+from tests.support.discord import COLOUR, WAIT, ask
 
 async def test_a_second_click_is_told_who_answered_first(
     fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
@@ -78,17 +44,6 @@ async def test_a_second_click_is_told_who_answered_first(
     assert ephemeral_replies(fake, loser.id) == ephemeral_replies(fake, late.id) == [expected]
     assert fake.message(fake.interaction(late.id).followup_ids[0])["flags"] & 64
     assert not buttons(fake.message(question["id"]))
-
-
-@pytest.fixture
-async def second_pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
-                      ) -> AsyncIterator[RunPool]:
-    """Another RunPool on the same database and Bridge: the process after a restart."""
-    async with BridgeClient(bridge.url, policy=FAST) as client:
-        runs = RunPool(client, catalogue_for(llm, skills_dir))
-        await runs.open()
-        yield runs
-        await runs.close()
 
 
 async def test_buttons_work_after_a_restart(

@@ -18,10 +18,10 @@ from tests.bots.discord.harness import (
     running_bot,
     text_of,
 )
-from tests.bots.discord.test_clarify import COLOUR, ask
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord, InteractionRecord
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.support.discord import COLOUR, ask
 
 WAIT = 15.0
 INTERACTION_RESPONSE = 20  # the message type of a slash command's answer

@@ -24,7 +24,6 @@ from core.conversation.refusals import BUSY
 from core.models import ChatMessage, ConversationBinding, DiscordShardClaim, Role, utc_now
 from core.runtime.pool import RunPool
 from core.runtime.shards import ShardClaims
-from tests.bots.discord.conftest import MODELS
 from tests.bots.discord.harness import (
     answered,
     bot_messages,
@@ -34,10 +33,11 @@ from tests.bots.discord.harness import (
     settings_for,
     text_of,
 )
-from tests.core.runtime.conftest import FAST
-from tests.fakes.discordfake import FakeDiscord
 from tests.bridge.harness import wait_until
+from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge
+from tests.support.discord import MODELS
+from tests.support.runtime import FAST
 
 pytestmark = pytest.mark.backend  # the replicas' shard claims: leases in the database
 

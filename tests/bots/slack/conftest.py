@@ -1,4 +1,5 @@
-"""A SlackBot per test, served over HTTP, on the real Bridge (scripted LLM) or the fake one."""
+"""The Slack adapter's tests: `h` (tests/support/slack.py) is the bot on the real Bridge, `fh`
+the bot on the fault-injecting fake one."""
 
 from __future__ import annotations
 
@@ -9,34 +10,11 @@ import pytest
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, running
-from tests.core.runtime.conftest import fake_bridge, fake_pool, pool, skills_dir  # noqa: F401
-from tests.fakes.slack import FakeSlack, SlackLimits
+from tests.fakes.slack import FakeSlack
 
 
 @pytest.fixture
-def fast_clock() -> FastClock:
-    """Real Slack limits, 5x faster. Whether they hold exactly is test_rate_limits' business (on
-    a clock the test moves): here scheduling jitter may cost a retried 429 now and then."""
-    return FastClock()
-
-
-@pytest.fixture
-async def fake_slack(fast_clock: FastClock) -> AsyncIterator[FakeSlack]:
-    # A trigger_id lives 3 real seconds on the fast clock.
-    limits = SlackLimits(trigger_ttl=3.0 * fast_clock.speed)
-    async with FakeSlack(clock=fast_clock, limits=limits, bot_token="xoxb-test") as slack:
-        yield slack
-
-
-@pytest.fixture
-async def h(fake_slack: FakeSlack, pool: RunPool, fast_clock: FastClock) -> AsyncIterator[Harness]:  # noqa: F811
-    """The bot on the real Bridge, whose agent calls this test's scripted LLM."""
-    async with running(fake_slack, pool, fast_clock) as harness:
-        yield harness
-
-
-@pytest.fixture
-async def fh(fake_slack: FakeSlack, fake_pool: RunPool, fast_clock: FastClock) -> AsyncIterator[Harness]:  # noqa: F811
+async def fh(fake_slack: FakeSlack, fake_pool: RunPool, fast_clock: FastClock) -> AsyncIterator[Harness]:
     """The bot on the scripted fault-injecting fake Bridge."""
     async with running(fake_slack, fake_pool, fast_clock) as harness:
         yield harness

@@ -24,7 +24,6 @@ from core.config import Settings
 from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
-from tests.core.runtime.conftest import FAST
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import (
     CHANNEL_ID,
@@ -37,6 +36,7 @@ from tests.fakes.slack_payloads import (
     make_view_submission,
 )
 from tests.serving import KEEP_ALIVE
+from tests.support.runtime import FAST
 
 SECRET = "test-signing-secret"
 DEADLINE = 20.0

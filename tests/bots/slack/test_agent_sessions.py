@@ -23,10 +23,10 @@ from core.sessions import rename_session
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, has_button, running, texts, until
 from tests.bridge.harness import RunningBridge
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID, DM_CHANNEL_ID, USER_ID, make_slack_event
+from tests.support.runtime import FAST, catalogue_for
 
 async def a_quick_turn(h: Harness, llm: ScriptedLLM) -> str:
     """A mention answered at once, everything after it done; its thread."""

@@ -21,23 +21,18 @@ from core.runtime.updates import PauseView
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, buttons, has_button, restartable, running, texts, until
 from tests.bridge.harness import RunningBridge
-from tests.core.runtime.test_approvals import (  # noqa: F401 (fixtures)
-    rm,
-    terminal_bridge,
-    terminal_settings,
-    victim,
-)
-from tests.core.runtime.conftest import catalogue_for, opened_pool
 from tests.fakes.llm_server import ScriptedLLM, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import CHANNEL_ID
+from tests.support.approvals import rm
+from tests.support.runtime import catalogue_for, opened_pool
 
 ASKER, ADMIN, OTHER = "U0ALICE", "U0BOB", "U0EVE"
 ONCE, SESSION, ALWAYS, DENY = (ids.approval_action(d) for d in ("once", "session", "always", "deny"))
 
 
 @pytest.fixture
-async def pool(db: str, terminal_bridge: RunningBridge, llm: ScriptedLLM,  # noqa: F811
+async def pool(db: str, terminal_bridge: RunningBridge, llm: ScriptedLLM,
                skills_dir: Path) -> AsyncIterator[RunPool]:
     async with opened_pool(terminal_bridge.url, catalogue_for(llm, skills_dir)) as runs:
         yield runs
@@ -74,7 +69,7 @@ def tool_result(llm: ScriptedLLM) -> str:
 
 
 async def test_others_are_refused_and_the_askers_deny_reaches_the_agent(
-    admin_h: Harness, llm: ScriptedLLM, victim: Path  # noqa: F811
+    admin_h: Harness, llm: ScriptedLLM, victim: Path
 ) -> None:
     h = admin_h
     thread, message = await asking(h, llm, victim, "Left it alone.")
@@ -101,7 +96,7 @@ async def test_others_are_refused_and_the_askers_deny_reaches_the_agent(
 
 
 async def test_an_admins_allow_once_runs_it_and_a_second_click_changes_nothing(
-    admin_h: Harness, llm: ScriptedLLM, victim: Path  # noqa: F811
+    admin_h: Harness, llm: ScriptedLLM, victim: Path
 ) -> None:
     h = admin_h
     thread, message = await asking(h, llm, victim, "Cleaned.")
@@ -119,7 +114,7 @@ async def test_an_admins_allow_once_runs_it_and_a_second_click_changes_nothing(
 
 
 async def test_the_approval_of_a_stopped_run_says_it_expired_and_runs_nothing(
-    admin_h: Harness, llm: ScriptedLLM, victim: Path  # noqa: F811
+    admin_h: Harness, llm: ScriptedLLM, victim: Path
 ) -> None:
     h = admin_h
     thread, message = await asking(h, llm, victim, "never")
@@ -134,8 +129,8 @@ async def test_the_approval_of_a_stopped_run_says_it_expired_and_runs_nothing(
 
 
 async def test_a_button_works_after_a_restart(
-    db: str, terminal_bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path,  # noqa: F811
-    fake_slack: FakeSlack, fast_clock: FastClock, victim: Path,  # noqa: F811
+    db: str, terminal_bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path,
+    fake_slack: FakeSlack, fast_clock: FastClock, victim: Path,
 ) -> None:
     llm.script(tool_reply(rm(victim)), text_reply("Cleaned, after the restart."))
     catalogue = catalogue_for(llm, skills_dir)

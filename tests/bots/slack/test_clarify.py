@@ -5,7 +5,6 @@ the conversation contract's (tests/bots/contract), on both platforms."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,21 +18,11 @@ from core.runtime.recovery import recover
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, button, has_button, restartable, running, texts, until
 from tests.bridge.harness import RunningBridge
-from tests.core.runtime.conftest import catalogue_for
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
-from tests.fakes.slack import FakeSlack, Message
+from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID
-
-QUESTION = {"question": "Which colour?", "choices": ["red", "blue"]}
-
-
-async def asked(h: Harness, thread: str) -> Message:
-    """The clarify question's message as posted with its buttons: a copy, as a client that has
-    not seen its later edits still shows it (the fake edits its messages in place, so a click
-    on the live object after the expiry's edit would find no button to click)."""
-    found = await until(lambda: [m for m in h.bot_messages(CHANNEL_ID, thread)
-                                 if has_button(m, ids.CLARIFY_CUSTOM)])
-    return copy.deepcopy(found[0])
+from tests.support.runtime import catalogue_for
+from tests.support.slack import QUESTION, asked
 
 
 def user_answer(llm: ScriptedLLM) -> str:

@@ -19,10 +19,10 @@ from tests.bots.slack.clocks import SteppedClock
 from bots.slack import ids
 from bots.slack.delivery import budgets
 from tests.bots.slack.harness import DEADLINE, Harness, has_button, running, texts
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID, TEAM_ID
+from tests.support.runtime import FAST, catalogue_for
 
 STEP = 0.1  # seconds of clock per event
 

@@ -19,10 +19,10 @@ from core.shared_budgets import PostgresBudgets
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, running
 from tests.conftest import BACKEND
-from tests.core.runtime.conftest import catalogue_for, opened_pool
 from tests.fakes.fake_bridge import FakeBridge
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID, TEAM_ID, make_slack_event
+from tests.support.runtime import catalogue_for, opened_pool
 
 
 @pytest.fixture

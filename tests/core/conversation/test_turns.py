@@ -17,10 +17,10 @@ from core.errors import Busy, Conflict, NotFound
 from core.models import IN_FLIGHT, ChatMessage, ChatMessageLog, ChatSession, MessageStatus, Role
 from core.runtime import records
 from core.runtime.pool import RunPool
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.core.runtime.waiting import finished, until
 from tests.core.tree_helpers import answer, shape, user_turn
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.support.runtime import FAST, catalogue_for
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ owns; nothing runs before a decision, and only the asker or an admin decides."""
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,43 +14,17 @@ from bridge.settings import BridgeSettings
 from core import sessions
 from core.conversation.policy import Policy
 from core.errors import AdminOnly, NotFound, NotYours
-from core.models import ApprovalRule, ClarifyPause, MessageStatus, PauseKind, PauseStatus
+from core.models import ApprovalRule, ClarifyPause, MessageStatus, PauseStatus
 from core.runtime import approvals
 from core.runtime.pool import RunPool
-from core.runtime.updates import RunUpdate
 from hermes_chat.metrics import RuntimeCollector
-from tests.bridge.harness import RunningBridge, running_bridge
-from tests.core.runtime.conftest import catalogue_for, opened_pool
-from tests.core.runtime.waiting import finished, until
-from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.bridge.harness import running_bridge
+from tests.core.runtime.waiting import finished
+from tests.fakes.llm_server import ScriptedLLM, text_reply, tool_reply
+from tests.support.approvals import ADMIN, ASKER, OTHER, asked, rm
+from tests.support.runtime import catalogue_for, opened_pool
 
-ASKER, ADMIN, OTHER = "U-asker", "U-admin", "U-other"
 POLICY = Policy.of("anyone", admins=[ADMIN])  # `anyone` does not widen who decides
-
-
-@pytest.fixture
-def terminal_settings(bridge_settings: BridgeSettings) -> BridgeSettings:
-    return replace(bridge_settings, toolsets=("terminal", "clarify"))
-
-
-@pytest.fixture
-async def terminal_bridge(terminal_settings: BridgeSettings) -> AsyncIterator[RunningBridge]:
-    async with running_bridge(terminal_settings) as running:
-        yield running
-
-
-@pytest.fixture
-async def runs(db: str, terminal_bridge: RunningBridge, llm: ScriptedLLM,
-               skills_dir: Path) -> AsyncIterator[RunPool]:
-    async with opened_pool(terminal_bridge.url, catalogue_for(llm, skills_dir)) as pool:
-        yield pool
-
-
-@pytest.fixture
-def victim(tmp_path: Path) -> Path:
-    target = tmp_path / "victim"
-    target.mkdir()
-    return target
 
 
 def pending_figures(pool: RunPool) -> tuple[float | None, float | None]:
@@ -61,17 +33,6 @@ def pending_figures(pool: RunPool) -> tuple[float | None, float | None]:
     registry.register(RuntimeCollector(pool))
     return (registry.get_sample_value("hermes_clarify_pending"),
             registry.get_sample_value("hermes_approvals_pending"))
-
-
-def rm(victim: Path) -> ToolCall:
-    return ToolCall("terminal", {"command": f"rm -rf {victim}"})
-
-
-async def asked(pool: RunPool, run_id: str, after: str | None = None) -> RunUpdate:
-    return await until(pool, run_id, lambda u: u.approval is not None
-                       and u.approval.kind == PauseKind.APPROVAL
-                       and u.approval.status == PauseStatus.UNANSWERED
-                       and u.approval.clarify_id != after)
 
 
 async def test_deny_by_the_asker_tells_the_agent_and_others_are_refused(

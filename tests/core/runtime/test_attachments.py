@@ -14,11 +14,11 @@ from core.bridge.client import BridgeClient
 from core.models import Attachment
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.files import PNG
+from tests.support.runtime import FAST, catalogue_for
 
 IMAGE = StoredFile("shot.png", "image/png", PNG)
 NOTES = StoredFile("notes.md", "text/markdown", b"# Plan\nship it", "# Plan\nship it")

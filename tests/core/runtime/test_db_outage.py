@@ -37,11 +37,11 @@ from core.runtime.updates import RunUpdate
 from tests.admin.server import serving
 from tests.bridge.harness import wait_until
 from tests.conftest import BACKEND, POSTGRES_ADMIN_URL
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.core.runtime.db_outage import DatabaseOutage
 from tests.core.runtime.waiting import DEADLINE, finished, message, stored_seqs, until
 from tests.fakes.clock import ManualClock
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
+from tests.support.runtime import FAST, catalogue_for
 
 BEAT = 0.2  # the fake Bridge's heartbeat while it holds a stream: well inside FAST's read timeout
 

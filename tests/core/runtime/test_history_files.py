@@ -21,11 +21,11 @@ from core.models import Attachment, MessageStatus
 from core.runtime.history import given_bytes, left_out_note, within_budget
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
-from tests.core.runtime.conftest import catalogue_for, opened_pool
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.files import PNG, pdf
+from tests.support.runtime import catalogue_for, opened_pool
 
 MiB = 1 << 20
 BUDGET = 3 * MiB  # one 2 MiB image fits, two do not

@@ -16,10 +16,10 @@ from core.runtime.pool import RunPool
 from core.runtime import records
 from core.runtime.recovery import recover
 from tests.bridge.harness import RunningBridge
-from tests.core.runtime.conftest import FAST, catalogue_for, opened_pool
 from tests.core.runtime.waiting import DEADLINE, finished, message, stored_seqs, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.support.runtime import FAST, catalogue_for, opened_pool
 
 ROOT = Path(__file__).parents[3]
 STORY = ("Once upon a time " + "there was a very long story. " * 40).strip()

@@ -15,9 +15,9 @@ from core.runtime.leases import Leases
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from tests.bridge.harness import wait_until
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.core.runtime.waiting import finished, stored_seqs, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
+from tests.support.runtime import FAST, catalogue_for
 
 
 class Clock:

@@ -12,9 +12,9 @@ from core.errors import BridgeUnavailable
 from core.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from core.runtime.pool import RunPool
 from tests.bridge.harness import wait_until
-from tests.core.runtime.conftest import FAST, catalogue_for
 from tests.core.runtime.waiting import finished, message, stored_seqs, until
 from tests.fakes.fake_bridge import Drop, FakeBridge, Raw, Repeat, Stall, WaitAnswer, ev
+from tests.support.runtime import FAST, catalogue_for
 
 
 def posted_runs(fake: FakeBridge) -> list[str]:

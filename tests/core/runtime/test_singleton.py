@@ -21,8 +21,8 @@ from core.runtime import records
 from core.runtime.jobs import start_jobs
 from core.runtime.singleton import SchedulerLock, Upkeep
 from tests.conftest import BACKEND
-from tests.core.runtime.conftest import catalogue_for, opened_pool
 from tests.fakes.fake_bridge import FakeBridge
+from tests.support.runtime import catalogue_for, opened_pool
 
 
 async def test_only_one_replica_holds_the_scheduler_lock(db: str) -> None:

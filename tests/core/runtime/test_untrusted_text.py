@@ -12,7 +12,6 @@ from core import sessions
 from core.models import ChatMessageLog, ClarifyPause, MessageStatus
 from core.runtime.pool import RunPool
 from core.safe_text import REPLACEMENT as R
-from tests.core.runtime.conftest import fake_bridge, fake_pool, skills_dir  # noqa: F401
 from tests.core.runtime.waiting import finished, message, stored_seqs, until
 from tests.fakes.fake_bridge import FakeBridge, Raw, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
@@ -29,7 +28,7 @@ async def _rows(message_id: int) -> list[ChatMessageLog]:
 
 
 async def test_unstorable_characters_from_the_bridge_are_replaced_and_the_run_succeeds(
-    fake_pool: RunPool, fake_bridge: FakeBridge  # noqa: F811
+    fake_pool: RunPool, fake_bridge: FakeBridge
 ) -> None:
     """What reaches the runtime over the wire, whatever sent it (another Bridge, a proxy)."""
     bad_script = [
@@ -110,7 +109,7 @@ async def test_the_real_agent_streams_nul_and_lone_surrogates_and_both_runs_succ
 
 
 async def test_a_malformed_done_fails_the_run_with_its_reason(
-    fake_pool: RunPool, fake_bridge: FakeBridge  # noqa: F811
+    fake_pool: RunPool, fake_bridge: FakeBridge
 ) -> None:
     fake_bridge.default_script = lambda run_id: [
         ev("text", text="almost"), Raw('id: 2\nevent: done\ndata: {"final": "no text"}\n\n'),
@@ -125,7 +124,7 @@ async def test_a_malformed_done_fails_the_run_with_its_reason(
 
 
 async def test_a_malformed_question_fails_the_run_instead_of_waiting_forever(
-    fake_pool: RunPool, fake_bridge: FakeBridge  # noqa: F811
+    fake_pool: RunPool, fake_bridge: FakeBridge
 ) -> None:
     too_long = json.dumps({"clarify_id": "k" * 100, "question": "Which?", "choices": ["a"]})
     fake_bridge.default_script = lambda run_id: [

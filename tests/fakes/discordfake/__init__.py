@@ -13,7 +13,7 @@ Known gaps: permissions are not enforced, no voice, no presence updates,
 no audit log, archived threads still accept messages.
 """
 
-from .clock import ManualClock
+from ..clock import ManualClock
 from .faults import Hang, Outage
 from .limits import Limits
 from .records import Call, Frame, InteractionRecord, UploadedFile

@@ -1,11 +1,10 @@
-"""Clocks for the fake: real monotonic time by default, or one a test moves by hand."""
+"""Clocks for the fake: real monotonic time by default, or one a test moves by hand
+(tests/fakes/clock.py's `ManualClock`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-
-from tests.fakes.clock import ManualClock  # noqa: F401  (re-exported)
 
 Clock = Callable[[], float]
 

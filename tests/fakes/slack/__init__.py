@@ -15,8 +15,9 @@ messages (chat.startStream) keep their chunks, tasks and plan title on the `Mess
 `slack.socket` is the Socket Mode end.
 """
 
+from ..clock import ManualClock
 from .faults import Fault
-from .limits import TIER_1, TIER_2, TIER_3, TIER_4, Budget, ManualClock, SlackLimits
+from .limits import TIER_1, TIER_2, TIER_3, TIER_4, Budget, SlackLimits
 from .model import Identity, Message, Revision
 from .server import Call, FakeSlack
 from .socket_mode import SocketModeServer

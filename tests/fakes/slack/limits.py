@@ -12,8 +12,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.clock import ManualClock  # noqa: F401  (re-exported)
-
 Clock = Callable[[], float]
 
 

@@ -1,4 +1,5 @@
-"""A RunPool per test, on the test database, against the real Bridge or the fault-injecting fake."""
+"""A RunPool per test, on the test database, against the real Bridge or the fault-injecting fake
+(fixtures `pool` and `fake_pool`, a plugin of tests/conftest.py), and the helpers that open one."""
 
 from __future__ import annotations
 

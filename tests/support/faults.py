@@ -1,5 +1,6 @@
-"""Fault fixtures: a real Bridge in a child process that a test restarts, and a RunPool on it
-patient enough to outlast the restart (its default policy waits about a minute)."""
+"""Fault fixtures (a plugin of tests/conftest.py): a real Bridge in a child process that a test
+restarts, and a RunPool on it patient enough to outlast the restart (its default policy waits
+about a minute)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pytest
 from core.bridge.stream import StreamPolicy
 from core.runtime.pool import RunPool
 from tests.conftest import TEST_CONFIG_YAML
-from tests.core.runtime.conftest import catalogue_for, fake_bridge, opened_pool, skills_dir  # noqa: F401
-from tests.faults.bridge_child import BridgeChild
 from tests.fakes.llm_server import ScriptedLLM
+from tests.faults.bridge_child import BridgeChild
+from tests.support.runtime import catalogue_for, opened_pool
 
 # ~29 s of reconnecting: a restarted Bridge is back in a few seconds, well within it.
 PATIENT = StreamPolicy(read_timeout=5.0, connect_timeout=1.0, backoff_base=0.05, backoff_cap=0.5,
@@ -34,7 +35,7 @@ async def bridge_child(tmp_path: Path) -> AsyncIterator[BridgeChild]:
 
 
 @pytest.fixture
-async def child_pool(db: str, bridge_child: BridgeChild, llm: ScriptedLLM, skills_dir: Path  # noqa: F811
+async def child_pool(db: str, bridge_child: BridgeChild, llm: ScriptedLLM, skills_dir: Path
                      ) -> AsyncIterator[RunPool]:
     """A pool on the child Bridge whose default model is this test's scripted LLM."""
     async with opened_pool(bridge_child.url, catalogue_for(llm, skills_dir), PATIENT,
