@@ -10,12 +10,15 @@ restarting at 1.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -87,6 +90,28 @@ def loopback_only() -> Iterator[None]:
     yield
     socket.socket.connect = original  # type: ignore[method-assign]
     assert not attempts, f"outbound connections attempted: {attempts}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def abandoned_generators_are_named() -> AsyncIterator[None]:
+    """An async generator collected while it still runs (the task driving it was dropped) ends
+    in asyncio's bare "aclose(): asynchronous generator is already running", which names
+    nothing; this logs which generator it was, and where it was suspended."""
+    loop: Any = asyncio.get_running_loop()
+    finalizer = loop._asyncgen_finalizer_hook  # the loop installs it each time it runs
+
+    def named(generator: Any) -> None:
+        if generator.ag_running:
+            frame = generator.ag_frame
+            where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else "?"
+            logging.getLogger("tests").error(
+                "async generator %s collected while running, suspended at %s",
+                generator.__qualname__, where)
+        finalizer(generator)
+
+    loop._asyncgen_finalizer_hook = named
+    yield
+    loop._asyncgen_finalizer_hook = finalizer
 
 
 @asynccontextmanager

@@ -266,15 +266,17 @@ async def test_a_pdf_of_too_many_pages_is_not_read(workers: WorkerPool) -> None:
 
 
 async def test_the_loop_never_waits_on_a_file(workers: WorkerPool) -> None:
-    """While hostile PDFs and a 20 MiB text file are read, a probe on the loop wakes on time."""
-    reader = FileReader(Limits(parse_seconds=1), workers)
+    """While hostile PDFs and a 20 MiB text file are read, the loop is never held. The cap leaves
+    the text file time to be read after the bomb (one worker here, at nice 10: on a loaded
+    machine it waits for a core)."""
+    reader = FileReader(Limits(parse_seconds=3), workers)
     files = [offer("a.pdf", shared_stream_pdf()), offer("b.pdf", many_pages_pdf()),
              offer("big.txt", "ü ✓ text\n".encode() * 1_600_000, declared="text/plain")]
     async with LoopLag() as lag:
         intake = await reader.take(files)
     assert [s.name for s in intake.skipped] == ["a.pdf", "b.pdf"]
     assert [f.name for f in intake.files] == ["big.txt"]
-    assert lag.longest < 0.3, f"the loop waited {lag.longest:.3f} s"
+    assert lag.longest_held < 0.3, f"the loop was held {lag.longest_held:.3f} s"
 
 
 @pytest.mark.parametrize(("declared", "stored"), [

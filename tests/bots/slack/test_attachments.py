@@ -199,7 +199,7 @@ async def test_hostile_pdfs_are_named_while_another_conversation_goes_on(
     this test shares the loop (serve's is a process of its own): its first run, which imports
     the agent, is over before the probe starts."""
     llm.script(*[text_reply("Answered.")] * 3)
-    async with running(fake_slack, pool, fast_clock, attachment_parse_seconds=1) as h:
+    async with running(fake_slack, pool, fast_clock, attachment_parse_seconds=3) as h:
         first = await h.event("app_mention", text="Warm up")
         await h.answered(CHANNEL_ID, first["ts"])
         async with LoopLag() as lag:
@@ -212,8 +212,8 @@ async def test_hostile_pdfs_are_named_while_another_conversation_goes_on(
             await h.answered(CHANNEL_ID, other["ts"])
             shown = await notice_in(h, hostile["ts"])
             await h.answered(CHANNEL_ID, hostile["ts"])
-    assert "bomb.pdf: reading it took more than 1 second" in shown
+    assert "bomb.pdf: reading it took more than 3 seconds" in shown
     assert "pages.pdf: it is a PDF of 1000 pages, more than the 300 read" in shown
     assert sorted(str(user_message(r)) for r in llm.requests[1:]) == [
         "Just a question", "What do these say?"]
-    assert lag.longest < 0.3, f"the event loop waited {lag.longest:.3f} s"
+    assert lag.longest_held < 0.3, f"the event loop was held {lag.longest_held:.3f} s"
