@@ -4,7 +4,6 @@ fake Slack, and the helpers tests use to talk to it as Slack does and read what 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -25,6 +24,7 @@ from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from tests.core.runtime.conftest import FAST
+from tests.fakes.changes import CHANGES, FALLBACK
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import (
     CHANNEL_ID,
@@ -67,7 +67,9 @@ async def serving(app: Litestar) -> AsyncIterator[str]:
                             timeout_keep_alive=KEEP_ALIVE)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
-    await until(lambda: server.started)
+    await until(lambda: server.started or task.done(), fallback=0.005)  # no fake sees it start
+    if task.done():
+        task.result()  # it could not start: say why
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
@@ -76,17 +78,11 @@ async def serving(app: Litestar) -> AsyncIterator[str]:
         sock.close()
 
 
-async def until(predicate: Callable[[], Any], deadline: float = DEADLINE) -> Any:
-    """Poll until `predicate()` is truthy (awaited when it returns an awaitable, such as a
-    database query); returns that value."""
-    async with asyncio.timeout(deadline):
-        while True:
-            value = predicate()
-            if inspect.isawaitable(value):
-                value = await value
-            if value:
-                return value
-            await asyncio.sleep(0.005)
+async def until(predicate: Callable[[], Any], deadline: float = DEADLINE, fallback: float = FALLBACK) -> Any:
+    """`predicate()`'s first truthy value (awaited when it returns an awaitable, such as a
+    database query), checked again whenever a fake records something, and every `fallback`
+    seconds for what no fake sees (tests/fakes/changes.py)."""
+    return await CHANGES.until(predicate, deadline, fallback)
 
 
 @dataclass
