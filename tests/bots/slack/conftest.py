@@ -1,4 +1,5 @@
-"""A SlackBot per test, served over HTTP, on the real Bridge (scripted LLM) or the fake one."""
+"""A SlackBot per test (Slack's requests in this process, or over HTTP for the tests marked
+`slack_http`), on the real Bridge (scripted LLM) or the fake one."""
 
 from __future__ import annotations
 
@@ -28,15 +29,23 @@ async def fake_slack(fast_clock: FastClock) -> AsyncIterator[FakeSlack]:
         yield slack
 
 
+def over_http(request: pytest.FixtureRequest) -> bool:
+    """Whether the test checks the HTTP path itself (marked `slack_http`): its bot is served
+    by uvicorn; the others' requests reach the bot's app in this process (harness.py)."""
+    return request.node.get_closest_marker("slack_http") is not None
+
+
 @pytest.fixture
-async def h(fake_slack: FakeSlack, pool: RunPool, fast_clock: FastClock) -> AsyncIterator[Harness]:  # noqa: F811
+async def h(request: pytest.FixtureRequest, fake_slack: FakeSlack, pool: RunPool,  # noqa: F811
+            fast_clock: FastClock) -> AsyncIterator[Harness]:
     """The bot on the real Bridge, whose agent calls this test's scripted LLM."""
-    async with running(fake_slack, pool, fast_clock) as harness:
+    async with running(fake_slack, pool, fast_clock, over_http=over_http(request)) as harness:
         yield harness
 
 
 @pytest.fixture
-async def fh(fake_slack: FakeSlack, fake_pool: RunPool, fast_clock: FastClock) -> AsyncIterator[Harness]:  # noqa: F811
+async def fh(request: pytest.FixtureRequest, fake_slack: FakeSlack, fake_pool: RunPool,  # noqa: F811
+             fast_clock: FastClock) -> AsyncIterator[Harness]:
     """The bot on the scripted fault-injecting fake Bridge."""
-    async with running(fake_slack, fake_pool, fast_clock) as harness:
+    async with running(fake_slack, fake_pool, fast_clock, over_http=over_http(request)) as harness:
         yield harness
