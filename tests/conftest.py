@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import certifi
 import pytest
 from tortoise import Tortoise, connections
 
@@ -112,6 +113,24 @@ async def abandoned_generators_are_named() -> AsyncIterator[None]:
     loop._asyncgen_finalizer_hook = named
     yield
     loop._asyncgen_finalizer_hook = finalizer
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_ca_certificate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every TLS context this process (and a child it starts) makes trusts one CA instead of
+    loading the whole bundle: no test talks TLS (`loopback_only`, plain HTTP), yet each httpx
+    client makes a context, and hermes-agent several per new agent and one per LLM request,
+    20 to 40 ms of CPU each: a third of the CPU of the platform tests on the real Bridge.
+    HERMES_SKIP_SSL_GUARD skips hermes-agent's check of certifi's bundle, which loads it whole
+    for each new agent."""
+    bundle = Path(certifi.where()).read_text(encoding="ascii")
+    end = "-----END CERTIFICATE-----"
+    first = tmp_path_factory.mktemp("ca") / "first.pem"
+    first.write_text(bundle[:bundle.index(end) + len(end)] + "\n", encoding="ascii")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SSL_CERT_FILE", str(first))
+        patch.setenv("HERMES_SKIP_SSL_GUARD", "1")
+        yield
 
 
 @asynccontextmanager

@@ -31,6 +31,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.changes import CHANGES
+
 EventItem = tuple[str, dict[str, Any]]
 MAX_REQUEST_BYTES = 512 * 1024 * 1024  # the body limit of the real Bridge (bridge/app.py)
 
@@ -246,13 +248,17 @@ class FakeBridge:
         self.requests.append(Recorded(
             request.method, request.path, request.raw_path, dict(request.headers), body, len(raw)
         ))
-        failure = self._take_failure(request.path)
-        if failure is not None:
-            return failure
-        gate = self._holds.get(_route_of(request.path))
-        if gate is not None:
-            await gate.wait()
-        return await handler(request)
+        CHANGES.notify()
+        try:
+            failure = self._take_failure(request.path)
+            if failure is not None:
+                return failure
+            gate = self._holds.get(_route_of(request.path))
+            if gate is not None:
+                await gate.wait()
+            return await handler(request)
+        finally:
+            CHANGES.notify()
 
     def _take_failure(self, path: str) -> web.Response | None:
         route = _route_of(path)
@@ -404,6 +410,7 @@ class _Player:
         n, (name, data) = self.run.event_at(index)
         await self._write(f"id: {n}\nevent: {name}\ndata: {json.dumps(data)}\n\n")
         self.run.sent_high = max(self.run.sent_high, n)
+        CHANGES.notify()
 
     async def _fire(self, item: Item) -> str | None:
         if isinstance(item, Drop):

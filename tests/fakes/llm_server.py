@@ -25,6 +25,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.changes import CHANGES
+
 RequestBody = dict[str, Any]
 
 
@@ -97,7 +99,6 @@ class ScriptedLLM:
     _served: list[Reply] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     _port: int = 0
-    _arrived: asyncio.Condition | None = None
 
     @property
     def base_url(self) -> str:
@@ -124,7 +125,6 @@ class ScriptedLLM:
         sock.bind(("127.0.0.1", 0))
         self._port = sock.getsockname()[1]
         await web.SockSite(self._runner, sock).start()
-        self._arrived = asyncio.Condition()
         return self
 
     async def close(self) -> None:
@@ -143,11 +143,8 @@ class ScriptedLLM:
 
     async def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RequestBody]:
         """Wait until at least `count` chat requests arrived; return them all."""
-        assert self._arrived is not None, "server not started"
-        async with self._arrived:
-            await asyncio.wait_for(
-                self._arrived.wait_for(lambda: len(self.requests) >= count), timeout
-            )
+        assert self._runner is not None, "server not started"
+        await CHANGES.until(lambda: len(self.requests) >= count, timeout)
         return list(self.requests)
 
     def _take(self, body: RequestBody) -> Reply | None:
@@ -172,9 +169,7 @@ class ScriptedLLM:
             self._served.append(reply)
         self.requests.append(body if self.keep_requests else {})
         self.authorizations.append(request.headers.get("Authorization"))
-        assert self._arrived is not None
-        async with self._arrived:
-            self._arrived.notify_all()
+        CHANGES.notify()
         if reply is None:
             reply = error_reply(500, "the scripted LLM has no reply left")
         if reply.raw_body is not None or reply.status != 200:

@@ -31,6 +31,8 @@ from tests.fakes.slack_payloads import (
     sign_request,
 )
 
+pytestmark = pytest.mark.slack_http  # the HTTP path itself: served by uvicorn
+
 WINDOW = 5 * 60  # seconds Slack's verification allows between signing and receiving
 MARGIN = 5  # stamps are whole seconds: keep clear of the edge a second tick would cross
 
@@ -184,7 +186,7 @@ async def test_a_wrong_signing_secret_is_a_warning_with_its_likely_cause_once_a_
         response = await h.http.post("/slack/events", content=request.body, headers=request.headers)
         assert response.status_code == 401 and response.json() == {"error": "invalid request"}
 
-    async with running(fake_slack, fake_pool, clock) as h:
+    async with running(fake_slack, fake_pool, clock, over_http=True) as h:
         for _ in range(3):
             await refused(h)
         [first] = _warnings(caplog)

@@ -34,10 +34,17 @@ async def fake_slack(fast_clock: FastClock) -> AsyncIterator[FakeSlack]:
         yield slack
 
 
+def over_http(request: pytest.FixtureRequest) -> bool:
+    """Whether the test checks the HTTP path itself (marked `slack_http`): its bot is served
+    by uvicorn; the others' requests reach the bot's app in this process (harness.py)."""
+    return request.node.get_closest_marker("slack_http") is not None
+
+
 @pytest.fixture
-async def h(fake_slack: FakeSlack, pool: RunPool, fast_clock: FastClock) -> AsyncIterator[Harness]:
+async def h(request: pytest.FixtureRequest, fake_slack: FakeSlack, pool: RunPool,
+            fast_clock: FastClock) -> AsyncIterator[Harness]:
     """The bot on the real Bridge, whose agent calls this test's scripted LLM."""
-    async with running(fake_slack, pool, fast_clock) as harness:
+    async with running(fake_slack, pool, fast_clock, over_http=over_http(request)) as harness:
         yield harness
 
 

@@ -1,10 +1,16 @@
-"""A SlackBot served over real HTTP (Litestar + uvicorn on a random 127.0.0.1 port) against the
-fake Slack, and the helpers tests use to talk to it as Slack does and read what it posted."""
+"""A SlackBot against the fake Slack, its route in a Litestar app, and the helpers tests use to
+talk to it as Slack does and read what it posted.
+
+Slack's requests (signed as Slack signs them) reach the app in this process by default: httpx
+hands each to the Litestar app as ASGI, through the bot's own route (signature check, intake,
+bolt). The tests of the HTTP path itself (a signature refused, retry headers, payload fuzz)
+serve it over real HTTP instead (`running(..., over_http=True)`, or the `slack_http` marker on
+a test using the `h` / `fh` fixtures): uvicorn on a random 127.0.0.1 port. Either way the bot's
+own calls to the fake Slack are real HTTP."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -24,6 +30,7 @@ from core.config import Settings
 from core.platform_links import PlatformLink
 from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
+from tests.fakes.changes import CHANGES, FALLBACK
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import (
     CHANNEL_ID,
@@ -67,7 +74,9 @@ async def serving(app: Litestar) -> AsyncIterator[str]:
                             timeout_keep_alive=KEEP_ALIVE)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
-    await until(lambda: server.started)
+    await until(lambda: server.started or task.done(), fallback=0.005)  # no fake sees it start
+    if task.done():
+        task.result()  # it could not start: say why
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
@@ -76,17 +85,38 @@ async def serving(app: Litestar) -> AsyncIterator[str]:
         sock.close()
 
 
-async def until(predicate: Callable[[], Any], deadline: float = DEADLINE) -> Any:
-    """Poll until `predicate()` is truthy (awaited when it returns an awaitable, such as a
-    database query); returns that value."""
-    async with asyncio.timeout(deadline):
-        while True:
-            value = predicate()
-            if inspect.isawaitable(value):
-                value = await value
-            if value:
-                return value
-            await asyncio.sleep(0.005)
+class InProcess(httpx.AsyncBaseTransport):
+    """Each request handed to the ASGI app in this process, in a task of its own as a server
+    runs it (its context is not the test's); an exception that escapes the app is a 500 as a
+    server answers it, and a request unanswered after DEADLINE seconds a ReadTimeout."""
+
+    def __init__(self, app: Litestar) -> None:
+        self._asgi = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        task = asyncio.create_task(self._asgi.handle_async_request(request))
+        done, _ = await asyncio.wait({task}, timeout=DEADLINE)
+        if not done:
+            raise httpx.ReadTimeout(f"no answer within {DEADLINE} s", request=request)
+        return task.result()
+
+
+@asynccontextmanager
+async def client_of(app: Litestar, over_http: bool) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of `app`, in this process or (`over_http`) served by uvicorn."""
+    if not over_http:
+        async with httpx.AsyncClient(transport=InProcess(app), base_url="http://slack-bot.test") as http:
+            yield http
+        return
+    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=DEADLINE) as http:
+        yield http
+
+
+async def until(predicate: Callable[[], Any], deadline: float = DEADLINE, fallback: float = FALLBACK) -> Any:
+    """`predicate()`'s first truthy value (awaited when it returns an awaitable, such as a
+    database query), checked again whenever a fake records something, and every `fallback`
+    seconds for what no fake sees (tests/fakes/changes.py)."""
+    return await CHANGES.until(predicate, deadline, fallback)
 
 
 @dataclass
@@ -193,11 +223,13 @@ def has_button(message: Message, action_id: str) -> bool:
 @asynccontextmanager
 async def running(slack: FakeSlack, pool: RunPool, clock: Clock, api_timeout: float = API_TIMEOUT,
                   link: PlatformLink | None = None, socket_ping_interval: float = PING_INTERVAL,
-                  limiter: RateLimiter | None = None, **settings: Any) -> AsyncIterator[Harness]:
-    """A started SlackBot for `pool`, its route served over HTTP; stopped on exit."""
+                  limiter: RateLimiter | None = None, over_http: bool = False,
+                  **settings: Any) -> AsyncIterator[Harness]:
+    """A started SlackBot for `pool`, its route in a Litestar app that Slack's requests reach
+    in this process (or `over_http`, served by uvicorn); stopped on exit."""
     bot = new_bot(slack, pool, clock, api_timeout, link, socket_ping_interval, limiter, **settings)
     app = Litestar(route_handlers=bot.route_handlers(), logging_config=None)
-    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=DEADLINE) as http:
+    async with client_of(app, over_http) as http:
         await bot.start()
         try:
             yield Harness(slack, bot, pool, http)

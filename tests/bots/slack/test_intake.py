@@ -131,6 +131,7 @@ async def test_interactions_the_product_does_not_use_are_acknowledged(
     assert not failures(caplog) and "Unhandled request" not in caplog.text
 
 
+@pytest.mark.slack_http
 async def test_a_body_bolt_cannot_read_is_acknowledged_only_when_signed(fh: Harness) -> None:
     payload = {**make_slack_event("app_mention"), "authorizations": [7]}
     signed = event_request(payload, SECRET)
@@ -196,6 +197,7 @@ def request_of(kind: str, payload: Payload) -> tuple[bytes, dict[str, str]]:
     return signed.body, signed.headers
 
 
+@pytest.mark.slack_http
 async def test_mutated_slack_payloads_never_get_a_5xx_or_a_traceback(
     fh: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from core.models import ChatMessage, Role
 from tests.bots.slack.harness import Harness, has_button, texts, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
@@ -42,6 +44,7 @@ async def test_todos_and_tools_show_while_the_run_works(h: Harness, llm: Scripte
     assert any("Todo" in str(blocks) for blocks in revisions)
 
 
+@pytest.mark.slack_http
 async def test_retries_and_double_deliveries_start_one_run(h: Harness, llm: ScriptedLLM) -> None:
     llm.script(text_reply("once"), text_reply("twice?"))
     payload = make_slack_event("app_mention", text="hello")
@@ -57,6 +60,7 @@ async def test_retries_and_double_deliveries_start_one_run(h: Harness, llm: Scri
     assert len(h.bot_messages(CHANNEL_ID, payload["event"]["ts"])) == 1
 
 
+@pytest.mark.slack_http
 async def test_a_bad_signature_is_refused_with_401(h: Harness) -> None:
     good = event_request(make_slack_event("app_mention", text="hi"), "test-signing-secret")
     forged = SignedRequest(good.body, {**good.headers, **sign_request(good.body, "wrong-secret")})
@@ -68,6 +72,7 @@ async def test_a_bad_signature_is_refused_with_401(h: Harness) -> None:
     assert await ChatMessage.all().count() == 0
 
 
+@pytest.mark.slack_http
 async def test_slack_verifies_the_request_url(h: Harness) -> None:
     challenge = {"token": "verification-token", "challenge": "3eZbrw1aBm", "type": "url_verification"}
     response = await h.post_event(challenge)

@@ -38,7 +38,7 @@ async def two(db: str, fake_slack: FakeSlack, fake_bridge: FakeBridge, skills_di
                 opened_pool(fake_bridge.url, catalogue_for(None, skills_dir)))
             limiter = RateLimiter(fast_clock, fast_clock.sleep, store)
             harnesses.append(await stack.enter_async_context(
-                running(fake_slack, pool, fast_clock, limiter=limiter)))
+                running(fake_slack, pool, fast_clock, limiter=limiter, over_http=True)))
         yield harnesses[0], harnesses[1]
 
 

@@ -2,39 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
-# Predicates may also look at the client's state, which changes without telling the fake:
-# re-check at least this often.
-POLL_INTERVAL = 0.02
+from tests.fakes.changes import CHANGES
 
 
 class Notifier:
-    """Everything that changes the fake's state calls `notify()`; waiters re-check then."""
-
-    def __init__(self) -> None:
-        self._waiters: set[asyncio.Future[None]] = set()
+    """Everything that changes the fake's state calls `notify()`; waiters re-check then (and
+    on the fallback tick: predicates may also read the client's state, which changes without
+    telling the fake). See tests/fakes/changes.py."""
 
     def notify(self) -> None:
-        for waiter in self._waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+        CHANGES.notify()
 
     async def wait_until(
         self, predicate: Callable[[], object], timeout: float, what: str = "condition"
     ) -> None:
         """Return once `predicate()` is truthy; AssertionError after `timeout` seconds."""
-        loop = asyncio.get_running_loop()
         try:
-            async with asyncio.timeout(timeout):
-                while not predicate():
-                    waiter = loop.create_future()
-                    self._waiters.add(waiter)
-                    try:
-                        await asyncio.wait({waiter}, timeout=POLL_INTERVAL)
-                    finally:
-                        self._waiters.discard(waiter)
-                        waiter.cancel()
+            await CHANGES.until(predicate, timeout)
         except TimeoutError:
             raise AssertionError(f"fake Discord: {what} not met within {timeout}s") from None

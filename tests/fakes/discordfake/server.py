@@ -273,7 +273,7 @@ class FakeDiscord(Driving):
     async def wait_until(
         self, predicate: Callable[[], object], timeout: float = 5.0, what: str = "condition"
     ) -> None:
-        """Re-check `predicate()` on every change of the fake (and every 20 ms) until it holds."""
+        """Re-check `predicate()` on every change of the fake (and every 50 ms) until it holds."""
         await self.core.notifier.wait_until(predicate, timeout, what)
 
     async def wait_for_call(self, route: str, *, count: int = 1, timeout: float = 5.0) -> Call:

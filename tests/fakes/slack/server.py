@@ -8,6 +8,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.changes import CHANGES
+
 from . import api_agents, api_chat, api_files, api_misc, api_stream, api_views
 from .calls import Call
 from .faults import Fault, FaultBox, Outage
@@ -43,7 +45,6 @@ class FakeSlack:
         self.files_read = True  # False: the bot token lacks files:read (url_private signs in)
         self.socket = SocketModeServer(self.state)
         self._limiter = RateLimiter(self.state.limits, clock)
-        self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
         self.port = port  # 0: a free one
 
@@ -126,8 +127,7 @@ class FakeSlack:
             calls = self.calls_to(method)
             return len([c for c in calls if c.status or not answered]) >= count
 
-        async with self._changed:
-            await asyncio.wait_for(self._changed.wait_for(done), timeout)
+        await CHANGES.until(done, timeout)
         return self.calls_to(method)
 
     # --- what a test sets up ------------------------------------------------------------
@@ -222,10 +222,10 @@ class FakeSlack:
         except ApiError as error:
             args, unreadable = {}, error
         call = Call(method, args, take_token(request, args), self.state.clock())
-        await self._record(call)
+        self._record(call)
         response = await self._answer(call, unreadable)
         call.status = response.status
-        await self._notify()
+        CHANGES.notify()
         return response
 
     async def _answer(self, call: Call, unreadable: ApiError | None) -> web.Response:
@@ -295,10 +295,10 @@ class FakeSlack:
         upload_id = request.match_info["upload_id"]
         call = Call("upload", {"upload_id": upload_id, "length": len(content)}, None,
                     self.state.clock())
-        await self._record(call)
+        self._record(call)
         answer = api_files.receive_upload(self.state, upload_id, content)
         call.status = 200 if answer else 404
-        await self._notify()
+        CHANGES.notify()
         return web.Response(status=call.status, text=answer or "not found")
 
     async def _download(self, request: web.Request) -> web.Response:
@@ -307,7 +307,7 @@ class FakeSlack:
         file_id = request.match_info["file_id"]
         call = Call("files-pri", {"file": file_id}, take_token(request, {}),
                     self.state.clock())
-        await self._record(call)
+        self._record(call)
         stored = self.state.files.get(file_id)
         token = call.token or ""
         valid = token == self.bot_token if self.bot_token else token.startswith("xoxb-")
@@ -323,11 +323,7 @@ class FakeSlack:
             and len(stored.mimetype) <= 128 else "application/octet-stream"
         return web.Response(body=stored.content, content_type=served)
 
-    async def _record(self, call: Call) -> None:
+    def _record(self, call: Call) -> None:
         self.calls.append(call)
-        await self._notify()
-
-    async def _notify(self) -> None:
-        async with self._changed:
-            self._changed.notify_all()
+        CHANGES.notify()
 

@@ -6,13 +6,14 @@ it pings with `sdk-ping-pong:<time>` and expects the pong (aiohttp's autoping an
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from aiohttp import WSMsgType, web
+
+from tests.fakes.changes import CHANGES
 
 from .state import SlackState
 
@@ -25,7 +26,6 @@ class SocketModeServer:
         self.pushed: list[dict[str, Any]] = []
         self.acks: dict[str, dict[str, Any]] = {}  # envelope_id -> what the client sent back
         self.received: list[dict[str, Any]] = []  # every text frame from the client
-        self._changed = asyncio.Condition()
 
     @property
     def current(self) -> web.WebSocketResponse | None:
@@ -101,11 +101,11 @@ class SocketModeServer:
         self.connections.append(ws)
         self._transports[id(ws)] = request.transport
         await ws.send_json(self._hello())
-        await self._notify()
+        CHANGES.notify()
         async for frame in ws:
             if frame.type == WSMsgType.TEXT:
-                await self._receive(_decode(frame.data))
-        await self._notify()
+                self._receive(_decode(frame.data))
+        CHANGES.notify()
         return ws
 
     def _hello(self) -> dict[str, Any]:
@@ -114,19 +114,14 @@ class SocketModeServer:
                 "debug_info": {"host": "fake-slack", "approximate_connection_time": 18060},
                 "connection_info": {"app_id": self._state.identity.app_id}}
 
-    async def _receive(self, message: dict[str, Any]) -> None:
+    def _receive(self, message: dict[str, Any]) -> None:
         self.received.append(message)
         if "envelope_id" in message:
             self.acks[message["envelope_id"]] = message
-        await self._notify()
-
-    async def _notify(self) -> None:
-        async with self._changed:
-            self._changed.notify_all()
+        CHANGES.notify()
 
     async def _wait(self, done: Callable[[], bool], timeout: float) -> None:
-        async with self._changed:
-            await asyncio.wait_for(self._changed.wait_for(done), timeout)
+        await CHANGES.until(done, timeout)
 
 
 def _decode(text: str) -> dict[str, Any]:
