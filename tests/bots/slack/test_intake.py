@@ -1,7 +1,8 @@
-"""Every shape Slack sends, through real HTTP into the running bot (real slack-bolt, the fake
-Slack): what the product uses is handled, the rest acknowledged (200, logged once at debug),
-never a 5xx, a 404 or a traceback. A hypothesis test mutates real-shaped events,
-interactions and commands (fields missing, null, of another type, extra)."""
+"""Every shape Slack sends, signed, into the running bot's route (real slack-bolt, the fake
+Slack; over real HTTP where the HTTP path itself is tested): what the product uses is
+handled, the rest acknowledged (200, logged once at debug), never a 5xx, a 404 or a
+traceback. A hypothesis test mutates real-shaped events, interactions and commands (fields
+missing, null, of another type, extra)."""
 
 from __future__ import annotations
 
