@@ -146,7 +146,8 @@ async def snapshot_released() -> bool:
         return tuple(rows[0])[0] == 0  # busy: 0
     _, rows = await db.execute_query(
         "SELECT count(*) AS n FROM pg_locks JOIN pg_class ON pg_class.oid = pg_locks.relation "
-        "WHERE pg_class.relname = 'chat_message' AND pg_locks.pid <> pg_backend_pid()")
+        "WHERE pg_class.relname = 'chat_message' AND pg_locks.pid <> pg_backend_pid() "
+        "AND pg_locks.database = (SELECT oid FROM pg_database WHERE datname = current_database())")
     return rows[0]["n"] == 0
 
 

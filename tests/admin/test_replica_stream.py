@@ -57,7 +57,9 @@ async def _until_seq(frames: AsyncIterator[Frame], seq: int | None) -> tuple[lis
 
 async def _listener_pid() -> int | None:
     rows = await connections.get("default").execute_query_dict(
-        "SELECT pid FROM pg_stat_activity WHERE application_name = $1", [APPLICATION_NAME])
+        # This worker's database only: another xdist worker's replicas listen too.
+        "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()",
+        [APPLICATION_NAME])
     return rows[0]["pid"] if len(rows) == 1 else None
 
 

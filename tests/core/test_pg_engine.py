@@ -51,7 +51,7 @@ async def test_a_query_cancelled_midway_closes_its_connection(db: str) -> None:
         async with asyncio.timeout(10):
             while not (pid := await watcher.fetchval(
                     "SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(1)' "
-                    "AND state = 'active'")):
+                    "AND state = 'active' AND datname = current_database()")):
                 await asyncio.sleep(0.01)
         sleeping.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -17,7 +17,9 @@ from tests.bridge.harness import RunningBridge
 from tests.fakes.fake_bridge import FakeBridge
 from tests.fakes.llm_server import ScriptedLLM
 
-FAST = StreamPolicy(read_timeout=2.0, connect_timeout=1.0, backoff_base=0.01, backoff_cap=0.05,
+# A loopback connect is refused at once when nothing listens; it only times out when this
+# process's loop is held up (a loaded CI machine): 1 s failed a run's start once under xdist.
+FAST = StreamPolicy(read_timeout=2.0, connect_timeout=5.0, backoff_base=0.01, backoff_cap=0.05,
                     max_reconnects=4)
 
 
