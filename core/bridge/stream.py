@@ -18,8 +18,8 @@ stays unreachable is retried `max_reconnects` times, about `patience()` seconds 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -96,10 +96,11 @@ class ResumableStream:
         self.started = not start
         while True:
             try:
-                async for event in self._connection():
-                    yield event
-                    if is_terminal(event):
-                        return
+                async with aclosing(self._connection()) as connection:  # closed here, not by GC
+                    async for event in connection:
+                        yield event
+                        if is_terminal(event):
+                            return
                 if await self._finished():
                     return  # the caller already has everything, `done` included
                 reason = "the stream ended before done/error"
@@ -116,14 +117,15 @@ class ResumableStream:
                 reason = str(exc) or type(exc).__name__
             await self._backoff(reason)
 
-    async def _connection(self) -> AsyncIterator[Event]:
+    async def _connection(self) -> AsyncGenerator[Event, None]:
         async with self.open(self._resume_point() if self.started else None) as response:
             self.started = self.connected = True
             try:
-                async for sse in EventSource(response).aiter_sse():
-                    event = self._accept(sse.id, sse.event, sse.data)
-                    if event is not None:
-                        yield event
+                async with aclosing(EventSource(response).aiter_sse()) as messages:
+                    async for sse in messages:
+                        event = self._accept(sse.id, sse.event, sse.data)
+                        if event is not None:
+                            yield event
             except SSEError as exc:
                 raise garbage(f"the events of run {self.run_id}", exc) from exc
 

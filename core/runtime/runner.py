@@ -120,6 +120,18 @@ async def _first_events(pool: RunContext, live: LiveRun, options: RunOptions) ->
 
 
 async def _consume(pool: RunContext, live: LiveRun, events: AsyncIterator[Event]) -> None:
+    """Drive the run from `events`; the stream is closed on the way out (its `done` is the last
+    event read: left to the garbage collector, its HTTP response stayed open until then, and the
+    collector's closing of its nested generators raced one another)."""
+    try:
+        await _drive(pool, live, events)
+    finally:
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()
+
+
+async def _drive(pool: RunContext, live: LiveRun, events: AsyncIterator[Event]) -> None:
     buffer, metrics, message_id = pool.buffer, pool.metrics, live.message_id
     async for event in events:  # the hot path: most events are only stored, folded, published
         if type(event) is Checkpoint:  # kept for a continuation; no row, nothing to show

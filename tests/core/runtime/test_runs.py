@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from typing import Any
 
@@ -220,3 +221,20 @@ async def test_a_failing_llm_fails_the_run_with_a_reason_and_the_session_goes_on
     fine = await finished(pool, (await pool.start(s, "again")).run_id)
     assert fine.status == MessageStatus.SUCCESS
     assert await ChatSession.filter(id=s).count() == 1
+
+
+
+async def test_a_finished_runs_bridge_stream_is_closed_when_it_ends(
+    fake_pool: RunPool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its `done` is the last event read: the stream (and its HTTP response) was left suspended
+    for the garbage collector, whose closing of the nested generators raced one another
+    ("aclose(): asynchronous generator is already running", a flaky failure of the suite). The
+    suite's probe (tests/conftest.py) logs every async generator collected unclosed."""
+    run = await fake_pool.start((await sessions.create_session()).id, "go")
+    await finished(fake_pool, run.run_id)
+    await fake_pool.close()  # the run's task is over
+    gc.collect()
+    await asyncio.sleep(0)
+    left = [r.getMessage() for r in caplog.records if r.name == "tests.asyncgen"]
+    assert not [m for m in left if "ResumableStream" in m], left
