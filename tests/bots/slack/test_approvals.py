@@ -25,17 +25,16 @@ from tests.fakes.llm_server import ScriptedLLM, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import CHANNEL_ID
 from tests.support.approvals import rm
-from tests.support.runtime import catalogue_for, opened_pool
+from tests.support.runtime import catalogue_for
 
 ASKER, ADMIN, OTHER = "U0ALICE", "U0BOB", "U0EVE"
 ONCE, SESSION, ALWAYS, DENY = (ids.approval_action(d) for d in ("once", "session", "always", "deny"))
 
 
 @pytest.fixture
-async def pool(db: str, terminal_bridge: RunningBridge, llm: ScriptedLLM,
-               skills_dir: Path) -> AsyncIterator[RunPool]:
-    async with opened_pool(terminal_bridge.url, catalogue_for(llm, skills_dir)) as runs:
-        yield runs
+def pool(runs: RunPool) -> RunPool:
+    """The Slack harness's pool is tests/support/approvals.py's, on the Bridge that runs commands."""
+    return runs
 
 
 @pytest.fixture
