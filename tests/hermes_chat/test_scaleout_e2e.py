@@ -103,6 +103,10 @@ def _untidy(slack: FakeSlack, thread: str) -> list[str]:
             and TIDIED not in texts(m)]
 
 
+async def _questions_stored(count: int) -> bool:
+    return await ClarifyPause.exclude(platform_refs=None).count() == count
+
+
 async def _all_placed(words: list[str]) -> list[ChatMessage] | None:
     turns = [await assistant_turn(w) for w in words]
     if any(t is None or t.bridge is None for t in turns):
@@ -156,6 +160,10 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
             for word in DISCORD_QUESTIONS:
                 await until(lambda: resolved(_discord_question(discord, discord_threads[word])),
                             "the Discord questions shown", *three)
+            # ... and where each was posted stored, as the other restart tests wait for: a kill
+            # between a question's post and its stored id posts it again (the closing note)
+            await until(lambda: _questions_stored(len(SLACK_QUESTIONS + DISCORD_QUESTIONS)),
+                        "the questions' messages stored", *three)
 
             victim = next(r for r in three if _holds_shards(r))
             survivors = [r for r in three if r is not victim]
