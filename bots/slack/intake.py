@@ -27,8 +27,8 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 
 from bots.fields import text
-from core.conversation.event_ledger import EventLedger
 from core.conversation.refusals import log_refusal, not_yours, refusal_text
+from core.edge.event_ledger import EventLedger
 from core.errors import NotYours
 
 from . import ids

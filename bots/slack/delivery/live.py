@@ -32,12 +32,12 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from core import tree
+from core.chat import tree
 from core.conversation import bindings, turns, views
-from core.conversation.dedupe import Seen
 from core.conversation.views import Versions
-from core.models import PauseKind, PauseStatus, Platform
+from core.edge.dedupe import Seen
 from core.runtime.updates import PauseView, RunUpdate, Subscription
+from core.store.models import PauseKind, PauseStatus, Platform
 
 from .. import refs
 from ..actions.clarify import render_clarify
