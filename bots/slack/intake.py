@@ -115,7 +115,6 @@ def unreadable(what: str) -> None:
 # acknowledgement (within 3 s) runs in `Background` tasks, and what they raise reaches the
 # same handler. Cancellation goes through.
 
-log = logging.getLogger(__name__)
 Reply = Callable[[str], Awaitable[None]]
 ReplyTo = Callable[[Inbound], Reply]  # where the words about a request go
 

@@ -1,4 +1,5 @@
-"""Rate limits as an object (STYLE: like discord.py's Route.key + Ratelimit), shared by adapters.
+"""Rate limits as one object with an injected clock, used by both adapters: a bucket per key
+(as discord.py's `Route.key`) that calls acquire and a 429 updates (as its `Ratelimit`).
 
 A `Limit` is a token bucket: `burst` calls at once, refilled at `per_second`. Every key (a
 bucket: "slack:T1:chat.update", "slack:T1:post:C1", "discord:channel:42") has its own

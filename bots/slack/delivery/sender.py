@@ -285,8 +285,6 @@ def _describe(error: Exception) -> str:
 # refuses the stream methods or the loading status is remembered, so every later turn goes
 # straight to the fallback, and the log says so once per workspace and feature.
 
-log = logging.getLogger(__name__)
-
 STREAMING = "streaming"  # chat.startStream / appendStream / stopStream
 STATUS = "status"  # assistant.threads.setStatus
 SUGGESTED_PROMPTS = "suggested prompts"  # assistant.threads.setSuggestedPrompts
