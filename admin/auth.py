@@ -7,7 +7,7 @@ from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
 from litestar.handlers.base import BaseRouteHandler
 
-from core.access import bearer_matches
+from core.edge.access import bearer_matches
 
 TOKEN_KEY = "admin_token"
 SCHEME = "BearerToken"

@@ -17,8 +17,8 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from core.errors import BridgeUnavailable, Conflict, HermesChatError, NotFound
-from core.field_errors import InvalidField
-from core.outage import is_outage
+from core.store.outage import is_outage
+from core.text.field_errors import InvalidField
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ answers); a Bridge that does not answer, or a platform reconnecting for less tha
 the status "degraded" (browsing and export still work), with 200. `platforms` lists only the
 platforms `serve` started with a connection to watch, and is left out when there is none.
 With a child Bridge (no HERMES_BRIDGE_URL), `bridgeProcess` says how its supervisor sees it.
-`model` is the model a run that names none goes to (core/default_model.py): null when none is
+`model` is the model a run that names none goes to (core/agent/default_model.py): null when none is
 set, which makes the status "degraded" (every run would fail). With several Bridges
 (HERMES_BRIDGE_URL lists them), `bridges` says how each answers: `bridge`
 is "ok" while one does (runs go to those up), and the status is "degraded" while any does not.
@@ -27,12 +27,12 @@ from litestar.openapi import ResponseSpec
 from litestar.response import Response
 
 from admin.services import AdminServices, provide_services
-from core import db
-from core.bridge.fleet import BridgeFleet
-from core.bridge.port import Bridge
-from core.default_model import DefaultModel
+from core.agent.bridge.fleet import BridgeFleet
+from core.agent.bridge.port import Bridge
+from core.agent.default_model import DefaultModel
+from core.edge.platform_links import LinkState, PlatformLinks
 from core.errors import HermesChatError
-from core.platform_links import LinkState, PlatformLinks
+from core.store import db
 
 log = logging.getLogger(__name__)
 

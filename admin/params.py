@@ -7,7 +7,7 @@ from typing import Annotated
 from litestar.params import HeaderParameter, PathParameter, QueryParameter
 
 from admin.text import NO_NUL
-from core.field_errors import MAX_ID
+from core.text.field_errors import MAX_ID
 
 SessionId = Annotated[int, PathParameter(ge=1, le=MAX_ID, description="id of a chat session")]
 AttachmentId = Annotated[

@@ -7,10 +7,10 @@ from typing import Protocol
 
 from litestar.datastructures import State
 
-from core.bridge.port import Bridge
-from core.catalogue import Catalogue
-from core.default_model import DefaultModel
-from core.platform_links import PlatformLinks
+from core.agent.bridge.port import Bridge
+from core.agent.catalogue import Catalogue
+from core.agent.default_model import DefaultModel
+from core.edge.platform_links import PlatformLinks
 from core.runtime.pool import RunPool
 
 SERVICES_KEY = "admin_services"

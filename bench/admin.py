@@ -24,9 +24,9 @@ import uvicorn
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core import db
-from core.bridge.client import BridgeClient
-from core.catalogue import Catalogue
+from core.store import db
+from core.agent.bridge.client import BridgeClient
+from core.agent.catalogue import Catalogue
 from core.config import Settings
 from core.runtime.pool import RunPool
 

@@ -26,11 +26,12 @@ from pathlib import Path
 
 from bench.loopback_bridge import LoopbackBridge
 from bridge.run_registry import RunRegistry
-from core import db, sessions
-from core.bridge.client import BridgeClient
-from core.catalogue import Catalogue
-from core.models import MessageStatus
+from core.agent.bridge.client import BridgeClient
+from core.agent.catalogue import Catalogue
+from core.chat import sessions
 from core.runtime.pool import FINISHED_TTL, RunPool
+from core.store import db
+from core.store.models import MessageStatus
 
 BUFFER_BYTES = 1048576  # BRIDGE_RUN_BUFFER_BYTES's default
 ENDED_LIMIT = 16384

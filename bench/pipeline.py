@@ -30,12 +30,13 @@ from pathlib import Path
 
 import asyncpg
 
-from core import db, sessions
-from core.bridge.client import BridgeClient
-from core.bridge.types import RunRequest
-from core.catalogue import Catalogue
-from core.events import event_to_log
-from core.models import ChatMessageLog, MessageStatus
+from core.store import db
+from core.chat import sessions
+from core.agent.bridge.client import BridgeClient
+from core.agent.bridge.types import RunRequest
+from core.agent.catalogue import Catalogue
+from core.agent.events import event_to_log
+from core.store.models import ChatMessageLog, MessageStatus
 from core.runtime.pool import RunPool
 from core.runtime.log_buffer import Row, insert_rows
 from core.runtime.records import insert_turn

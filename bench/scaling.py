@@ -52,7 +52,7 @@ from bench.load.drive import POLL_SECONDS, ask_on_slack, warm_up_slack
 from bench.load.observer import Observer
 from bench.load.world import SIGNING_SECRET, SLACK_TOKEN, World, add_slack_conversation, running_world
 from bridge.hermes_home import DEFAULT_CONFIG_YAML
-from core import db
+from core.store import db
 from tests.faults.bridge_child import BridgeChild
 from tests.support.replicas import Replica, replica
 

@@ -14,7 +14,7 @@ import argparse
 import statistics
 import time
 
-from core.splitting import split_markdown
+from core.text.splitting import split_markdown
 
 LIMITS = (2900, 4000, 12000)
 

@@ -1,6 +1,6 @@
 """Tolerant reads of the JSON a platform sent (pure): a field that is missing, null or of
 another type reads as absent, so a parser written with these never raises on a shape it did
-not expect; a string is made storable as it is read (core/safe_text.py). The typed parsers of
+not expect; a string is made storable as it is read (core/text/safe_text.py). The typed parsers of
 each adapter (bots/slack/inbound.py, bots/discord/inbound.py) are built on them."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.safe_text import clean_text
+from core.text.safe_text import clean_text
 
 Json = Mapping[str, Any]
 EMPTY: Json = {}

@@ -7,7 +7,7 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.types import Guard
 
 from bridge.errors import Unauthorized
-from core.access import bearer_matches
+from core.edge.access import bearer_matches
 
 
 def token_guard(token: str) -> Guard:

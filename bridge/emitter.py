@@ -11,7 +11,7 @@ from typing import Any
 
 from bridge.run_log import RunLog
 from core.logs import MIN_SECRET, REDACTED
-from core.safe_text import clean_text, clean_value
+from core.text.safe_text import clean_text, clean_value
 
 TEXT_FLUSH_SECONDS = 0.05  # a delta waits at most this long (plus loop latency) to be sent
 TEXT_FLUSH_CHARS = 2048
@@ -67,7 +67,7 @@ class RunEmitter:
             self._timer = self._loop.call_later(TEXT_FLUSH_SECONDS, self.flush)
 
     def _clean(self, value: Any) -> Any:
-        """Every string made storable (NUL, lone surrogates: core/safe_text.py) and the key
+        """Every string made storable (NUL, lone surrogates: core/text/safe_text.py) and the key
         blanked out: a string that cannot be encoded would end the run's SSE stream."""
         return clean_value(value, self._clean_text)
 

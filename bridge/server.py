@@ -9,7 +9,7 @@ import uvicorn
 
 from bridge.app import create_app
 from bridge.settings import BridgeSettings
-from core.access import check_binding
+from core.edge.access import check_binding
 
 log = logging.getLogger("bridge")
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from urllib.parse import unquote, urlsplit
 
-from core.attachments import (
+from core.chat.attachments import (
     DEFAULT_MAX_BYTES,
     DEFAULT_PARSE_SECONDS,
     DEFAULT_PDF_PAGES,
@@ -15,13 +15,13 @@ from core.attachments import (
     MAX_HISTORY_ATTACHMENT_BYTES,
     Limits,
 )
-from core.conversation.policy import Policy
-from core.db import check_url
+from core.chat.policy import Policy
+from core.chat.thread_context import DEFAULT_MESSAGES, MAX_MESSAGES
+from core.edge.platform_links import DOWN_SECONDS
+from core.edge.urls import Origins, redacted_url
 from core.errors import InvalidInput
-from core.outage import Patience
-from core.platform_links import DOWN_SECONDS
-from core.thread_context import DEFAULT_MESSAGES, MAX_MESSAGES
-from core.urls import Origins, redacted_url
+from core.store.db import check_url
+from core.store.outage import Patience
 
 DEFAULT_DATABASE_URL = "sqlite://data/hermes-chat.sqlite3"
 DISCORD_CDN_HOSTS = ("cdn.discordapp.com", "media.discordapp.net")
@@ -111,7 +111,7 @@ class Settings:
     @property
     def attachment_limits(self) -> Limits:
         """ATTACHMENT_MAX_BYTES, ATTACHMENTS_PER_MESSAGE, ATTACHMENT_PARSE_SECONDS and
-        ATTACHMENT_PDF_PAGES (core.attachments)."""
+        ATTACHMENT_PDF_PAGES (core.chat.attachments)."""
         return Limits(self.attachment_max_bytes, self.attachments_per_message,
                       self.attachment_parse_seconds, self.attachment_pdf_pages)
 
@@ -128,7 +128,7 @@ class Settings:
 
     @property
     def policy(self) -> Policy:
-        """Who may act on a turn and who may talk to the bot (core.conversation.policy)."""
+        """Who may act on a turn and who may talk to the bot (core.chat.policy)."""
         return Policy.of(self.conversation_actions, self.chat_admins, self.allowed_users,
                          self.discord_allowed_roles)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from core.catalogue import Catalogue
+from core.agent.catalogue import Catalogue
 from core.config import Settings
 from core.errors import InvalidInput
 from core.logs import quiet_level

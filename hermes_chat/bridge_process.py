@@ -28,11 +28,11 @@ from typing import Literal
 import httpx
 import psutil
 
-from core.backoff import Backoff
-from core.catalogue import Catalogue
+from core.agent.catalogue import Catalogue
 from core.config import Settings
+from core.edge.backoff import Backoff
+from core.edge.urls import redacted_url
 from core.errors import BridgeUnavailable
-from core.urls import redacted_url
 from hermes_chat.bridge_environment import child_environment, child_key_envs
 from hermes_chat.bridge_leftover import ChildRecords, clear_the_port
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from dotenv import dotenv_values
 
-from core.catalogue import load_catalogue
+from core.agent.catalogue import load_catalogue
 from core.config import Settings
 from core.errors import HermesChatError
 from core.logs import configure_logging, quiet_level
@@ -38,7 +38,7 @@ def _serve(settings: Settings, args: argparse.Namespace,
 
 def _migrate(settings: Settings, args: argparse.Namespace,
              environ: Mapping[str, str]) -> None:
-    from core.db import migrate
+    from core.store.db import migrate
     from hermes_chat.startup import check_data_folder, reaching_database
 
     async def migrated() -> list[str]:

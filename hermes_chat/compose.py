@@ -9,12 +9,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
-from core import db
-from core.attachments import FileReader
-from core.bridge.fleet import BridgeFleet
-from core.catalogue import Catalogue
+from core.agent.bridge.fleet import BridgeFleet
+from core.agent.catalogue import Catalogue
+from core.chat.attachments import FileReader
 from core.config import Settings
-from core.run_quota import RunQuota
+from core.edge.run_quota import RunQuota
 from core.runtime.jobs import start_jobs
 from core.runtime.leases import Leases
 from core.runtime.metrics import RunMetrics
@@ -22,6 +21,7 @@ from core.runtime.notify import listening
 from core.runtime.pool import RunPool
 from core.runtime.recovery import keep_taking_over, recover
 from core.runtime.singleton import UPKEEP_HERE, SchedulerLock, Upkeep
+from core.store import db
 from hermes_chat.bridge_process import BridgeEndpoint, BridgeSupervisor, bridge_child
 from hermes_chat.startup import reaching_database, read_catalogue
 

@@ -15,12 +15,12 @@ from prometheus_client.registry import Collector
 from admin.auth import require_admin_token
 from admin.health import BRIDGE_TIMEOUT
 from admin.services import SupervisedBridge
-from core import feedback
-from core.bridge.fleet import BridgeFleet
-from core.models import FeedbackValue, MessageStatus, PauseStatus
-from core.platform_links import LinkState, PlatformLinks
+from core.agent.bridge.fleet import BridgeFleet
+from core.chat import feedback
+from core.edge.platform_links import LinkState, PlatformLinks
 from core.runtime.pool import RunPool
 from core.runtime.updates import PauseView
+from core.store.models import FeedbackValue, MessageStatus, PauseStatus
 
 
 class RuntimeCollector(Collector):

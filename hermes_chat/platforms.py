@@ -8,7 +8,7 @@ from typing import Protocol
 from litestar import Litestar
 
 from core.config import Settings
-from core.platform_links import PlatformLinks
+from core.edge.platform_links import PlatformLinks
 from core.runtime.shards import claims_for
 from hermes_chat.compose import Parts
 

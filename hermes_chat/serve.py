@@ -13,11 +13,11 @@ import uvicorn
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core.access import check_binding
+from core.agent.default_model import DefaultModel, default_model
 from core.config import Settings
-from core.default_model import DefaultModel, default_model
+from core.edge.access import check_binding
+from core.edge.platform_links import PlatformLinks
 from core.errors import InvalidInput
-from core.platform_links import PlatformLinks
 from hermes_chat.compose import Parts, running_parts
 from hermes_chat.exits import Exit, StartupFailure
 from hermes_chat.metrics import metrics_route

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 from httpx_sse import aconnect_sse
 
+from core.agent.events import KINDS, Event, parse_event
 from core.errors import HermesChatError
-from core.events import KINDS, Event, parse_event
 
 Json = dict[str, Any]
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=None)  # a run may wait days on a question

@@ -17,10 +17,10 @@ from contextlib import asynccontextmanager
 import asyncpg
 from tortoise.exceptions import DBConnectionError, OperationalError
 
-from core import db
-from core.catalogue import Catalogue, load_catalogue
+from core.agent.catalogue import Catalogue, load_catalogue
 from core.config import Settings
 from core.errors import Conflict, HermesChatError
+from core.store import db
 from hermes_chat.exits import Exit, StartupFailure
 
 # (setting that is set, settings it needs: any one of them, what each one is for)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from core import presenting
+from core.conversation import presenting
 from core.runtime.updates import RunUpdate
 
 # hermes-agent relays each reply of the model as progress of this pseudo-tool; the last one is

@@ -1,7 +1,7 @@
 from tortoise import migrations
 from tortoise.migrations import operations as ops
 import functools
-from core.models import MessageStatus, PauseStatus, Platform, Role, SessionStatus, utc_now
+from core.store.models import MessageStatus, PauseStatus, Platform, Role, SessionStatus, utc_now
 from json import dumps, loads
 from tortoise.fields.base import OnDelete
 from tortoise import fields

@@ -1,6 +1,6 @@
 from tortoise import migrations
 from tortoise.migrations import operations as ops
-from core.models import FeedbackValue, Platform, utc_now
+from core.store.models import FeedbackValue, Platform, utc_now
 from tortoise.fields.base import OnDelete
 from tortoise import fields
 from tortoise.indexes import Index

@@ -1,7 +1,7 @@
 from tortoise import migrations
 from tortoise.migrations import operations as ops
 from tortoise import fields
-from core.models import utc_now
+from core.store.models import utc_now
 
 class Migration(migrations.Migration):
     dependencies = [('hermes', '0012_table_comments')]

@@ -27,7 +27,7 @@ from tortoise import Tortoise, connections
 
 from bridge.hermes_home import DEFAULT_CONFIG_YAML
 from bridge.settings import BridgeSettings
-from core import db as database
+from core.store import db as database
 from tests.bridge.harness import RunningBridge, running_bridge
 from tests.fakes.llm_server import ScriptedLLM
 

@@ -52,7 +52,7 @@ def test_no_fixture_is_imported_to_be_used_by_name() -> None:
 def test_the_checks_see_what_they_look_for(tmp_path: Path) -> None:
     module = tmp_path / "sample.py"
     module.write_text("from tests.hermes_chat.test_serve import code_path\n"
-                      "import tests.core.test_tree\n"
+                      "import tests.core.chat.test_tree\n"
                       "from tests.bots.slack import test_clarify\n"
                       "from tests.support.processes import free_port\n", encoding="utf-8")
     assert [line.split(":")[0] for line in imports_of_test_modules(module)] == ["1", "2", "3"]

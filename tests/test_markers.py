@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
 MODULES = (
-    "tests/core/test_tree.py",  # the store: backend
+    "tests/core/chat/test_tree.py",  # the store: backend
     "tests/hermes_chat/test_serve.py",  # a `db` mark without the fixture (migrate): backend
     "tests/admin/test_sessions.py",  # the admin API: SQLite only
     "tests/admin/test_listing.py",  # reads BACKEND: backend
@@ -33,7 +33,7 @@ def test_the_postgresql_pass_holds_the_store_and_what_front_ends_mark_as_backend
     assert backend < every
     modules = {test.split("::")[0] for test in backend}
     assert modules == set(MODULES) - {"tests/admin/test_sessions.py"}, modules
-    assert {t for t in every if t.startswith("tests/core/test_tree.py")} <= backend
+    assert {t for t in every if t.startswith("tests/core/chat/test_tree.py")} <= backend
     assert "tests/hermes_chat/test_serve.py::test_migrate_applies_the_same_files_to_a_fresh_database_once" in backend
     assert {t for t in every if t.startswith("tests/admin/test_listing.py")} <= backend
     quota = {t.split("::")[1] for t in backend if t.startswith("tests/security/test_run_quota.py")}

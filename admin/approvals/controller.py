@@ -20,7 +20,7 @@ from admin.approvals.schemas import (
 )
 from admin.openapi import errors
 from admin.services import AdminServices
-from core.conversation.policy import Policy
+from core.chat.policy import Policy
 from core.errors import Conflict
 from core.runtime import approvals
 

@@ -13,7 +13,7 @@ from admin.params import MessageId
 from admin.runs import commands
 from admin.runs.schemas import RegeneratedOut, regenerated_out
 from admin.services import AdminServices
-from core import tree
+from core.chat import tree
 from core.conversation import turns
 
 

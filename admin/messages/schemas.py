@@ -10,11 +10,11 @@ import msgspec
 
 from admin.messages.thinking import ThinkingOut, thinking_out
 from admin.text import MessageText
-from core.attachment_store import AttachmentInfo
-from core.message_views import MessagePage, MessageView
-from core.models import ChatMessage, ChatMessageLog, FeedbackValue, MessageStatus, Role
-from core.session_queries import preview
-from core.thread_context import from_stored
+from core.chat.attachment_store import AttachmentInfo
+from core.chat.message_views import MessagePage, MessageView
+from core.chat.session_queries import preview
+from core.chat.thread_context import from_stored
+from core.store.models import ChatMessage, ChatMessageLog, FeedbackValue, MessageStatus, Role
 
 
 class LogOut(msgspec.Struct, frozen=True, rename="camel"):

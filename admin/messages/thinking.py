@@ -6,7 +6,7 @@ from typing import Literal
 
 import msgspec
 
-from core.thinking import (
+from core.agent.thinking import (
     CurrentStatus,
     PendingApproval,
     PendingClarify,

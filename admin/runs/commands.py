@@ -16,16 +16,16 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from core import sessions, tree
+from core.chat import sessions, tree
 from core.conversation import turns
+from core.conversation.session_commands import check_choices
 from core.errors import Conflict, NotFound
-from core.field_errors import InvalidField
-from core.models import ChatMessage, ClarifyPause, MessageStatus, PauseKind, Role
 from core.runtime.clarify import ClarifyOutcome
 from core.runtime.pool import RunPool
 from core.runtime.records import locked_session
 from core.runtime.updates import RunUpdate
-from core.session_commands import check_choices
+from core.store.models import ChatMessage, ClarifyPause, MessageStatus, PauseKind, Role
+from core.text.field_errors import InvalidField
 
 PLACE_SECONDS = 1.0  # a queued run learns its place in the same turn of the loop; a safety bound
 

@@ -10,10 +10,10 @@ from admin.messages.thinking import ThinkingOut, thinking_out
 from admin.runs.commands import RunOrder
 from admin.runs.views import RunState, live_state
 from admin.text import ClarifyId, MessageText, ModelId, Person, SkillFolder
-from core.field_errors import MAX_ID
-from core.models import MessageStatus
 from core.runtime.clarify import ClarifyOutcome
 from core.runtime.updates import PauseView, RunUpdate
+from core.store.models import MessageStatus
+from core.text.field_errors import MAX_ID
 
 RunStatus = Literal["QUEUED", "RUNNING", "SUCCESS", "FAILED", "STOPPED"]
 Iterations = Annotated[int, msgspec.Meta(ge=1, le=500)]

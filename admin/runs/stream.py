@@ -26,8 +26,8 @@ from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
 from admin.runs.commands import run_message
+from core.agent.events import KINDS, Event, kind_of
 from core.errors import HermesChatError
-from core.events import KINDS, Event, kind_of
 from core.runtime.follow import follow_events
 from core.runtime.pool import RunPool
 

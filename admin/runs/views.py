@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from admin.runs.commands import run_message
-from core.message_views import message_views
-from core.models import ClarifyPause, MessageStatus, PauseKind, PauseStatus
+from core.agent.thinking import ThinkingState
+from core.chat.message_views import message_views
 from core.runtime.clarify import view as pause_view
 from core.runtime.pool import RunPool
 from core.runtime.updates import PauseView, RunUpdate
-from core.thinking import ThinkingState
+from core.store.models import ClarifyPause, MessageStatus, PauseKind, PauseStatus
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,9 +26,10 @@ from admin.sessions.schemas import (
     SessionPageOut,
     SessionPatch,
 )
-from core import attachment_store, message_views, session_commands, session_queries
-from core.export import prepare_export
-from core.models import FeedbackValue, Platform, SessionStatus
+from core.chat import attachment_store, message_views, session_queries
+from core.chat.export import prepare_export
+from core.conversation import session_commands
+from core.store.models import FeedbackValue, Platform, SessionStatus
 
 ExportFormat = Annotated[Literal["md", "json"], QueryParameter(description="the file format")]
 ExportBranch = Annotated[

@@ -9,11 +9,11 @@ import msgspec
 
 from admin.messages.schemas import MessageOut, message_out
 from admin.text import ModelId, SkillFolder, Title
-from core.bridge.types import Memory
-from core.message_views import SessionDetail
-from core.models import ChatSession, Platform, SessionStatus
-from core.session_commands import ResetOutcome, SessionChanges
-from core.session_queries import SessionSummary, SummaryPage, summarize
+from core.agent.bridge.types import Memory
+from core.chat.message_views import SessionDetail
+from core.chat.session_queries import SessionSummary, SummaryPage, summarize
+from core.conversation.session_commands import ResetOutcome, SessionChanges
+from core.store.models import ChatSession, Platform, SessionStatus
 
 
 class SessionCreate(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):

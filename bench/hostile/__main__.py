@@ -45,7 +45,7 @@ from tests.files import PNG, many_pages_pdf, shared_stream_pdf
 from tests.loop_lag import LoopLag
 
 File = tuple[str, bytes, str]  # name, bytes, declared type
-NOTICE = "did not read"  # the thread's message naming the files not read (core/attachments.py)
+NOTICE = "did not read"  # the thread's message naming the files not read (core/chat/attachments.py)
 
 
 @dataclass

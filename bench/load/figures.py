@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from tortoise import connections
 
 from bench.admin import percentile
-from core.models import ChatMessage, MessageStatus, Role
+from core.store.models import ChatMessage, MessageStatus, Role
 
 from .observer import Observer, Seen
 from .system import TimedLogBuffer

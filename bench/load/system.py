@@ -22,15 +22,15 @@ from pathlib import Path
 from admin.app import create_app
 from admin.services import AdminServices
 from bots.discord import DiscordBot
-from core import db
-from core.bridge.fleet import BridgeFleet
-from core.bridge.types import RunRequest
-from core.catalogue import load_catalogue
+from core.agent.bridge.fleet import BridgeFleet
+from core.agent.bridge.types import RunRequest
+from core.agent.catalogue import load_catalogue
+from core.agent.events import Done, Event
 from core.config import Settings
-from core.events import Done, Event
 from core.runtime.log_buffer import LogBuffer
 from core.runtime.metrics import RunMetrics
 from core.runtime.pool import RunPool
+from core.store import db
 from hermes_chat.bridge_process import bridge_child
 from hermes_chat.compose import Parts
 from hermes_chat.platforms import start_platforms, stop_platforms

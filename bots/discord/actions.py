@@ -6,7 +6,7 @@ the action's arguments: the database keys a click needs, so buttons posted befor
 still work) and calls `interaction_check`, then `callback`. `ActionItem` holds what every
 action shares: `interaction_check` refuses a click naming another conversation
 (`core.conversation.bindings`) and, for actions on a turn, one by somebody who may not act on
-it (`core.conversation.policy`), privately and before anything changes; `callback` runs the
+it (`core.chat.policy`), privately and before anything changes; `callback` runs the
 action inside the error boundary. Handlers acknowledge within Discord's 3 seconds (they
 defer first when the work may take longer).
 
@@ -33,12 +33,12 @@ from bots.discord.render.clarify import refusal
 from bots.discord.render.pages import summary_part, thinking_page, thinking_pages
 from bots.discord.render.parts import Part, clip
 from bots.discord.services import DiscordServices, services_of
-from core import feedback, tree
-from core.conversation import bindings, policy, turns, views
+from core.chat import feedback, policy, tree
+from core.conversation import bindings, turns, views
 from core.conversation.refusals import ELSEWHERE, FINISHED, SWITCH_BUSY
 from core.errors import Busy, Conflict, InvalidInput, NotFound
-from core.models import ClarifyPause, PauseStatus, Platform
 from core.runtime.clarify import ClarifyOutcome, view
+from core.store.models import ClarifyPause, PauseStatus, Platform
 
 ID = r"[0-9]{1,20}"
 RUN = r"[0-9A-Za-z_-]{1,64}"

@@ -29,14 +29,14 @@ from bots.discord.intake import DiscordCommandTree
 from bots.discord.services import DiscordServices
 from bots.discord.shards import ShardFleet
 from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor, close_reason
-from core.attachments import FileReader
-from core.backoff import Backoff
-from core.bridge.port import Bridge
-from core.catalogue import Catalogue
+from core.agent.bridge.port import Bridge
+from core.agent.catalogue import Catalogue
+from core.chat.attachments import FileReader
 from core.config import Settings
+from core.edge.backoff import Backoff
+from core.edge.platform_links import LinkState, PlatformLink
+from core.edge.ratelimit import RateLimiter
 from core.errors import InvalidInput
-from core.platform_links import LinkState, PlatformLink
-from core.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from core.runtime.shards import AllShards, Shards
 

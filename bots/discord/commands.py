@@ -25,13 +25,13 @@ from bots.discord.render.parts import Part, SelectSpec, clip
 from bots.discord.render.status import status_embed
 from bots.discord.render.titles import NEW_THREAD_NAME
 from bots.discord.services import DiscordServices, services_of
-from core.catalogue import Catalogue
+from core.agent.catalogue import Catalogue
+from core.chat.sessions import session_for_thread
 from core.conversation import bindings, commands
 from core.conversation.commands import NO_SKILL
 from core.conversation.refusals import NO_CONVERSATION, NOT_HERE
 from core.errors import InvalidInput, NotFound
-from core.models import ChatSession
-from core.sessions import session_for_thread
+from core.store.models import ChatSession
 
 POST_STARTER = "🆕 A new conversation with Hermes: every message in this post goes to the agent."
 FILE_LIMIT = 10 * 1024 * 1024  # what a bot may upload without a boosted server

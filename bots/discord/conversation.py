@@ -39,15 +39,15 @@ from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
 from bots.discord.render.titles import thread_name
 from bots.discord.thread_history import DiscordThreadHistory
-from core.attachments import FileReader
+from core.chat.attachments import FileReader
+from core.chat.sessions import ThreadKey, session_for_thread
+from core.chat.thread_context import DEFAULT_MESSAGES, EarlierMessage, to_stored
 from core.conversation import bindings, turns, written
-from core.conversation.dedupe import Seen
 from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION
+from core.edge.dedupe import Seen
 from core.errors import Busy
-from core.models import ChatMessage, ChatSession, Platform
 from core.runtime.pool import RunPool
-from core.sessions import ThreadKey, session_for_thread
-from core.thread_context import DEFAULT_MESSAGES, EarlierMessage, to_stored
+from core.store.models import ChatMessage, ChatSession, Platform
 
 log = logging.getLogger(__name__)
 

@@ -38,9 +38,9 @@ import aiohttp
 import discord
 
 from bots.discord.render.parts import Part
-from core.backoff import Outages
-from core.conversation.dedupe import Recent, Seen
-from core.ratelimit import Limit, RateLimiter
+from core.edge.backoff import Outages
+from core.edge.dedupe import Recent, Seen
+from core.edge.ratelimit import Limit, RateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class RetryLater(Exception):
 
 class ChannelBudget:
     """Tokens per channel; a 429 closes the channel for its Retry-After, an outage (5xx,
-    timeout) for a pause that doubles with each failure in a row (core.backoff)."""
+    timeout) for a pause that doubles with each failure in a row (core.edge.backoff)."""
 
     def __init__(self, limiter: RateLimiter, limit: Limit = CHANNEL_LIMIT,
                  route: str = "channel") -> None:

@@ -9,9 +9,9 @@ import aiohttp
 import discord
 
 from bots.downloads import download
-from core.attachments import FileOffer
+from core.chat.attachments import FileOffer
 from core.config import DISCORD_CDN_HOSTS
-from core.urls import Origins
+from core.edge.urls import Origins
 
 WHERE = "Discord's file servers"
 DISCORD_CDN = Origins.of(DISCORD_CDN_HOSTS)

@@ -1,6 +1,6 @@
 """The gate every event passes: who may talk to the bot, and the slash commands' one boundary.
 
-Who may talk is core's rule (`core.conversation.policy.Policy.may_talk`: `ALLOWED_USERS`,
+Who may talk is core's rule (`core.chat.policy.Policy.may_talk`: `ALLOWED_USERS`,
 `DISCORD_ALLOWED_ROLES`, the chat admins). A message from somebody who may not runs nothing
 (no thread, no session, no turn) and they are told privately, once per conversation. Discord
 has no ephemeral message outside an interaction, so "privately" is a DM to them (discord.py's
@@ -28,9 +28,9 @@ from bots.discord.boundary import log_failure, tell
 from bots.discord.inbound import command_data
 from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import notice_part, refusal_text
-from core.conversation.policy import Policy, first_refusal
+from core.chat.policy import Policy, first_refusal
+from core.chat.sessions import ThreadKey
 from core.conversation.refusals import NOT_ALLOWED
-from core.sessions import ThreadKey
 
 log = logging.getLogger(__name__)
 STALE = ("That command does not match this version of the bot (Discord may still show an "

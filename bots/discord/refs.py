@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.conversation import bindings
-from core.conversation.dedupe import Recent
 from core.conversation.refs import refs_in, save_refs
-from core.models import ChatMessage, ClarifyPause, Platform
+from core.edge.dedupe import Recent
+from core.store.models import ChatMessage, ClarifyPause, Platform
 
 KEY = "discord"
 

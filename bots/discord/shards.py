@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import discord
 
 from bots.discord.supervisor import GatewaySupervisor, gate_parsers
-from core.platform_links import PlatformLink
+from core.edge.platform_links import PlatformLink
 from core.runtime.shards import Shards
 
 log = logging.getLogger(__name__)

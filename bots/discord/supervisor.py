@@ -22,8 +22,8 @@ from typing import Any
 import aiohttp
 import discord
 
-from core.backoff import Backoff
-from core.platform_links import LinkState, PlatformLink
+from core.edge.backoff import Backoff
+from core.edge.platform_links import LinkState, PlatformLink
 
 log = logging.getLogger(__name__)
 RECONNECT_BACKOFF = Backoff(base=1.0, cap=60.0)

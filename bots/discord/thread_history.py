@@ -1,5 +1,5 @@
 """What people wrote before the bot was asked, on Discord, as context of a turn
-(core/thread_context.py, decided by core.conversation.written.earlier): a thread's messages
+(core/chat/thread_context.py, decided by core.conversation.written.earlier): a thread's messages
 before the mention (`channel.history(limit=..., before=...)`, and the message the thread was
 opened on when the history reaches its beginning), and the reply chain of a
 message that replies to another (`message.reference.resolved`, else `fetch_message`, then
@@ -16,7 +16,7 @@ import logging
 import discord
 
 from bots.discord.inbound import TURN_TYPES
-from core.thread_context import EarlierMessage
+from core.chat.thread_context import EarlierMessage
 
 log = logging.getLogger(__name__)
 

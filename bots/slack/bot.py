@@ -13,13 +13,13 @@ from litestar.handlers import HTTPRouteHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from core.attachments import FileReader
-from core.bridge.port import Bridge
-from core.catalogue import Catalogue
+from core.chat.attachments import FileReader
+from core.agent.bridge.port import Bridge
+from core.agent.catalogue import Catalogue
 from core.config import Settings
-from core.platform_links import PlatformLink
-from core.ratelimit import RateLimiter
-from core.shared_budgets import budget_store
+from core.edge.platform_links import PlatformLink
+from core.edge.ratelimit import RateLimiter
+from core.edge.shared_budgets import budget_store
 from core.runtime.pool import RunPool
 
 from . import ids
@@ -72,7 +72,7 @@ class SlackBot:
             request_verification_enabled=False,  # the route checks it first (http.py)
             process_before_response=True,  # listeners ack at once and start tracked tasks
         )
-        # On PostgreSQL every replica spends the workspace's one allowance (core/shared_budgets.py).
+        # On PostgreSQL every replica spends the workspace's one allowance (core/edge/shared_budgets.py).
         limiter = limiter or RateLimiter(clock, store=budget_store(settings.database_url))
         sender = SlackSender(self.client, limiter)
         boundary = ErrorBoundary(lambda inbound: reply_to(self.services.sender, inbound))

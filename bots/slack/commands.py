@@ -13,14 +13,14 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.bridge.types import Memory
+from core.agent.bridge.types import Memory
+from core.chat.sessions import ThreadKey, session_for_thread
 from core.conversation import bindings, commands
 from core.conversation.commands import COMMANDS, Status
+from core.conversation.presenting import status_line
 from core.conversation.refusals import NO_CONVERSATION, NOT_ALLOWED
 from core.errors import NotFound
-from core.models import ChatSession, Platform
-from core.presenting import status_line
-from core.sessions import ThreadKey, session_for_thread
+from core.store.models import ChatSession, Platform
 
 from . import ids
 from .actions import check_session, click_listener

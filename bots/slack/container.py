@@ -12,7 +12,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 
-from core.safe_text import shortened
+from core.text.safe_text import shortened
 
 from .delivery.sender import SUGGESTED_PROMPTS
 from .inbound import HomeOpened

@@ -15,14 +15,14 @@ from collections.abc import Awaitable, Callable
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.attachments import FileReader
+from core.chat.attachments import FileReader
 from core.conversation import bindings, turns, written
-from core.conversation.policy import first_refusal
+from core.chat.policy import first_refusal
 from core.conversation.refusals import BUSY, EDIT_BUSY, NOT_ALLOWED
 from core.errors import Busy
-from core.models import ChatSession
-from core.sessions import session_for_thread
-from core.thread_context import EarlierMessage, to_stored
+from core.store.models import ChatSession
+from core.chat.sessions import session_for_thread
+from core.chat.thread_context import EarlierMessage, to_stored
 
 from . import ids
 from .files import SlackFiles

@@ -12,8 +12,8 @@ import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bots.downloads import download
-from core.attachments import FileOffer
-from core.urls import Origins, origin_of
+from core.chat.attachments import FileOffer
+from core.edge.urls import Origins, origin_of
 
 from .inbound import SlackFile
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bots.fields import Json, first_text, items, obj, text
-from core.models import Platform
-from core.sessions import ThreadKey
+from core.chat.sessions import ThreadKey
+from core.store.models import Platform
 
 from . import ids
 from .render.mrkdwn import from_slack

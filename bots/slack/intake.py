@@ -27,8 +27,8 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 
 from bots.fields import text
-from core.conversation.event_ledger import EventLedger
 from core.conversation.refusals import log_refusal, not_yours, refusal_text
+from core.edge.event_ledger import EventLedger
 from core.errors import NotYours
 
 from . import ids
@@ -115,7 +115,6 @@ def unreadable(what: str) -> None:
 # acknowledgement (within 3 s) runs in `Background` tasks, and what they raise reaches the
 # same handler. Cancellation goes through.
 
-log = logging.getLogger(__name__)
 Reply = Callable[[str], Awaitable[None]]
 ReplyTo = Callable[[Inbound], Reply]  # where the words about a request go
 

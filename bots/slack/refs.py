@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from core.conversation.refs import read_refs, save_refs
-from core.models import ChatMessage, ClarifyPause
+from core.store.models import ChatMessage, ClarifyPause
 
 KEY = "slack"
 

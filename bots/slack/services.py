@@ -7,11 +7,11 @@ import asyncio
 import weakref
 from dataclasses import dataclass, field
 
-from core.bridge.port import Bridge
-from core.catalogue import Catalogue
-from core.conversation.dedupe import Seen
-from core.conversation.event_ledger import EventLedger
-from core.conversation.policy import Policy
+from core.agent.bridge.port import Bridge
+from core.agent.catalogue import Catalogue
+from core.edge.dedupe import Seen
+from core.edge.event_ledger import EventLedger
+from core.chat.policy import Policy
 from core.conversation.titles import ShownTitles
 from core.runtime.pool import RunPool
 

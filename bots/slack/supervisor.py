@@ -30,7 +30,7 @@ from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from core.platform_links import PlatformLink
+from core.edge.platform_links import PlatformLink
 
 from .inbound import bolt_can_read
 from .intake import unreadable

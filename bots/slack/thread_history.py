@@ -1,5 +1,5 @@
 """A Slack thread's earlier messages, as context of the bot's first turn there
-(core/thread_context.py): read with `conversations.replies` (bot token; channels:history,
+(core/chat/thread_context.py): read with `conversations.replies` (bot token; channels:history,
 groups:history, im:history, mpim:history) up to the cap, before the mention, each author
 named with `users.info` (users:read; names cached). Our bot's own messages are left out;
 another bot's carry its name and are marked. Both calls spend their Tier budgets
@@ -18,7 +18,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from bots.fields import first_text, items, obj, text
-from core.thread_context import TEXT_CHARS, EarlierMessage
+from core.chat.thread_context import TEXT_CHARS, EarlierMessage
 
 from .delivery import budgets
 from .delivery.sender import SlackSender

@@ -6,9 +6,9 @@ binds it to a fresh one, and the newest binding of a session is where it shows.
 
 from __future__ import annotations
 
-from core.db import first_value
-from core.models import ChatMessage, ChatSession, ClarifyPause, ConversationBinding, Platform
-from core.sessions import ThreadKey, thread_binding
+from core.chat.sessions import ThreadKey, thread_binding
+from core.store.db import first_value
+from core.store.models import ChatMessage, ChatSession, ClarifyPause, ConversationBinding, Platform
 
 
 async def bound_session(key: ThreadKey) -> ChatSession | None:

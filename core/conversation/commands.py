@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core import session_commands, sessions
-from core.bridge.port import Bridge
-from core.bridge.types import Memory
-from core.catalogue import Catalogue, ModelEntry, Skill
-from core.export import prepare_export
-from core.models import ChatSession, MessageStatus
+from core.agent.bridge.port import Bridge
+from core.agent.bridge.types import Memory
+from core.agent.catalogue import Catalogue, ModelEntry, Skill
+from core.chat import sessions
+from core.chat.export import prepare_export
+from core.chat.sessions import ThreadKey
+from core.conversation import session_commands
+from core.conversation.session_commands import ResetOutcome, SessionChanges
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
-from core.session_commands import ResetOutcome, SessionChanges
-from core.sessions import ThreadKey
+from core.store.models import ChatSession, MessageStatus
 
 AGENT_NOT_DROPPED = ("The agent service is unreachable right now, so the old agent could not be "
                      "cleared there yet; your next message starts a fresh agent all the same.")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.models import ChatMessage, ClarifyPause
-from core.outage import transaction
+from core.store.models import ChatMessage, ClarifyPause
+from core.store.outage import transaction
 
 Refs = dict[str, Any]
 

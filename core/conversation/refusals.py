@@ -1,4 +1,4 @@
-"""One vocabulary of refusals, beside `core.presenting`: each adapter lays a refusal out
+"""One vocabulary of refusals, beside `core.conversation.presenting`: each adapter lays a refusal out
 (a section, an embed, an ephemeral) and adds its controls (a Stop button for a busy
 conversation), but says the same thing in the same words.
 
@@ -17,8 +17,8 @@ from core.errors import (
     InvalidInput,
     NotFound,
 )
-from core.models import PauseStatus
 from core.runtime.updates import PauseView
+from core.store.models import PauseStatus
 
 BUSY = ("⏳ I'm still working on the previous message in this conversation. "
         "Wait for that answer, or press Stop to end it and send your message again.")

@@ -1,7 +1,7 @@
 """A conversation's title on the platforms' threads: the rule "the session's title changed ->
 tell its thread" written once, for every adapter.
 
-Core gives a session its title (`core.sessions.auto_title` from the first answered message,
+Core gives a session its title (`core.chat.sessions.auto_title` from the first answered message,
 `rename_session` from a person); an adapter asks `to_show` as a turn ends and renames its
 thread (Slack: agents.sessions.rename / assistant.threads.setTitle; Discord: the thread's
 name) only when the answer is a title, so an unchanged title costs no platform call.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from core.conversation.dedupe import Recent
-from core.models import ChatSession
+from core.edge.dedupe import Recent
+from core.store.models import ChatSession
 
 REMEMBERED = 10_000  # threads whose title this process remembers having set
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from core import tree
+from core.chat import tree
 from core.conversation.views import stored_update
-from core.db import first_value
 from core.errors import Conflict, NotFound
-from core.models import IN_FLIGHT, ChatMessage, MessageStatus, Role, utc_now
 from core.runtime import records
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
+from core.store.db import first_value
+from core.store.models import IN_FLIGHT, ChatMessage, MessageStatus, Role, utc_now
 
 log = logging.getLogger(__name__)
 STOPPED = "Stopped."

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from core import tree
-from core.message_views import log_record
-from core.models import ChatMessageLog, MessageStatus
+from core.agent.thinking import ThinkingState, ToolCall, replay
+from core.chat import tree
+from core.chat.message_views import log_record
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
-from core.thinking import ThinkingState, ToolCall, replay
+from core.store.models import ChatMessageLog, MessageStatus
 
 
 async def stored_update(message_id: int) -> RunUpdate:

@@ -1,7 +1,7 @@
 """What a person's message gives the agent: its words and the files it carries, read within
-the attachment limits (core/attachments.py), and what the thread is told first (the
+the attachment limits (core/chat/attachments.py), and what the thread is told first (the
 files skipped and why; that nothing could be read); and the thread's earlier messages that go
-with it as context (THREAD_CONTEXT_MESSAGES, core/thread_context.py). Both adapters read a
+with it as context (THREAD_CONTEXT_MESSAGES, core/chat/thread_context.py). Both adapters read a
 message so.
 """
 
@@ -11,11 +11,11 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from core import attachments, thread_context
-from core.attachments import FileOffer, FileReader, StoredFile
+from core.chat import attachments, thread_context
+from core.chat.attachments import FileOffer, FileReader, StoredFile
+from core.chat.thread_context import EarlierMessage
 from core.conversation.refusals import NO_WORDS
-from core.models import ChatMessage, Role
-from core.thread_context import EarlierMessage
+from core.store.models import ChatMessage, Role
 
 log = logging.getLogger(__name__)
 Reader = Callable[[int], Awaitable[Sequence[EarlierMessage]]]  # at most this many, oldest first

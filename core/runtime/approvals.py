@@ -16,15 +16,15 @@ from datetime import datetime
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import Q
 
-from core.bridge.port import Bridge
-from core.conversation.policy import Policy, asker_of_pause
+from core.agent.bridge.port import Bridge
+from core.agent.events import ApprovalRequest
+from core.agent.thinking import COMMAND_LIMIT, REASON_LIMIT, TOOL_LIMIT
+from core.chat.policy import Policy, asker_of_pause
 from core.errors import InvalidInput, NotFound
-from core.events import ApprovalRequest
-from core.models import ApprovalRule, ChatMessage, ClarifyPause, PauseKind, PauseStatus
 from core.runtime.clarify import ClarifyOutcome, answer_pause, view
 from core.runtime.updates import PauseView
-from core.safe_text import bounded
-from core.thinking import COMMAND_LIMIT, REASON_LIMIT, TOOL_LIMIT
+from core.store.models import ApprovalRule, ChatMessage, ClarifyPause, PauseKind, PauseStatus
+from core.text.safe_text import bounded
 
 DECISIONS = ("once", "session", "always", "deny")
 PATTERN_LIMIT = 500  # approval_rule.pattern_key

@@ -19,9 +19,9 @@ from typing import Any
 import msgspec
 from tortoise import connections
 
-from core.events import Checkpoint
-from core.models import RunCheckpoint, utc_now
-from core.outage import is_outage
+from core.agent.events import Checkpoint
+from core.store.models import RunCheckpoint, utc_now
+from core.store.outage import is_outage
 
 log = logging.getLogger(__name__)
 

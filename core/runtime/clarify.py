@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from tortoise.exceptions import IntegrityError
 
-from core.bridge.port import Bridge
+from core.agent.bridge.port import Bridge
+from core.agent.events import ClarifyRequest
 from core.errors import BridgeUnavailable, Conflict, NotFound
-from core.events import ClarifyRequest
-from core.models import IN_FLIGHT, ChatMessage, ClarifyPause, PauseKind, PauseStatus, utc_now
 from core.runtime.updates import PauseView
+from core.store.models import IN_FLIGHT, ChatMessage, ClarifyPause, PauseKind, PauseStatus, utc_now
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import ParamSpec, Protocol, TypeVar
 
-from core.bridge.port import Bridge
-from core.catalogue import Catalogue
+from core.agent.bridge.port import Bridge
+from core.agent.catalogue import Catalogue
 from core.runtime.leases import Leases
 from core.runtime.live import LiveRun
 from core.runtime.log_buffer import LogBuffer

@@ -28,10 +28,10 @@ from typing import Any, cast
 
 import msgspec
 
-from core.bridge.types import ApprovalResume, ClarifyResume, Decision, Resume, RunRequest
+from core.agent.bridge.types import ApprovalResume, ClarifyResume, Decision, Resume, RunRequest
 from core.errors import HermesChatError
-from core.events import Event
-from core.models import ClarifyPause, PauseStatus
+from core.agent.events import Event
+from core.store.models import ClarifyPause, PauseStatus
 from core.runtime.checkpoints import StoredCheckpoint, load_checkpoint
 from core.runtime.clarify import view
 from core.runtime.context import RunContext

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from core.agent.events import Event, LogRecord, event_from_log, is_terminal
 from core.errors import NotFound
-from core.events import Event, LogRecord, event_from_log, is_terminal
-from core.models import IN_FLIGHT, ChatMessage, ChatMessageLog
+from core.store.models import IN_FLIGHT, ChatMessage, ChatMessageLog
 
 if TYPE_CHECKING:
     from core.runtime.pool import RunPool

@@ -12,11 +12,11 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core import attachment_store, attachments, thread_context
-from core.attachment_store import AgentFile
-from core.attachments import HISTORY_ATTACHMENT_BYTES, GivenFile, Part
-from core.bridge.types import HistoryMessage
-from core.models import ChatMessage, MessageStatus, Role
+from core.agent.bridge.types import HistoryMessage
+from core.chat import attachment_store, attachments, thread_context
+from core.chat.attachment_store import AgentFile
+from core.chat.attachments import HISTORY_ATTACHMENT_BYTES, GivenFile, Part
+from core.store.models import ChatMessage, MessageStatus, Role
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from core import shared_budgets
-from core.conversation.event_ledger import EventLedger
+from core.edge import shared_budgets
+from core.edge.event_ledger import EventLedger
 from core.errors import HermesChatError
-from core.models import ClarifyPause, PauseStatus, utc_now
+from core.store.models import ClarifyPause, PauseStatus, utc_now
 
 if TYPE_CHECKING:
     from core.runtime.pool import RunPool

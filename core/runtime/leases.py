@@ -14,8 +14,8 @@ from tortoise.exceptions import IntegrityError
 from tortoise.expressions import Q
 from tortoise.models import Model
 
-from core.outage import is_outage
-from core.models import RunLease, utc_now
+from core.store.outage import is_outage
+from core.store.models import RunLease, utc_now
 
 log = logging.getLogger(__name__)
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field, replace
 
 import msgspec
 
-from core.events import Event, TextDelta
-from core.models import MessageStatus, PauseKind, PauseStatus
+from core.agent.events import Event, TextDelta
+from core.agent.thinking import ThinkingState, fold
 from core.runtime.records import Turn
 from core.runtime.updates import PauseView, RunUpdate
-from core.thinking import ThinkingState, fold
+from core.store.models import MessageStatus, PauseKind, PauseStatus
 
 
 @dataclass(eq=False)

@@ -25,9 +25,9 @@ from datetime import datetime
 import asyncpg
 from tortoise import connections
 
-from core.events import Checkpoint, Event, TextDelta, event_to_log
-from core.safe_text import clean_text
-from core.outage import is_outage, transaction
+from core.agent.events import Checkpoint, Event, TextDelta, event_to_log
+from core.text.safe_text import clean_text
+from core.store.outage import is_outage, transaction
 from core.runtime.checkpoints import store_checkpoints
 from core.runtime.notify import ANNOUNCE, highest_seqs, payloads
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import asyncpg
 
-from core.db import asyncpg_dsn, is_sqlite
+from core.store.db import asyncpg_dsn, is_sqlite
 
 log = logging.getLogger(__name__)
 

@@ -14,18 +14,18 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar
 
-from core import tree
-from core.bridge.port import Bridge
-from core.catalogue import Catalogue
-from core.conversation.policy import Policy
+from core.chat import tree
+from core.agent.bridge.port import Bridge
+from core.agent.catalogue import Catalogue
+from core.chat.policy import Policy
 from core.errors import Busy, InvalidInput, NotFound
-from core.models import IN_FLIGHT, MessageStatus
-from core.outage import Patience, is_outage, outlast
-from core.run_quota import RunQuota
+from core.store.models import IN_FLIGHT, MessageStatus
+from core.store.outage import Patience, is_outage, outlast
+from core.edge.run_quota import RunQuota
 from core.runtime import records
 from core.runtime.approvals import decide, find_approval
 from core.runtime.clarify import ClarifyOutcome, answer_pause, find_pause
-from core.attachments import HISTORY_ATTACHMENT_BYTES
+from core.chat.attachments import HISTORY_ATTACHMENT_BYTES
 from core.runtime.leases import Leases
 from core.runtime.live import LiveRun
 from core.runtime.log_buffer import LogBuffer
@@ -324,7 +324,7 @@ class RunPool:
         return options.after is None and self.slots.active < self.slots.cap and not self.slots.queued
 
     async def _session_defaults(self, session_id: int, fields: dict[str, Any]):  # noqa: ANN202
-        from core.sessions import get_session
+        from core.chat.sessions import get_session
 
         session = await get_session(session_id)
         fields.setdefault("model_id", session.model_id)

@@ -1,7 +1,7 @@
 """The database side of a run: insert its tree nodes, move its status, add its summaries.
 
 What a run writes while it streams is idempotent (a status, an answer, a summary found before
-it is added again), so the runner may retry it through a database outage (core.outage.outlast).
+it is added again), so the runner may retry it through a database outage (core.store.outage.outlast).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Any
 
 from tortoise.exceptions import IntegrityError
 
-from core import attachment_store, sessions, tree
-from core.attachments import StoredFile
-from core.outage import transaction
+from core.chat import attachment_store, sessions, tree
+from core.chat.attachments import StoredFile
+from core.store.outage import transaction
 from core.errors import Busy, InvalidInput, NotFound
-from core.models import (
+from core.store.models import (
     ENDED, IN_FLIGHT, ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role,
     RunCheckpoint, utc_now,
 )

@@ -15,15 +15,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from core.errors import BridgeUnavailable
-from core.events import Event, LogRecord, event_from_log, is_terminal
-from core.models import (
+from core.agent.events import Event, LogRecord, event_from_log, is_terminal
+from core.store.models import (
     IN_FLIGHT, ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, Role,
 )
 from core.runtime import records
 from core.runtime.clarify import view
 from core.runtime.live import LiveRun
 from core.runtime.runner import RunOptions
-from core.thinking import answered, replay
+from core.agent.thinking import answered, replay
 
 if TYPE_CHECKING:
     from core.runtime.pool import RunPool

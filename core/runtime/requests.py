@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.bridge.types import ModelRef, RunRequest
-from core.catalogue import Catalogue, skill_system_prompt
+from core.agent.bridge.types import ModelRef, RunRequest
+from core.agent.catalogue import Catalogue, skill_system_prompt
 from core.runtime.approvals import approved_patterns
 from core.runtime.history import (
     HISTORY_ATTACHMENT_BYTES,

@@ -15,8 +15,8 @@ from typing import Any
 from core.errors import (
     BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound, RunLost,
 )
-from core.events import ApprovalRequest, Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError
-from core.models import ENDED, MessageStatus, PauseKind
+from core.agent.events import ApprovalRequest, Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError
+from core.store.models import ENDED, MessageStatus, PauseKind
 from core.runtime import records
 from core.runtime.approvals import find_approval, persist_approval
 from core.runtime.clarify import find_pause, persist_pause, view

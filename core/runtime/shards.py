@@ -29,9 +29,9 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from core.db import is_sqlite
-from core.models import DiscordReplica, DiscordShardClaim, utc_now
 from core.runtime.leases import LeaseRows
+from core.store.db import is_sqlite
+from core.store.models import DiscordReplica, DiscordShardClaim, utc_now
 
 log = logging.getLogger(__name__)
 USABLE = 0.75  # of a lease: how long after a renewal this replica still counts a shard its own

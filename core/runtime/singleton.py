@@ -22,8 +22,8 @@ from typing import IO, Protocol
 
 import asyncpg
 
-from core.db import asyncpg_dsn, is_sqlite
 from core.errors import Conflict
+from core.store.db import asyncpg_dsn, is_sqlite
 
 log = logging.getLogger(__name__)
 ADVISORY_KEY = 7_004_231_868  # an arbitrary constant: the name of our one lock

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from core.models import ENDED, MessageStatus, PauseKind, PauseStatus
-from core.thinking import ThinkingState
+from core.agent.thinking import ThinkingState
+from core.store.models import ENDED, MessageStatus, PauseKind, PauseStatus
 
 
 @dataclass(frozen=True, slots=True)

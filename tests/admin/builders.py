@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from core import sessions, tree
-from core.events import (
+from core.agent.events import (
     ClarifyRequest,
     Done,
     Event,
@@ -19,14 +18,15 @@ from core.events import (
     ToolStart,
     event_to_log,
 )
-from core.models import (
+from core.chat import sessions, tree
+from core.store.models import (
     ChatMessage,
     ChatMessageLog,
     ChatSession,
     MessageStatus,
     Platform,
 )
-from tests.core.tree_helpers import answer, user_turn
+from tests.core.chat.tree_helpers import answer, user_turn
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 

@@ -16,8 +16,8 @@ import pytest
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core.bridge.client import BridgeClient
-from core.catalogue import Catalogue, load_catalogue
+from core.agent.bridge.client import BridgeClient
+from core.agent.catalogue import Catalogue, load_catalogue
 from core.config import Settings
 from core.runtime.pool import RunPool
 from tests.admin.server import DEADLINE, serving

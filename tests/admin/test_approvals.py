@@ -7,9 +7,9 @@ from pathlib import Path
 
 import httpx
 
-from core import sessions
-from core.models import MessageStatus
+from core.chat import sessions
 from core.runtime.pool import RunPool
+from core.store.models import MessageStatus
 from tests.admin.conftest import AUTH, admin_on
 from tests.bridge.harness import RunningBridge
 from tests.core.runtime.waiting import finished

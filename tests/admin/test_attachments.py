@@ -10,9 +10,9 @@ import json
 import httpx
 import pytest
 
-from core import attachment_store
-from core.attachments import INLINE_CHARS, StoredFile, kept
-from core.models import Attachment, ChatMessage, Role
+from core.chat import attachment_store
+from core.chat.attachments import INLINE_CHARS, StoredFile, kept
+from core.store.models import Attachment, ChatMessage, Role
 from tests.admin.builders import conversation
 from tests.files import PNG
 

@@ -7,8 +7,8 @@ import pytest
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core.bridge.client import BridgeClient
-from core.catalogue import Catalogue
+from core.agent.bridge.client import BridgeClient
+from core.agent.catalogue import Catalogue
 from core.config import Settings
 from core.errors import InvalidInput
 from core.runtime.pool import RunPool

@@ -7,12 +7,12 @@ import pytest
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core import db as database
-from core.bridge.client import BridgeClient
-from core.bridge.fleet import BridgeFleet
-from core.catalogue import Catalogue
+from core.agent.bridge.client import BridgeClient
+from core.agent.bridge.fleet import BridgeFleet
+from core.agent.catalogue import Catalogue
 from core.config import Settings
 from core.runtime.pool import RunPool
+from core.store import db as database
 from tests.admin.server import serving
 from tests.fakes.fake_bridge import FakeBridge
 

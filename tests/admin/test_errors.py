@@ -9,11 +9,11 @@ import pytest
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core.bridge.types import Memory
-from core.catalogue import Catalogue
+from core.agent.bridge.types import Memory
+from core.agent.catalogue import Catalogue
 from core.config import Settings
-from core.field_errors import MAX_ID
 from core.runtime.pool import RunPool
+from core.text.field_errors import MAX_ID
 from tests.admin.builders import conversation
 from tests.admin.conftest import AUTH
 from tests.admin.server import serving

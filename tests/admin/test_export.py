@@ -13,8 +13,8 @@ from tortoise import connections
 from hypothesis import strategies as st
 
 from admin.sessions.export import content_disposition
-from core import sessions, tree
-from core.models import ChatMessage, ChatSession, MessageStatus, Role
+from core.chat import sessions, tree
+from core.store.models import ChatMessage, ChatSession, MessageStatus, Role
 from tests.admin.builders import conversation
 from tests.admin.server import poll_until
 from tests.conftest import BACKEND

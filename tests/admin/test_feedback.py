@@ -9,9 +9,9 @@ import httpx
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
-from core import feedback
+from core.chat import feedback
 from core.errors import InvalidInput
-from core.models import ChatMessage, FeedbackValue, Platform, Role
+from core.store.models import ChatMessage, FeedbackValue, Platform, Role
 from hermes_chat.metrics import FeedbackCollector
 from tests.admin.builders import conversation
 

@@ -19,10 +19,10 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup
 
-from core import attachment_store
-from core.attachments import StoredFile
-from core.models import Attachment, ChatMessage, MessageStatus, Platform, Role
+from core.chat import attachment_store
+from core.chat.attachments import StoredFile
 from core.runtime.pool import RunPool
+from core.store.models import Attachment, ChatMessage, MessageStatus, Platform, Role
 from tests.admin.builders import conversation, running_turn, store_logs, thinking_events
 from tests.admin.conftest import AUTH
 from tests.files import PNG

@@ -9,9 +9,9 @@ import httpx
 import pytest
 from tortoise import connections
 
-from core import tree
-from core.models import ChatMessage, MessageStatus, Platform, Role, SessionStatus
-from core.sessions import session_page_query, touch_session
+from core.chat import tree
+from core.chat.sessions import session_page_query, touch_session
+from core.store.models import ChatMessage, MessageStatus, Platform, Role, SessionStatus
 from tests.admin.builders import T0, conversation, running_turn
 from tests.conftest import BACKEND
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from core import tree
-from core.models import ChatMessage, MessageStatus, Role
+from core.chat import tree
+from core.store.models import ChatMessage, MessageStatus, Role
 from tests.admin.builders import conversation, running_turn
 
 

@@ -16,8 +16,8 @@ import httpx
 import pytest
 from tortoise import connections
 
-from core import sessions
-from core.bridge.client import BridgeClient
+from core.agent.bridge.client import BridgeClient
+from core.chat import sessions
 from core.runtime.notify import APPLICATION_NAME, LogNotices, highest_seqs, listening, payloads
 from core.runtime.pool import RunPool
 from tests.admin.conftest import AUTH, admin_on

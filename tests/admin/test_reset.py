@@ -8,8 +8,8 @@ import logging
 import httpx
 import pytest
 
-from core import sessions, tree
-from core.models import MessageStatus
+from core.chat import sessions, tree
+from core.store.models import MessageStatus
 from tests.admin.builders import conversation, running_turn
 from tests.admin.server import poll_until
 from tests.fakes.fake_bridge import FakeBridge
@@ -101,7 +101,7 @@ async def test_reset_with_the_bridge_down_is_done_and_says_the_agent_was_not_dro
     db: str, api: httpx.AsyncClient, bridge_down: FakeBridge, caplog: pytest.LogCaptureFixture
 ) -> None:
     session = await conversation("r", ("q", "a"))
-    with caplog.at_level(logging.WARNING, logger="core.session_commands"):
+    with caplog.at_level(logging.WARNING, logger="core.conversation.session_commands"):
         response = await api.post(f"/api/chat/sessions/{session.id}/reset",
                                   json={"keepHistory": False})
     assert response.status_code == 200
@@ -110,7 +110,7 @@ async def test_reset_with_the_bridge_down_is_done_and_says_the_agent_was_not_dro
     renewed = await sessions.get_session(session.id)
     assert renewed.hermes_session == body["session"]["hermesSession"] != session.hermes_session
     assert await tree.active_branch_ids(session.id) == []  # the whole reset, not half of it
-    [logged] = [r.getMessage() for r in caplog.records if r.name == "core.session_commands"]
+    [logged] = [r.getMessage() for r in caplog.records if r.name == "core.conversation.session_commands"]
     assert session.hermes_session in logged and "did not answer" in logged
 
 
@@ -119,10 +119,10 @@ async def test_reset_when_the_bridge_fails_is_done_and_logs_the_bridge_answer(
 ) -> None:
     session = await conversation("r")
     fake_bridge.fail("reset", 500)
-    with caplog.at_level(logging.WARNING, logger="core.session_commands"):
+    with caplog.at_level(logging.WARNING, logger="core.conversation.session_commands"):
         response = await api.post(f"/api/chat/sessions/{session.id}/reset")
     assert response.status_code == 200 and response.json()["bridgeReached"] is False
-    [logged] = [r.getMessage() for r in caplog.records if r.name == "core.session_commands"]
+    [logged] = [r.getMessage() for r in caplog.records if r.name == "core.conversation.session_commands"]
     assert "500" in logged and f"/sessions/{session.hermes_session}/reset" in logged
 
 

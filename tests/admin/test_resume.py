@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from bots.slack import ids as slack_ids
-from core import sessions
+from core.chat import sessions
 from core.errors import BridgeUnavailable
-from core.models import ClarifyPause, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
+from core.store.models import ClarifyPause, MessageStatus, PauseStatus
 from tests.admin.conftest import AUTH, admin_on
 from tests.admin.server import DEADLINE
 from tests.admin.sse import events, stream

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import httpx
 
-from core import sessions, tree
-from core.models import ChatMessage, ClarifyPause, MessageStatus, Role
+from core.chat import sessions, tree
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, ClarifyPause, MessageStatus, Role
 from tests.admin.builders import conversation, running_turn, store_logs, thinking_events
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev

@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from core import sessions
-from core.models import ChatMessage, ChatMessageLog, Role
+from core.chat import sessions
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, ChatMessageLog, Role
 from tests.admin.builders import conversation, store_logs, thinking_events
 from tests.admin.sse import events, stream
 from tests.core.runtime.waiting import finished, until

@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from core import sessions, tree
-from core.models import ChatMessage, MessageStatus, Role
+from core.chat import sessions, tree
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, MessageStatus, Role
 from tests.admin.builders import conversation
 from tests.core.runtime.waiting import finished
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev

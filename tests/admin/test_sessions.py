@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from core.models import ChatMessage, ChatMessageLog, MessageStatus, Platform
+from core.store.models import ChatMessage, ChatMessageLog, MessageStatus, Platform
 from tests.admin.builders import conversation, running_turn, store_logs, thinking_events
 
 

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import httpx
 
-from core.events import ClarifyRequest, RunError, TextDelta, ToolProgress, ToolStart
-from core.models import ChatMessage, ChatMessageLog, MessageStatus, Role
+from core.agent.events import ClarifyRequest, RunError, TextDelta, ToolProgress, ToolStart
+from core.store.models import ChatMessage, ChatMessageLog, MessageStatus, Role
 from tests.admin.builders import (
     T0,
     conversation,

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import httpx
 
-from core.models import ChatMessage, Role
-from core.thread_context import EarlierMessage, to_stored
+from core.chat.thread_context import EarlierMessage, to_stored
+from core.store.models import ChatMessage, Role
 from tests.admin.builders import conversation
 
 AT = datetime(2026, 11, 30, 8, 15, tzinfo=UTC)

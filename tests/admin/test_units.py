@@ -8,8 +8,8 @@ import pytest
 
 from admin.errors import camel
 from admin.runs.stream import sse_message
-from core.events import ClarifyRequest, Todo, TodoUpdate
-from core.session_queries import preview
+from core.agent.events import ClarifyRequest, Todo, TodoUpdate
+from core.chat.session_queries import preview
 
 AT = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.thread_context import HEADING
+from core.chat.thread_context import HEADING
 
 
 def user_turns(request: dict[str, Any]) -> list[Any]:

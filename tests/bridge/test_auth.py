@@ -14,7 +14,7 @@ import httpx
 import pytest
 from litestar.routes import HTTPRoute
 
-import core.access
+import core.edge.access
 from bridge.server import serve
 from bridge.settings import BridgeSettings
 from core.errors import InvalidInput
@@ -91,7 +91,7 @@ async def test_the_token_is_compared_in_constant_time(
         calls.append((given, expected))
         return real(given, expected)
 
-    monkeypatch.setattr(core.access.hmac, "compare_digest", spy)
+    monkeypatch.setattr(core.edge.access.hmac, "compare_digest", spy)
     tries = ["x", TOKEN[:-1], TOKEN + "x", "y" * 300, TOKEN]
     for given in tries:
         response = await anonymous.get("/runs/r1", headers={"Authorization": f"Bearer {given}"})

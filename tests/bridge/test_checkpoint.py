@@ -1,5 +1,6 @@
 """Checkpoints and continuations: the Bridge emits the agent's messages after each completed
-step and at a clarify, and any Bridge process continues a turn from them (DESIGN §10)."""
+step and at a clarify, and any Bridge process continues a turn from them (docs/architecture.md,
+"Durable turns")."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ async def test_abort_unknown_run_is_404(bridge: RunningBridge) -> None:
 async def test_a_start_that_arrives_after_its_abort_never_runs(
     bridge: RunningBridge, llm: ScriptedLLM
 ) -> None:
-    """A client whose `POST /run` timed out aborts the run (core/bridge/client.py); if the
+    """A client whose `POST /run` timed out aborts the run (core/agent/bridge/client.py); if the
     POST reaches the Bridge only after that, it must not start an agent nobody follows."""
     llm.script(text_reply("must never be generated"))
     body = run_body(llm)

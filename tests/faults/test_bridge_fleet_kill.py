@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from core import sessions
-from core.bridge.client import BridgeClient
-from core.bridge.fleet import BridgeFleet
-from core.bridge.stream import StreamPolicy
-from core.models import ChatMessage, MessageStatus
+from core.agent.bridge.client import BridgeClient
+from core.agent.bridge.fleet import BridgeFleet
+from core.agent.bridge.stream import StreamPolicy
+from core.chat import sessions
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, MessageStatus
 from tests.conftest import TEST_CONFIG_YAML
 from tests.core.runtime.waiting import finished, stored_seqs, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply

@@ -10,12 +10,12 @@ import json
 
 import pytest
 
-from core import sessions
-from core.bridge.client import BridgeClient
-from core.bridge.stream import StreamPolicy
+from core.agent.bridge.client import BridgeClient
+from core.agent.bridge.stream import StreamPolicy
+from core.chat import sessions
 from core.errors import BridgeUnavailable
-from core.models import ChatMessageLog, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessageLog, MessageStatus, PauseStatus
 from tests.core.runtime.waiting import finished, message, stored_seqs, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from core.models import ChatMessage, MessageStatus
+from core.store.models import ChatMessage, MessageStatus
 from tests.conftest import TEST_CONFIG_YAML
 from tests.fakes.llm_server import RequestBody, ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.support.durable import bridge_process, restarted

@@ -1,4 +1,5 @@
-"""`hermes-chat bridge` takes its settings from the service's (DESIGN §2)."""
+"""`hermes-chat bridge` takes its settings from the service's (docs/configuration.md, "The Hermes
+Bridge")."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bridge.settings import BridgeSettings
-from core.catalogue import Catalogue, ModelEntry
+from core.agent.catalogue import Catalogue, ModelEntry
 from core.config import Settings
 from core.errors import InvalidInput
 from hermes_chat.bridge_environment import SERVICE_SECRETS, child_environment, child_key_envs

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.models import ChatMessage, MessageStatus, Role
+from core.store.models import ChatMessage, MessageStatus, Role
 from tests.bots.slack.harness import SECRET, texts
 from tests.conftest import BACKEND
 from tests.fakes.llm_server import ScriptedLLM, text_reply

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from core import sessions
-from core.bridge.client import BridgeClient
-from core.bridge.fleet import BridgeFleet
-from core.platform_links import PlatformLinks
+from core.agent.bridge.client import BridgeClient
+from core.agent.bridge.fleet import BridgeFleet
+from core.chat import sessions
+from core.edge.platform_links import PlatformLinks
 from core.runtime.pool import RunPool
 from hermes_chat.metrics import BridgeFleetCollector, PlatformLinkCollector, RuntimeCollector
 from tests.core.runtime.waiting import finished, until

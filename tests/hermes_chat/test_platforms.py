@@ -10,7 +10,7 @@ import httpx
 from litestar import Litestar
 
 from core.config import Settings
-from core.platform_links import LinkState, PlatformLinks
+from core.edge.platform_links import LinkState, PlatformLinks
 from core.runtime.pool import RunPool
 from hermes_chat.compose import Parts
 from hermes_chat.platforms import start_platforms, stop_platforms

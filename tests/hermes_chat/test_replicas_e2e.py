@@ -19,9 +19,9 @@ import httpx
 import pytest
 
 from bots.slack import ids
-from core import sessions
-from core.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, RunLease, utc_now
+from core.chat import sessions
 from core.runtime import records
+from core.store.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, RunLease, utc_now
 from tests.bots.slack.harness import SECRET, texts
 from tests.bridge.harness import RunningBridge
 from tests.conftest import BACKEND

@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from bots.slack import ids
-from core.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, Role
+from core.store.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, Role
 from tests.bots.discord.harness import answered, bot_messages, button, buttons, mention, text_of
 from tests.bots.slack.harness import SECRET, has_button, texts
 from tests.conftest import BACKEND

@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 from datetime import UTC, datetime
 
-from core.events import Done, Step, ToolProgress, ToolStart
-from core.models import MessageStatus
+from core.agent.events import Done, Step, ToolProgress, ToolStart
+from core.agent.thinking import ThinkingState, fold
 from core.runtime.updates import RunUpdate
-from core.thinking import ThinkingState, fold
+from core.store.models import MessageStatus
 from hermes_chat.terminal_view import MODEL_TEXT, TerminalView
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from core.models import ChatMessage, ChatMessageLog, MessageStatus, Role
+from core.store.models import ChatMessage, ChatMessageLog, MessageStatus, Role
 
 from bench.load.script import answer
 from tests.load.child import run_module

@@ -8,9 +8,9 @@ from tortoise import Tortoise, connections
 from tortoise.exceptions import IntegrityError
 from tortoise.migrations.autodetector import MigrationAutodetector
 
-from core import sessions, tree
-from core.db import tortoise_config
-from core.models import ChatMessageLog, ChatSession, ClarifyPause, ConversationBinding
+from core.chat import sessions, tree
+from core.store.db import tortoise_config
+from core.store.models import ChatMessageLog, ChatSession, ClarifyPause, ConversationBinding
 from tests.conftest import BACKEND
 
 SEED_INDEXES = {

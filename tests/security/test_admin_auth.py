@@ -17,7 +17,7 @@ import pytest
 from litestar import Litestar
 from litestar.routes import HTTPRoute
 
-import core.access
+import core.edge.access
 from admin.app import create_app
 from admin.services import AdminServices
 from core.config import Settings
@@ -98,7 +98,7 @@ async def test_the_token_is_compared_with_hmac_compare_digest_on_bytes(
         calls.append((given, expected, result))
         return result
 
-    monkeypatch.setattr(core.access.hmac, "compare_digest", spy)
+    monkeypatch.setattr(core.edge.access.hmac, "compare_digest", spy)
     tries = ["x", TOKEN[:-1], TOKEN[:-1] + "X", TOKEN + "x", "y" * 200, TOKEN]
     for given in tries:
         response = await client.get("/api/chat/sessions",

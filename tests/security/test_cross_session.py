@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from bots.slack import ids
-from core.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus
 from tests.bots.discord.harness import answered, mention, running_bot
 from tests.bots.slack.harness import Harness, button, until
 from tests.fakes.discordfake import FakeDiscord

@@ -18,7 +18,7 @@ from litestar import Litestar
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core.bridge.fleet import BridgeFleet
+from core.agent.bridge.fleet import BridgeFleet
 from core.config import Settings
 from core.logs import OWN_PACKAGES, RedactingFormatter
 from core.runtime.pool import RunPool

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from core.bridge.client import BridgeClient
+from core.agent.bridge.client import BridgeClient
 from core.config import Settings
-from core.models import ChatMessage, Role, RunQuotaBucket
+from core.store.models import ChatMessage, Role, RunQuotaBucket
 from core.errors import RateLimited
-from core.run_quota import RunQuota
+from core.edge.run_quota import RunQuota
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import answered, bot_messages, button, mention, running_bot, text_of
 from tests.bots.slack.clocks import FastClock

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from tortoise.filters import escape_like
 
-from core.models import ChatMessage, ChatSession
+from core.store.models import ChatMessage, ChatSession
 from tests.admin.builders import conversation
 
 pytestmark = pytest.mark.backend  # the SQL of `q`: LIKE and its escapes differ by backend

@@ -13,10 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.catalogue import Catalogue
+from core.agent.catalogue import Catalogue
 from core.errors import InvalidInput, NotFound
-from core.models import ChatMessage, ChatSession
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, ChatSession
 from tests.bots.discord.harness import answered, mention, reply_of, running_bot, text_of
 from tests.bots.slack.harness import Harness, until
 from tests.fakes.discordfake import FakeDiscord

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from bots.slack.http import LIKELY_CAUSE
-from core.models import ChatMessage, ConversationBinding, Role
+from core.store.models import ChatMessage, ConversationBinding, Role
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import SteppedClock
 from tests.bots.slack.harness import SECRET, Harness, running

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bridge.settings import BridgeSettings
-from core.models import PauseKind, PauseStatus
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
+from core.store.models import PauseKind, PauseStatus
 from tests.bridge.harness import RunningBridge, running_bridge
 from tests.core.runtime.waiting import until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from core.catalogue import ModelEntry
+from core.agent.catalogue import ModelEntry
 from tests.bots.discord.harness import (
     SPEED,
     Payload,

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 
 from bots.slack import ids
-from core.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus
+from core.store.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus
 from tests.bots.slack.harness import SECRET, texts
 from tests.conftest import TEST_CONFIG_YAML
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.bridge.stream import StreamPolicy
+from core.agent.bridge.stream import StreamPolicy
 from core.runtime.pool import RunPool
 from tests.conftest import TEST_CONFIG_YAML
 from tests.fakes.llm_server import ScriptedLLM

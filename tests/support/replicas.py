@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 
 from bots.slack import ids
-from core.models import ChatMessage, ChatMessageLog, MessageStatus, Role
+from core.store.models import ChatMessage, ChatMessageLog, MessageStatus, Role
 from tests.bots.slack.harness import SECRET, button, has_button
 from tests.conftest import TEST_CONFIG_YAML
 from tests.fakes.llm_server import RequestBody, ScriptedLLM, request_text

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core.bridge.client import BridgeClient
-from core.bridge.stream import StreamPolicy
-from core.catalogue import Catalogue, ModelEntry
+from core.agent.bridge.client import BridgeClient
+from core.agent.bridge.stream import StreamPolicy
+from core.agent.catalogue import Catalogue, ModelEntry
 from core.runtime.pool import RunPool
 from tests.bridge.harness import RunningBridge
 from tests.fakes.fake_bridge import FakeBridge

@@ -10,9 +10,9 @@ import discord
 from bots.discord import ids
 from bots.discord.render.clarify import who
 from bots.discord.render.parts import ButtonSpec, Part, Style, clip
-from core.models import PauseStatus
-from core.presenting import APPROVAL_LABELS, approval_outcome, approval_question
+from core.conversation.presenting import APPROVAL_LABELS, approval_outcome, approval_question
 from core.runtime.updates import PauseView
+from core.store.models import PauseStatus
 
 COMMAND_CHARS = 3000  # the code block, well inside an embed's 4096 characters
 HEAD_CHARS = 800  # the line naming the tool and the reason

@@ -14,8 +14,8 @@ from bots.discord.render.parts import (
     clip,
 )
 from core.conversation.refusals import question_closed
-from core.models import PauseStatus
 from core.runtime.updates import PauseView
+from core.store.models import PauseStatus
 
 MAX_CHOICES = ROW_WIDTH * ROWS - 1  # the last slot is "Custom answer…"
 QUESTION_CHARS = 3500

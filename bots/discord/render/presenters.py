@@ -33,11 +33,11 @@ from bots.discord.render.reactions import REACTION_LIMIT, ReactionPresenter
 from bots.discord.render.titles import RENAME_LIMIT, ThreadTitlePresenter
 from bots.discord.render.turn import TurnContext, turn_parts
 from core.conversation import views
-from core.conversation.dedupe import Recent, Seen
-from core.models import ChatMessage, PauseKind, PauseStatus
-from core.ratelimit import RateLimiter
+from core.edge.dedupe import Recent, Seen
+from core.edge.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from core.runtime.updates import PauseView, RunUpdate
+from core.store.models import ChatMessage, PauseKind, PauseStatus
 
 log = logging.getLogger(__name__)
 

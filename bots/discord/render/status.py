@@ -5,7 +5,7 @@ from __future__ import annotations
 import discord
 
 from core.conversation.commands import Status
-from core.presenting import status_line
+from core.conversation.presenting import status_line
 
 
 def status_embed(status: Status) -> discord.Embed:

@@ -21,8 +21,8 @@ import discord
 
 from bots.discord.delivery import Outbox, Permit, Refusals, Writer
 from core.conversation import titles
-from core.ratelimit import Limit
-from core.safe_text import shortened
+from core.edge.ratelimit import Limit
+from core.text.safe_text import shortened
 
 log = logging.getLogger(__name__)
 THREAD_NAME = 100  # Discord's limit of a thread's name

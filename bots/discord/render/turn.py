@@ -13,11 +13,11 @@ import discord
 from bots.discord import ids
 from bots.discord.render.live import colour, live_part
 from bots.discord.render.parts import ButtonSpec, FilePart, Part
+from core.conversation.presenting import footer, status_line
 from core.conversation.views import Versions
-from core.models import MessageStatus
-from core.presenting import footer, status_line
 from core.runtime.updates import RunUpdate
-from core.splitting import split_markdown
+from core.store.models import MessageStatus
+from core.text.splitting import split_markdown
 
 PART_CHARS = 4000  # an embed description holds 4,096; one embed per message stays under 6,000
 MAX_PARTS = 4  # beyond this the whole answer is attached as a file

@@ -4,7 +4,7 @@
 errors reach only the user who clicked. Every click on a turn enters here, so this is where
 "who may act" is asked: a listener that acts on a turn names how its click finds the turn's
 asker, and a click by anyone else (under CONVERSATION_ACTIONS=asker, and not a chat admin)
-is refused with NotYours before its work changes anything (core.conversation.policy).
+is refused with NotYours before its work changes anything (core.chat.policy).
 
 The listeners: `turn` (Stop, Regenerate, ◀ ▶, 👍 / 👎), `clarify` (the question's buttons
 and modal), `approvals` (a tool approval's decisions: who may decide is the runtime's rule,
@@ -19,11 +19,11 @@ from collections.abc import Awaitable, Callable
 from slack_bolt.async_app import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core import tree
+from core.chat import tree
 from core.conversation import bindings
 from core.conversation.refusals import ELSEWHERE
 from core.errors import NotFound
-from core.models import ChatMessage, Platform
+from core.store.models import ChatMessage, Platform
 
 from ..inbound import Click, is_dm
 from ..intake import to_clicker, typed

@@ -10,13 +10,13 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.conversation import policy
-from core.conversation.policy import Policy
+from core.chat import policy
+from core.chat.policy import Policy
 from core.conversation.refusals import EMPTY_ANSWER, question_closed
-from core.models import PauseStatus
 from core.runtime.clarify import ClarifyOutcome, find_pause
 from core.runtime.clarify import view as pause_view
 from core.runtime.updates import PauseView
+from core.store.models import PauseStatus
 
 from .. import ids, refs
 from ..inbound import Click, ViewSubmission

@@ -6,11 +6,11 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core import feedback
-from core.conversation import bindings, policy, turns, views
+from core.chat import feedback, policy
+from core.conversation import bindings, turns, views
 from core.conversation.refusals import FINISHED, SWITCH_BUSY
 from core.errors import Busy, Conflict, NotFound, NotYours
-from core.models import Platform
+from core.store.models import Platform
 
 from .. import ids, refs
 from ..delivery.agent_session import settle

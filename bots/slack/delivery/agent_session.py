@@ -19,7 +19,7 @@ from collections.abc import Awaitable
 from slack_sdk.errors import SlackApiError
 
 from core.conversation import titles
-from core.safe_text import shortened
+from core.text.safe_text import shortened
 
 from ..refs import Slot
 from ..services import SlackServices

@@ -18,7 +18,7 @@ only ever takes what is there now.
 
 from __future__ import annotations
 
-from core.ratelimit import Limit
+from core.edge.ratelimit import Limit
 
 # Shared like the others: one message may be edited by several replicas at once (a question
 # clicked on one replica while another drives its run, a run taken over by another replica

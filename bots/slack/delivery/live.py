@@ -32,12 +32,12 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from core import tree
+from core.chat import tree
 from core.conversation import bindings, turns, views
-from core.conversation.dedupe import Seen
 from core.conversation.views import Versions
-from core.models import PauseKind, PauseStatus, Platform
+from core.edge.dedupe import Seen
 from core.runtime.updates import PauseView, RunUpdate, Subscription
+from core.store.models import PauseKind, PauseStatus, Platform
 
 from .. import refs
 from ..actions.clarify import render_clarify
@@ -383,7 +383,6 @@ class ThreadExtras:
 # sent only when its budget has room now, skipped silently where the workspace refuses it
 # (logged once), and cleared by Slack when the bot replies in the thread.
 
-log = logging.getLogger(__name__)
 WORKING = "is working…"
 
 
@@ -417,8 +416,6 @@ class LoadingStatus:
 # Follows every run of the pool (those started here, before a restart, or through the admin
 # API) and gives each its LiveMessage; the subscription is latest-state-wins, so a slow Slack
 # never slows a run.
-
-log = logging.getLogger(__name__)
 
 
 class RunFollower:

@@ -2,7 +2,7 @@
 Retry-After seconds and the call is tried again (rendering the newest state at that time).
 
 A 5xx or a call that times out means Slack is down: the budgets close for an exponentially
-growing pause (core.backoff) and the call is tried again, for up to `Backoff.patience`, so
+growing pause (core.edge.backoff) and the call is tried again, for up to `Backoff.patience`, so
 the final state still arrives once Slack answers. Caveat: a post that timed out may have
 been applied; Slack has no idempotency key, so its retry can show twice.
 """
@@ -18,9 +18,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from core.backoff import Outages
+from core.edge.backoff import Outages
+from core.edge.ratelimit import RateLimiter
 from core.errors import InvalidInput
-from core.ratelimit import RateLimiter
 
 from ..render.blocks import Block, Payload
 from . import budgets
@@ -284,8 +284,6 @@ def _describe(error: Exception) -> str:
 # What each workspace lets the app do, learnt from its answers: a workspace (or token) that
 # refuses the stream methods or the loading status is remembered, so every later turn goes
 # straight to the fallback, and the log says so once per workspace and feature.
-
-log = logging.getLogger(__name__)
 
 STREAMING = "streaming"  # chat.startStream / appendStream / stopStream
 STATUS = "status"  # assistant.threads.setStatus

@@ -2,14 +2,14 @@
 with the tool and the reason; one button per decision while it waits, then who decided what.
 
 "Always allow" is shown to everyone (the message is the same for the whole channel); a click
-on it by someone who is not a chat admin is refused privately (core.conversation.policy).
+on it by someone who is not a chat admin is refused privately (core.chat.policy).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from core.presenting import APPROVAL_LABELS, approval_outcome, approval_question
+from core.conversation.presenting import APPROVAL_LABELS, approval_outcome, approval_question
 from core.runtime.updates import PauseView
 
 from .. import ids

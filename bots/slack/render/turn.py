@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core import presenting
+from core.agent.thinking import ToolCall
+from core.conversation import presenting
 from core.conversation.views import Versions
-from core.models import MessageStatus
 from core.runtime.updates import RunUpdate
-from core.splitting import split_markdown
-from core.thinking import ToolCall
+from core.store.models import MessageStatus
+from core.text.splitting import split_markdown
 
 from .. import ids
 from .blocks import (

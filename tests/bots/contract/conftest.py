@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from core.bridge.client import BridgeClient
-from core.catalogue import Catalogue
+from core.agent.bridge.client import BridgeClient
+from core.agent.catalogue import Catalogue
 from core.runtime.pool import RunPool
 from tests.bots.contract.drivers import Chat, talking
 from tests.fakes.fake_bridge import FakeBridge

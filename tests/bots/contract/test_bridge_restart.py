@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from core.bridge.stream import RUN_LOST
-from core.models import ChatMessage, MessageStatus, Role
+from core.agent.bridge.stream import RUN_LOST
+from core.store.models import ChatMessage, MessageStatus, Role
 from core.runtime.pool import RunPool
 from tests.bots.contract.drivers import talking
 from tests.faults.bridge_child import BridgeChild

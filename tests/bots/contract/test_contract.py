@@ -9,10 +9,12 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from core import tree
+from core.chat import tree
 from core.conversation import commands, refusals
+from core.edge.run_quota import RunQuota
 from core.errors import BridgeUnavailable
-from core.models import (
+from core.runtime.pool import RunPool
+from core.store.models import (
     ChatMessage,
     ChatSession,
     ClarifyPause,
@@ -21,8 +23,6 @@ from core.models import (
     PauseStatus,
     Role,
 )
-from core.run_quota import RunQuota
-from core.runtime.pool import RunPool
 from tests.bots.contract.drivers import Chat, Conversation, Shown
 from tests.core.runtime.waiting import until
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from core.bridge.client import BridgeClient
-from core.catalogue import Catalogue
+from core.agent.bridge.client import BridgeClient
+from core.agent.catalogue import Catalogue
 from core.runtime.pool import RunPool
 from tests.bridge.harness import RunningBridge
 from tests.fakes.fake_bridge import FakeBridge

@@ -11,10 +11,10 @@ from typing import Any
 from bots.discord import DiscordBot
 from bots.discord.delivery import WRITE_TIMEOUT
 from bots.discord.supervisor import RECONNECT_BACKOFF
-from core.backoff import Backoff
 from core.config import Settings
-from core.platform_links import PlatformLink
-from core.ratelimit import RateLimiter
+from core.edge.backoff import Backoff
+from core.edge.platform_links import PlatformLink
+from core.edge.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from tests.fakes.discordfake import Call, FakeDiscord, InteractionRecord
 

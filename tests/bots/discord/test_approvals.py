@@ -14,7 +14,7 @@ import pytest
 from bots.discord.render.approval import COMMAND_CHARS, approval_part
 from tests.bridge.harness import RunningBridge
 from core.conversation.refusals import ADMIN_ONLY
-from core.models import ApprovalRule, ClarifyPause, PauseKind, PauseStatus
+from core.store.models import ApprovalRule, ClarifyPause, PauseKind, PauseStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from core.runtime.updates import PauseView

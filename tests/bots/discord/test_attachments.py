@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from core.config import DISCORD_CDN_HOSTS
-from core.models import Attachment, ChatMessage, Role
 from core.runtime.pool import RunPool
+from core.store.models import Attachment, ChatMessage, Role
 from tests.bots.discord.harness import (
     answered,
     bot_messages,
@@ -114,7 +114,7 @@ async def test_a_file_not_on_discord_s_cdn_is_not_fetched(
 ) -> None:
     """With DISCORD_CDN_HOSTS as shipped, an attachment URL on 127.0.0.1 is refused unread;
     the log says which URL and why."""
-    caplog.set_level(logging.WARNING, "core.attachments")
+    caplog.set_level(logging.WARNING, "core.chat.attachments")
     llm.script(text_reply("Words only."))
     dm = fake.dm_channel_id()
     async with running_bot(fake, pool, discord_cdn_hosts=DISCORD_CDN_HOSTS):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from core.models import AnswerFeedback, ChatMessage, FeedbackValue, Platform, Role
 from core.runtime.pool import RunPool
+from core.store.models import AnswerFeedback, ChatMessage, FeedbackValue, Platform, Role
 from tests.bots.discord.harness import (
     answered,
     bot_messages,

@@ -4,7 +4,7 @@ choice, the Custom answer modal and a stopped run's question are the conversatio
 
 from __future__ import annotations
 
-from core.models import ClarifyPause, MessageStatus
+from core.store.models import ClarifyPause, MessageStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from tests.bots.discord.harness import (

@@ -8,8 +8,8 @@ import pytest
 
 from core.conversation import commands as conversation_commands
 from core.conversation.refusals import BRIDGE_DOWN, INTERNAL
-from core.models import ChatSession, ConversationBinding
 from core.runtime.pool import RunPool
+from core.store.models import ChatSession, ConversationBinding
 from tests.bots.discord.harness import (
     answered,
     bot_messages,

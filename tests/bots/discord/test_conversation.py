@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from core.conversation.refusals import NO_WORDS
-from core.models import ChatMessage, ChatSession, ConversationBinding, Role
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, ChatSession, ConversationBinding, Role
 from tests.bots.discord.harness import (
     answered,
     bot_messages,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import discord
 
-from core.ratelimit import RateLimiter
+from core.edge.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import answered, mention, running_bot
 from tests.fakes.discordfake import FakeDiscord

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from bots.discord import DiscordBot
 from bots.discord.intake import STALE
 from core.conversation.refusals import NO_WORDS
-from core.models import ChatMessage
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage
 from tests.bots.discord.harness import bot_messages, mention, reply_of, running_bot, text_of
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord

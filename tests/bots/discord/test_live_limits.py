@@ -12,7 +12,7 @@ import pytest
 
 from bots.discord import DiscordBot
 from bots.discord.render.presenters import Outboxes
-from core.ratelimit import RateLimiter
+from core.edge.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
 from tests.bots.discord.clock import SteppedClock

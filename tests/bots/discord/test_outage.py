@@ -16,7 +16,7 @@ from itertools import pairwise
 
 import pytest
 
-from core.backoff import Backoff
+from core.edge.backoff import Backoff
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import (
     answered,

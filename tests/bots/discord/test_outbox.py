@@ -10,7 +10,7 @@ import discord
 import pytest
 
 from bots.discord.delivery import ChannelBudget, Outbox, Permit, RetryLater
-from core.ratelimit import RateLimiter
+from core.edge.ratelimit import RateLimiter
 from tests.bots.discord.clock import SteppedClock
 
 Sent = list[tuple[float, str, int]]

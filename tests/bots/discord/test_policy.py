@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.conversation.refusals import NOT_ALLOWED, not_yours
-from core.models import ChatMessage, ChatSession, ClarifyPause, PauseStatus, Role
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, ChatSession, ClarifyPause, PauseStatus, Role
 from tests.bots.discord.harness import (
     answered,
     bot_messages,

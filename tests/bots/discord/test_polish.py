@@ -9,9 +9,9 @@ import logging
 
 import pytest
 
-from core import sessions
-from core.models import ConversationBinding
+from core.chat import sessions
 from core.runtime.pool import RunPool
+from core.store.models import ConversationBinding
 from tests.bots.discord.harness import (
     POST,
     answered,

@@ -32,18 +32,18 @@ from bots.discord.render.pages import thinking_page, thinking_pages
 from bots.discord.render.parts import fit_lines
 from bots.discord.render.refusals import missing_permissions, refusal_part, refusal_text
 from bots.discord.render.turn import MAX_PARTS, TurnContext, turn_parts
-from core.conversation.views import Versions
-from core.errors import BridgeUnavailable, Busy, NotFound
-from core.events import Todo
-from core.models import MessageStatus, PauseStatus
-from core.runtime.updates import PauseView, RunUpdate
-from core.thinking import (
+from core.agent.events import Todo
+from core.agent.thinking import (
     CurrentStatus,
     StatusSource,
     ThinkingState,
     ThinkingText,
     ToolCall,
 )
+from core.conversation.views import Versions
+from core.errors import BridgeUnavailable, Busy, NotFound
+from core.runtime.updates import PauseView, RunUpdate
+from core.store.models import MessageStatus, PauseStatus
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -17,13 +17,13 @@ import pytest
 from bots.discord import DiscordBot
 from bots.discord.bot import intents
 from bots.discord.supervisor import gate_parsers
-from core import sessions
-from core.bridge.client import BridgeClient
-from core.catalogue import Catalogue
+from core.agent.bridge.client import BridgeClient
+from core.agent.catalogue import Catalogue
+from core.chat import sessions
 from core.conversation.refusals import BUSY
-from core.models import ChatMessage, ConversationBinding, DiscordShardClaim, Role, utc_now
 from core.runtime.pool import RunPool
 from core.runtime.shards import ShardClaims
+from core.store.models import ChatMessage, ConversationBinding, DiscordShardClaim, Role, utc_now
 from tests.bots.discord.harness import (
     answered,
     bot_messages,

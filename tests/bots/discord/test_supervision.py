@@ -17,9 +17,9 @@ import pytest
 from admin.app import create_app
 from admin.services import AdminServices
 from bots.discord.supervisor import FATAL_CLOSE_CODES
-from core.backoff import Backoff
 from core.config import Settings
-from core.platform_links import LinkState, PlatformLink, PlatformLinks
+from core.edge.backoff import Backoff
+from core.edge.platform_links import LinkState, PlatformLink, PlatformLinks
 from core.runtime.pool import RunPool
 from tests.admin.server import serving
 from tests.bots.discord.harness import answered, mention, running_bot

@@ -7,9 +7,9 @@ message alone."""
 
 from __future__ import annotations
 
-from core.models import ChatMessage, Role
+from core.store.models import ChatMessage, Role
 from core.runtime.pool import RunPool
-from core.thread_context import TEXT_CHARS
+from core.chat.thread_context import TEXT_CHARS
 from tests.bots.discord.harness import answered, bot_messages, button, mention, running_bot
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord

@@ -6,9 +6,9 @@ from bots.discord.conversation import Place, allowed, prompt_text
 from bots.discord.inbound import modal_submission
 from bots.discord.render.reactions import mark_of
 from bots.discord.render.titles import renamable, thread_name
+from core.chat.sessions import ThreadKey
 from core.conversation.titles import ShownTitles
-from core.models import MessageStatus, Platform
-from core.sessions import ThreadKey
+from core.store.models import MessageStatus, Platform
 
 
 def test_places_map_to_thread_keys() -> None:

@@ -24,11 +24,11 @@ from litestar import Litestar
 from bots.slack import SlackBot
 from bots.slack.bot import API_TIMEOUT
 from bots.slack.supervisor import PING_INTERVAL
-from core.bridge.client import BridgeClient
-from core.catalogue import Catalogue
+from core.agent.bridge.client import BridgeClient
+from core.agent.catalogue import Catalogue
 from core.config import Settings
-from core.platform_links import PlatformLink
-from core.ratelimit import RateLimiter
+from core.edge.platform_links import PlatformLink
+from core.edge.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from tests.fakes.changes import CHANGES, FALLBACK
 from tests.fakes.slack import FakeSlack, Message

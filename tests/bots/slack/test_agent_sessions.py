@@ -15,11 +15,11 @@ import pytest
 
 from bots.slack import ids, refs
 from bots.slack.refs import Slot
-from core.bridge.client import BridgeClient
-from core.models import ChatMessage, ChatSession, MessageStatus, Role
+from core.agent.bridge.client import BridgeClient
+from core.store.models import ChatMessage, ChatSession, MessageStatus, Role
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
-from core.sessions import rename_session
+from core.chat.sessions import rename_session
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, has_button, running, texts, until
 from tests.bridge.harness import RunningBridge

@@ -14,10 +14,10 @@ import pytest
 from bots.slack import ids
 from bots.slack.render.approval import MAX_COMMAND, render_approval
 from core.conversation.refusals import ADMIN_ONLY
-from core.models import ClarifyPause, PauseKind, PauseStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from core.runtime.updates import PauseView
+from core.store.models import ClarifyPause, PauseKind, PauseStatus
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, buttons, has_button, restartable, running, texts, until
 from tests.bridge.harness import RunningBridge

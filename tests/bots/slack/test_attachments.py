@@ -12,8 +12,8 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bots.slack.files import SlackFiles
-from core.models import Attachment
 from core.runtime.pool import RunPool
+from core.store.models import Attachment
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, running, texts, until
 from tests.fakes.inside_service import inside_service

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from bots.slack import ids
-from core.models import ClarifyPause, PauseStatus
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
+from core.store.models import ClarifyPause, PauseStatus
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, button, has_button, restartable, running, texts, until
 from tests.bridge.harness import RunningBridge

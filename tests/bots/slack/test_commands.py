@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from bots.slack import ids
-from core.models import ChatSession, ConversationBinding
+from core.store.models import ChatSession, ConversationBinding
 from tests.bots.slack.harness import Harness, texts, until
 from tests.fakes.fake_bridge import FakeBridge
 from tests.fakes.llm_server import ScriptedLLM, text_reply

@@ -3,7 +3,7 @@ app, the real RunPool and Bridge (scripted LLM), the fake Slack Web API."""
 
 from __future__ import annotations
 
-from core.models import ChatMessage, ChatSession, Role
+from core.store.models import ChatMessage, ChatSession, Role
 from tests.bots.slack.harness import Harness, has_button, texts, until
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack_payloads import CHANNEL_ID, DM_CHANNEL_ID

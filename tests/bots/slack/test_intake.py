@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bots.slack import ids
-from core import tree
-from core.models import ChatMessage, Role
+from core.chat import tree
+from core.store.models import ChatMessage, Role
 from tests.bots.slack.harness import SECRET, Harness, texts
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack_payloads import (

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from core.models import ChatMessage, Role
+from core.store.models import ChatMessage, Role
 from tests.bots.slack.harness import Harness, has_button, texts, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack_payloads import (

@@ -11,8 +11,8 @@ import pytest
 
 from bots.slack import ids
 from core.conversation.refusals import INTERNAL, NOT_ALLOWED, not_yours
-from core.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, button, has_button, running, texts, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from core.bridge.client import BridgeClient
+from core.agent.bridge.client import BridgeClient
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import SteppedClock
 from bots.slack import ids

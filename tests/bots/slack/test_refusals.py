@@ -9,7 +9,7 @@ from typing import Any
 
 from bots.slack import ids
 from core.conversation.refusals import NO_WORDS
-from core.models import ChatMessage, ChatSession
+from core.store.models import ChatMessage, ChatSession
 from tests.bots.slack.harness import Harness, has_button, texts, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.slack import Message

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from core.conversation.event_ledger import EventLedger
+from core.edge.event_ledger import EventLedger
 from bots.slack.render.blocks import Payload
-from core.models import ChatMessage, HandledEvent, Role
-from core.ratelimit import BudgetStore, MemoryBudgets, RateLimiter
-from core.shared_budgets import PostgresBudgets
+from core.store.models import ChatMessage, HandledEvent, Role
+from core.edge.ratelimit import BudgetStore, MemoryBudgets, RateLimiter
+from core.edge.shared_budgets import PostgresBudgets
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, running
 from tests.conftest import BACKEND

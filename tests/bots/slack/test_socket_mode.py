@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from bots.slack.supervisor import FATAL_ERRORS
-from core.platform_links import LinkState, PlatformLink
+from core.edge.platform_links import LinkState, PlatformLink
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import DEADLINE, Harness, running, texts, until

@@ -11,7 +11,7 @@ import logging
 import pytest
 
 from bots.slack import ids
-from core.models import AnswerFeedback, FeedbackValue, Platform
+from core.store.models import AnswerFeedback, FeedbackValue, Platform
 from tests.bots.slack.harness import Harness, button, has_button, texts, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack import Message

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from bots.slack import ids
-from core.models import ChatMessage, Role
+from core.chat.thread_context import TEXT_CHARS
 from core.runtime.pool import RunPool
-from core.thread_context import TEXT_CHARS
+from core.store.models import ChatMessage, Role
 from tests.bots.context_reading import context_part, lines_in_order, user_turns
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import Harness, running, until

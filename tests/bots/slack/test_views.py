@@ -21,10 +21,10 @@ from bots.slack.refs import Slot
 from core.conversation.commands import export_options
 from core.conversation.views import versions_of
 from core.errors import InvalidInput
-from core.events import Todo
-from core.models import MessageStatus, PauseStatus
+from core.agent.events import Todo
+from core.store.models import MessageStatus, PauseStatus
 from core.runtime.updates import PauseView, RunUpdate
-from core.thinking import ThinkingState, ThinkingText, ToolCall
+from core.agent.thinking import ThinkingState, ThinkingText, ToolCall
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

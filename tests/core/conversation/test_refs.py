@@ -5,8 +5,8 @@ from __future__ import annotations
 from bots.discord.refs import DiscordRefs
 from bots.slack import refs as slack_refs
 from bots.slack.refs import Posted, Slot
-from core import sessions, tree
-from core.models import ChatMessage, ClarifyPause, MessageStatus
+from core.chat import sessions, tree
+from core.store.models import ChatMessage, ClarifyPause, MessageStatus
 
 
 async def test_both_platforms_merge_their_refs_of_a_pause_and_a_turn(db: str) -> None:

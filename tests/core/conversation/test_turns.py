@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from core import sessions, tree
-from core.bridge.client import BridgeClient
+from core.agent.bridge.client import BridgeClient
+from core.chat import sessions, tree
 from core.conversation import turns, views
 from core.errors import Busy, Conflict, NotFound
-from core.models import IN_FLIGHT, ChatMessage, ChatMessageLog, ChatSession, MessageStatus, Role
 from core.runtime import records
 from core.runtime.pool import RunPool
+from core.store.models import IN_FLIGHT, ChatMessage, ChatMessageLog, ChatSession, MessageStatus, Role
+from tests.core.chat.tree_helpers import answer, shape, user_turn
 from tests.core.runtime.waiting import finished, until
-from tests.core.tree_helpers import answer, shape, user_turn
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.support.runtime import FAST, catalogue_for
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from core import sessions
-from core.attachments import FileOffer, FileReader, Limits
+from core.chat import sessions
+from core.chat.attachments import FileOffer, FileReader, Limits
+from core.chat.thread_context import EarlierMessage, to_stored
 from core.conversation.refusals import NO_WORDS
 from core.conversation.written import earlier, read
-from core.models import ChatMessage, MessageStatus, Role
-from core.thread_context import EarlierMessage, to_stored
+from core.store.models import ChatMessage, MessageStatus, Role
 from tests.files import PNG
 
 

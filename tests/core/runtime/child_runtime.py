@@ -10,10 +10,11 @@ import asyncio
 import sys
 from pathlib import Path
 
-from core import db, sessions
-from core.bridge.client import BridgeClient
-from core.catalogue import Catalogue, ModelEntry
+from core.agent.bridge.client import BridgeClient
+from core.agent.catalogue import Catalogue, ModelEntry
+from core.chat import sessions
 from core.runtime.pool import RunPool
+from core.store import db
 
 
 async def main(database_url: str, bridge_url: str, llm_url: str, model: str) -> None:

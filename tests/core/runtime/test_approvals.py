@@ -11,12 +11,12 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from bridge.settings import BridgeSettings
-from core import sessions
-from core.conversation.policy import Policy
+from core.chat import sessions
+from core.chat.policy import Policy
 from core.errors import AdminOnly, NotFound, NotYours
-from core.models import ApprovalRule, ClarifyPause, MessageStatus, PauseStatus
 from core.runtime import approvals
 from core.runtime.pool import RunPool
+from core.store.models import ApprovalRule, ClarifyPause, MessageStatus, PauseStatus
 from hermes_chat.metrics import RuntimeCollector
 from tests.bridge.harness import running_bridge
 from tests.core.runtime.waiting import finished

@@ -8,12 +8,12 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from core import attachment_store, sessions
-from core.attachments import StoredFile
-from core.bridge.client import BridgeClient
-from core.models import Attachment
+from core.agent.bridge.client import BridgeClient
+from core.chat import attachment_store, sessions
+from core.chat.attachments import StoredFile
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
+from core.store.models import Attachment
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, text_reply

@@ -21,19 +21,19 @@ from tortoise.exceptions import IntegrityError, TransactionManagementError
 
 from admin.app import create_app
 from admin.services import AdminServices
-from core import sessions
-from core.bridge.client import BridgeClient
+from core.agent.bridge.client import BridgeClient
+from core.agent.events import TextDelta
+from core.chat import sessions
 from core.config import Settings
 from core.errors import DatabaseUnavailable
-from core.events import TextDelta
-from core.models import ChatMessage, ClarifyPause, MessageStatus, PauseStatus, RunLease, utc_now
-from core.outage import Patience, is_outage, outlast
 from core.runtime import records
 from core.runtime.leases import Leases
 from core.runtime.log_buffer import LogBuffer
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
 from core.runtime.updates import RunUpdate
+from core.store.models import ChatMessage, ClarifyPause, MessageStatus, PauseStatus, RunLease, utc_now
+from core.store.outage import Patience, is_outage, outlast
 from tests.admin.server import serving
 from tests.bridge.harness import wait_until
 from tests.conftest import BACKEND, POSTGRES_ADMIN_URL

@@ -7,9 +7,9 @@ from contextlib import aclosing
 
 import pytest
 
-from core import sessions
+from core.agent.events import ApprovalRequest
+from core.chat import sessions
 from core.errors import NotFound
-from core.events import ApprovalRequest
 from core.runtime.approvals import find_approval
 from core.runtime.follow import follow_events
 from core.runtime.live import event_size

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from core import sessions
-from core.attachment_store import AgentFile
-from core.attachments import PDF_TYPE, StoredFile, placeholder
-from core.models import Attachment, MessageStatus
+from core.chat import sessions
+from core.chat.attachment_store import AgentFile
+from core.chat.attachments import PDF_TYPE, StoredFile, placeholder
 from core.runtime.history import given_bytes, left_out_note, within_budget
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
+from core.store.models import Attachment, MessageStatus
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, text_reply

@@ -10,12 +10,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core import sessions
-from core.events import (
+from core.chat import sessions
+from core.agent.events import (
     Checkpoint, CheckpointClarify, ClarifyRequest, Done, Event, LogRecord, Status, TextDelta, Todo, TodoUpdate, ToolEnd,
     ToolStart, event_from_log, event_to_log,
 )
-from core.models import ChatMessageLog, MessageStatus, RunCheckpoint
+from core.store.models import ChatMessageLog, MessageStatus, RunCheckpoint
 from core.runtime.checkpoints import StoredCheckpoint, load_checkpoint
 from core.runtime.log_buffer import DROPPED_META, LogBuffer, insert_rows
 from core.runtime.records import insert_turn

@@ -7,9 +7,9 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from core import sessions
-from core.bridge.client import BridgeClient
-from core.models import ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, utc_now
+from core.chat import sessions
+from core.agent.bridge.client import BridgeClient
+from core.store.models import ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus, utc_now
 from core.runtime.jobs import enforce_clarify_fallback, expire_old_pauses, start_jobs
 from core.runtime.leases import Leases
 from core.runtime.pool import RunPool
@@ -146,7 +146,7 @@ async def test_a_run_that_never_reached_the_bridge_is_started_again(db: str, ski
 
 
 async def message_status(message_id: int, status: MessageStatus) -> None:
-    from core.models import ChatMessage
+    from core.store.models import ChatMessage
 
     await ChatMessage.filter(id=message_id).update(status=status, error=None)
 

@@ -7,13 +7,13 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from core import sessions
-from core.bridge.client import BridgeClient
-from core.conversation.policy import Policy
-from core.models import MessageStatus, PauseStatus, RunLease, utc_now
+from core.agent.bridge.client import BridgeClient
+from core.chat import sessions
+from core.chat.policy import Policy
 from core.runtime.leases import Leases
 from core.runtime.pool import RunPool
 from core.runtime.recovery import recover
+from core.store.models import MessageStatus, PauseStatus, RunLease, utc_now
 from tests.bridge.harness import wait_until
 from tests.core.runtime.waiting import finished, stored_seqs, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev

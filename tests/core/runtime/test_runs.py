@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from core import sessions, tree
+from core.agent.events import LogRecord
+from core.agent.thinking import replay
+from core.chat import sessions, tree
 from core.errors import Busy, NotFound
-from core.events import LogRecord
-from core.models import ChatMessageLog, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from core.runtime import records
 from core.runtime.pool import RunPool
-from core.thinking import replay
+from core.store.models import ChatMessageLog, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from tests.core.runtime.waiting import DEADLINE, finished, message, stored_seqs, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 

@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from core import sessions, tree
-from core.bridge.client import BridgeClient
+from core.agent.bridge.client import BridgeClient
+from core.chat import sessions, tree
 from core.errors import BridgeUnavailable
-from core.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
 from tests.bridge.harness import wait_until
 from tests.core.runtime.waiting import finished, message, stored_seqs, until
 from tests.fakes.fake_bridge import Drop, FakeBridge, Raw, Repeat, Stall, WaitAnswer, ev

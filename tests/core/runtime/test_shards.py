@@ -10,8 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from core.models import DiscordShardClaim, utc_now
 from core.runtime.shards import USABLE, AllShards, ShardClaims, claims_for
+from core.store.models import DiscordShardClaim, utc_now
 
 TTL = timedelta(seconds=4)
 

@@ -13,13 +13,13 @@ import asyncpg
 import pytest
 from tortoise import connections
 
-from core import sessions
-from core.db import asyncpg_dsn, is_sqlite
+from core.chat import sessions
 from core.errors import Conflict
-from core.models import ClarifyPause, MessageStatus, PauseStatus, utc_now
 from core.runtime import records
 from core.runtime.jobs import start_jobs
 from core.runtime.singleton import SchedulerLock, Upkeep
+from core.store.db import asyncpg_dsn, is_sqlite
+from core.store.models import ClarifyPause, MessageStatus, PauseStatus, utc_now
 from tests.conftest import BACKEND
 from tests.fakes.fake_bridge import FakeBridge
 from tests.support.runtime import catalogue_for, opened_pool

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from core.bridge.types import HistoryMessage
-from core.models import ChatMessage, MessageStatus, Role
+from core.agent.bridge.types import HistoryMessage
+from core.agent.thinking import ThinkingState
 from core.runtime.history import SUMMARY_PREFIX, _path_with_summaries, fold_history
 from core.runtime.slots import RunSlots
 from core.runtime.updates import Hub, RunUpdate
-from core.thinking import ThinkingState
+from core.store.models import ChatMessage, MessageStatus, Role
 
 
 async def test_slots_admit_in_fifo_order_and_report_positions() -> None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from core import sessions
-from core.models import ChatMessageLog, ClarifyPause, MessageStatus
+from core.chat import sessions
 from core.runtime.pool import RunPool
-from core.safe_text import REPLACEMENT as R
+from core.store.models import ChatMessageLog, ClarifyPause, MessageStatus
+from core.text.safe_text import REPLACEMENT as R
 from tests.core.runtime.waiting import finished, message, stored_seqs, until
 from tests.fakes.fake_bridge import FakeBridge, Raw, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from core.models import ChatMessage, ChatMessageLog
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
+from core.store.models import ChatMessage, ChatMessageLog
 
 DEADLINE = 20.0
 

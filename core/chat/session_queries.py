@@ -1,0 +1,113 @@
+"""Read models of sessions for the admin list and detail: bindings, last message, run in flight."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from core.chat.branch import Node, walk_active
+from core.chat.sessions import get_session, list_sessions
+from core.store.models import (
+    IN_FLIGHT,
+    ChatMessage,
+    ChatSession,
+    ConversationBinding,
+    FeedbackValue,
+    Platform,
+    Role,
+    SessionStatus,
+)
+
+PREVIEW_CHARS = 120
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """A session with what a list row shows beside it."""
+
+    session: ChatSession
+    bindings: tuple[ConversationBinding, ...]
+    last_message_preview: str | None
+    has_active_run: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryPage:
+    items: list[SessionSummary]
+    next_cursor: str | None
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """One line of at most `limit` characters: whitespace runs collapsed, an ellipsis if cut."""
+    line = _SPACES.sub(" ", text).strip()
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+async def list_summaries(
+    *,
+    status: SessionStatus | None = None,
+    platform: Platform | None = None,
+    q: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+    feedback: FeedbackValue | None = None,
+) -> SummaryPage:
+    """One page of `core.chat.sessions.list_sessions`, each session summarised (a few queries a page)."""
+    page = await list_sessions(status=status, platform=platform, q=q, limit=limit, cursor=cursor,
+                               feedback=feedback)
+    return SummaryPage(await summarize(page.items), page.next_cursor)
+
+
+async def session_summary(session_id: int) -> SessionSummary:
+    """The summary of one session, or NotFound."""
+    return (await summarize([await get_session(session_id)]))[0]
+
+
+async def summarize(sessions: Sequence[ChatSession]) -> list[SessionSummary]:
+    """Summaries of these sessions, in their order, with three queries whatever their number."""
+    ids = [s.id for s in sessions]
+    if not ids:
+        return []
+    bindings: dict[int, list[ConversationBinding]] = defaultdict(list)
+    for binding in await ConversationBinding.filter(session_id__in=ids).order_by("id"):
+        bindings[binding.session_id].append(binding)
+    busy = set(
+        await ChatMessage.filter(session_id__in=ids, status__in=IN_FLIGHT)
+        .distinct().values_list("session_id", flat=True)
+    )
+    previews = await _last_message_previews(ids)
+    return [
+        SessionSummary(s, tuple(bindings[s.id]), previews.get(s.id), s.id in busy)
+        for s in sessions
+    ]
+
+
+async def has_active_run(session_id: int) -> bool:
+    """Whether a message of the session is QUEUED or RUNNING (on any replica)."""
+    return await ChatMessage.filter(session_id=session_id, status__in=IN_FLIGHT).exists()
+
+
+async def _last_message_previews(session_ids: list[int]) -> dict[int, str]:
+    # The last message with text on each active branch: an assistant still running has none
+    # yet, so the user message it answers stands in for it.
+    rows = await ChatMessage.filter(session_id__in=session_ids, is_active=True).values_list(
+        "session_id", "id", "parent_id", "role", "is_active", "branch_order"
+    )
+    nodes: dict[int, list[Node]] = defaultdict(list)
+    for session_id, *link in rows:
+        nodes[session_id].append(Node(*link))
+    tails = {sid: _tail(walk_active(session_nodes)) for sid, session_nodes in nodes.items()}
+    wanted = [i for tail in tails.values() for i in tail]
+    texts: dict[int, str] = {}
+    if wanted:
+        texts = dict(await ChatMessage.filter(id__in=wanted).values_list("id", "content"))
+    found = {sid: [texts[i] for i in tail if texts.get(i, "").strip()] for sid, tail in tails.items()}
+    return {sid: preview(said[0]) for sid, said in found.items() if said}
+
+
+def _tail(branch: Iterable[Node]) -> list[int]:
+    said = [n.id for n in branch if n.role != Role.SYSTEM]
+    return list(reversed(said[-2:]))

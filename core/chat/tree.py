@@ -1,0 +1,229 @@
+"""The message tree: append, active branch, regenerate, edit, versions, activate.
+
+Invariant: among the non-SYSTEM children of one parent (the roots of a session count as the
+children of no parent) exactly one is active. A SYSTEM summary hangs under the message it
+follows; it sits in the branch but never counts as a sibling. Nothing is deleted here.
+Every mutation locks the session row, so two replicas never interleave their sibling updates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.chat import attachment_store
+from core.chat.branch import Node, walk_active, walk_all
+from core.errors import InvalidInput, NotFound
+from core.store.models import ChatMessage, ChatSession, MessageStatus, Role, utc_now
+from core.store.outage import transaction
+
+
+async def active_branch(session_id: int) -> list[ChatMessage]:
+    """The messages of the active branch, root to leaf (summaries included), in one query."""
+    rows = {m.id: m for m in await ChatMessage.filter(session_id=session_id, is_active=True)}
+    nodes = [Node(m.id, m.parent_id, m.role, m.is_active, m.branch_order) for m in rows.values()]
+    return [rows[node.id] for node in walk_active(nodes)]
+
+
+async def active_branch_ids(session_id: int) -> list[int]:
+    """Ids of the active branch, root to leaf, read in one query of the active nodes' links."""
+    return [node.id for node in walk_active(await _active_nodes(session_id))]
+
+
+async def tree_order_ids(session_id: int) -> list[int]:
+    """Every message id of the session, depth first, siblings by branch order."""
+    rows = await ChatMessage.filter(session_id=session_id).values_list(
+        "id", "parent_id", "role", "is_active", "branch_order"
+    )
+    return [node.id for node in walk_all([Node(*row) for row in rows])]
+
+
+async def _active_nodes(session_id: int) -> list[Node]:
+    rows = await ChatMessage.filter(session_id=session_id, is_active=True).values_list(
+        "id", "parent_id", "role", "is_active", "branch_order"
+    )
+    return [Node(*row) for row in rows]
+
+
+async def leaf(session_id: int) -> ChatMessage | None:
+    """The last non-SYSTEM message of the active branch: where the next user message attaches."""
+    last = await _leaf_id(session_id)
+    return await ChatMessage.get(id=last) if last is not None else None
+
+
+async def _leaf_id(session_id: int) -> int | None:
+    nodes = walk_active(await _active_nodes(session_id))
+    return next((n.id for n in reversed(nodes) if n.role != Role.SYSTEM), None)
+
+
+def question_of(answer: ChatMessage) -> int:
+    """The id of the user message an assistant message answers (NotFound for a root)."""
+    if answer.parent_id is None:
+        raise NotFound(f"message {answer.id} answers no question")
+    return answer.parent_id
+
+
+async def get_message(message_id: int, session_id: int | None = None) -> ChatMessage:
+    """The message with this id; NotFound if missing, InvalidInput if of another session."""
+    message = await ChatMessage.get_or_none(id=message_id)
+    if message is None:
+        raise NotFound(f"no message {message_id}")
+    if session_id is not None and message.session_id != session_id:
+        raise InvalidInput(f"message {message_id} does not belong to session {session_id}")
+    return message
+
+
+async def add_child(
+    session_id: int, parent_id: int | None, role: Role, status: MessageStatus, **fields: Any
+) -> ChatMessage:
+    """Insert an active child under `parent_id` (None: a root), deactivating its siblings;
+    the parent's path becomes the active branch, so the new node always shows."""
+    async with transaction():
+        await _lock_session(session_id)
+        if parent_id is not None:
+            await get_message(parent_id, session_id)
+            await _activate_path(session_id, parent_id)
+        return await _insert_sibling(session_id, parent_id, role, status, **fields)
+
+
+async def append_user(session_id: int, text: str, **fields: Any) -> ChatMessage:
+    """A new user message at the end of the active branch."""
+    _require_text(text)
+    async with transaction():
+        await _lock_session(session_id)
+        parent = await leaf(session_id)
+        return await _insert_sibling(
+            session_id, parent.id if parent else None, Role.USER, MessageStatus.SENT,
+            content=text, **fields,
+        )
+
+
+async def append_turn_locked(
+    session_id: int, text: str, status: MessageStatus, user_fields: dict[str, Any],
+    answer_fields: dict[str, Any],
+) -> tuple[ChatMessage, ChatMessage]:
+    """A user message at the end of the active branch and, under it, the assistant message that
+    will answer it. For a caller that holds the session row's lock in its open transaction (a
+    run's start does): a new node has no siblings and is on the active branch already, so the
+    answer is inserted as it is, without the checks `add_child` makes of an arbitrary parent."""
+    _require_text(text)
+    parent = await _leaf_id(session_id)
+    user = await _insert_sibling(session_id, parent, Role.USER, MessageStatus.SENT,
+                                 content=text, **user_fields)
+    answer = await ChatMessage.create(
+        session_id=session_id, parent_id=user.id, role=Role.ASSISTANT, status=status,
+        is_active=True, branch_order=0, created_at=utc_now(), **answer_fields,
+    )
+    return user, answer
+
+
+async def append_assistant(
+    session_id: int, user_message_id: int, status: MessageStatus = MessageStatus.RUNNING,
+    **fields: Any,
+) -> ChatMessage:
+    """The assistant answer to a user message (RUNNING with its run_id, usually)."""
+    user = await get_message(user_message_id, session_id)
+    if user.role != Role.USER:
+        raise InvalidInput(f"message {user_message_id} is not a user message")
+    return await add_child(session_id, user.id, Role.ASSISTANT, status, **fields)
+
+
+async def add_summary(session_id: int, after_message_id: int, summary: str) -> ChatMessage:
+    """A SYSTEM/SUMMARY node under the message it follows; it never becomes a sibling."""
+    await get_message(after_message_id, session_id)
+    return await ChatMessage.create(
+        session_id=session_id, parent_id=after_message_id, role=Role.SYSTEM,
+        status=MessageStatus.SUMMARY, content=summary, is_active=True,
+    )
+
+
+async def regenerate(
+    message_id: int, session_id: int | None = None,
+    status: MessageStatus = MessageStatus.RUNNING, **fields: Any,
+) -> ChatMessage:
+    """A new assistant sibling of an assistant message; it becomes the active version."""
+    old = await get_message(message_id, session_id)
+    if old.role != Role.ASSISTANT:
+        raise InvalidInput(f"only an assistant message can be regenerated; {message_id} is {old.role}")
+    fields.setdefault("model_id", old.model_id)
+    fields.setdefault("skill_folder", old.skill_folder)
+    return await add_child(old.session_id, old.parent_id, Role.ASSISTANT, status, **fields)
+
+
+async def edit(
+    message_id: int, text: str, session_id: int | None = None, **fields: Any
+) -> ChatMessage:
+    """A new user sibling with the edited text and the files and thread context of the old
+    one; no run starts here."""
+    _require_text(text)
+    old = await get_message(message_id, session_id)
+    if old.role != Role.USER:
+        raise InvalidInput(f"only a user message can be edited; {message_id} is {old.role}")
+    fields.setdefault("thread_context", old.thread_context)
+    async with transaction():
+        new = await add_child(
+            old.session_id, old.parent_id, Role.USER, MessageStatus.SENT, content=text, **fields
+        )
+        await attachment_store.copy(old.id, new.id)
+    return new
+
+
+async def versions(message_id: int, session_id: int | None = None) -> list[ChatMessage]:
+    """The message and its siblings (same parent, same session, not SYSTEM) by branch order."""
+    message = await get_message(message_id, session_id)
+    if message.role == Role.SYSTEM:
+        return [message]
+    return await _siblings(message.session_id, message.parent_id).order_by("branch_order", "id")
+
+
+async def activate(message_id: int, session_id: int | None = None) -> ChatMessage:
+    """Make this version the active one among its siblings (and its ancestors, so it shows)."""
+    message = await get_message(message_id, session_id)
+    if message.role == Role.SYSTEM:
+        raise InvalidInput(f"message {message_id} is a summary, not a version")
+    async with transaction():
+        await _lock_session(message.session_id)
+        await _activate_path(message.session_id, message.id)
+    message.is_active = True
+    return message
+
+
+async def _activate_path(session_id: int, message_id: int) -> None:
+    """Make the message and each of its ancestors the active version, so it shows."""
+    links = dict(await ChatMessage.filter(session_id=session_id).values_list("id", "parent_id"))
+    active = set(await ChatMessage.filter(session_id=session_id, is_active=True).values_list(
+        "id", flat=True))
+    node: int | None = message_id
+    while node is not None:
+        if node not in active:
+            await _siblings(session_id, links[node]).update(is_active=False)
+            await ChatMessage.filter(id=node).update(is_active=True)
+        node = links[node]
+
+
+def _siblings(session_id: int, parent_id: int | None):
+    query = ChatMessage.filter(session_id=session_id).exclude(role=Role.SYSTEM)
+    if parent_id is None:
+        return query.filter(parent_id__isnull=True)
+    return query.filter(parent_id=parent_id)
+
+
+async def _insert_sibling(
+    session_id: int, parent_id: int | None, role: Role, status: MessageStatus, **fields: Any
+) -> ChatMessage:
+    siblings = _siblings(session_id, parent_id)
+    orders = await siblings.values_list("branch_order", flat=True)
+    await siblings.filter(is_active=True).update(is_active=False)
+    return await ChatMessage.create(
+        session_id=session_id, parent_id=parent_id, role=role, status=status, is_active=True,
+        branch_order=max(orders, default=-1) + 1, created_at=utc_now(), **fields,
+    )
+
+
+async def _lock_session(session_id: int) -> None:
+    if await ChatSession.select_for_update().get_or_none(id=session_id) is None:
+        raise NotFound(f"no chat session {session_id}")
+
+
+def _require_text(text: str) -> None:
+    if not text or not text.strip():
+        raise InvalidInput("a message cannot be empty")

@@ -1,0 +1,371 @@
+"""The data model (docs/architecture.md), tortoise app label hermes.
+
+Model docstrings become table comments: tortoise's SQLite migrations split statements on
+semicolons, so none may contain one.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from tortoise import fields
+from tortoise.indexes import Index
+from tortoise.models import Model
+
+
+def utc_now() -> datetime:
+    """The default for every timestamp column: an aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+class SessionStatus(StrEnum):
+    ACTIVE = "ACTIVE"
+    ARCHIVED = "ARCHIVED"
+
+
+class Platform(StrEnum):
+    SLACK = "slack"
+    DISCORD = "discord"
+
+
+class Role(StrEnum):
+    USER = "USER"
+    ASSISTANT = "ASSISTANT"
+    SYSTEM = "SYSTEM"
+
+
+class MessageStatus(StrEnum):
+    SENT = "SENT"
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    SUCCESS = "SUCCESS"
+    FAILED = "FAILED"
+    STOPPED = "STOPPED"
+    SUMMARY = "SUMMARY"
+
+
+IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.RUNNING)  # an assistant message's run goes on
+ENDED = frozenset({MessageStatus.SUCCESS, MessageStatus.FAILED, MessageStatus.STOPPED})
+
+
+class PauseStatus(StrEnum):
+    UNANSWERED = "UNANSWERED"
+    ANSWERED = "ANSWERED"
+    EXPIRED = "EXPIRED"
+
+
+class ChatSession(Model):
+    id = fields.BigIntField(primary_key=True)
+    uuid = fields.UUIDField(unique=True)
+    title = fields.CharField(max_length=255, null=True)
+    model_id = fields.CharField(max_length=128, null=True)
+    skill_folder = fields.CharField(max_length=255, null=True)
+    hermes_session = fields.CharField(max_length=64)
+    status = fields.CharEnumField(SessionStatus, max_length=16, default=SessionStatus.ACTIVE)
+    last_summarized_at = fields.DatetimeField(null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+    last_message_at = fields.DatetimeField(default=utc_now)
+    updated_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "chat_session"
+        # The list's order, with and without a status filter (a leading status cannot serve
+        # the unfiltered list: it would sort every session for each page).
+        indexes = (
+            Index(fields=("status", "last_message_at"), name="idx_chat_session_last_msg"),
+            Index(fields=("last_message_at", "id"), name="idx_chat_session_activity"),
+        )
+
+
+class ConversationBinding(Model):
+    """One platform thread is one session. The thread is empty where the platform has none (a DM)."""
+
+    id = fields.BigIntField(primary_key=True)
+    platform = fields.CharEnumField(Platform, max_length=16)
+    workspace = fields.CharField(max_length=64)
+    channel = fields.CharField(max_length=64)
+    thread = fields.CharField(max_length=64, default="")
+    session: fields.ForeignKeyRelation[ChatSession] = fields.ForeignKeyField(
+        "hermes.ChatSession", related_name="bindings", on_delete=fields.CASCADE
+    )
+    session_id: int
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "conversation_binding"
+        unique_together = (("platform", "workspace", "channel", "thread"),)
+
+
+class ChatMessage(Model):
+    """A node of the message tree: a user or assistant message, or a summary."""
+
+    id = fields.BigIntField(primary_key=True)
+    session: fields.ForeignKeyRelation[ChatSession] = fields.ForeignKeyField(
+        "hermes.ChatSession", related_name="messages", on_delete=fields.CASCADE
+    )
+    session_id: int
+    parent: fields.ForeignKeyNullableRelation[ChatMessage] = fields.ForeignKeyField(
+        "hermes.ChatMessage", related_name="children", null=True, on_delete=fields.CASCADE
+    )
+    parent_id: int | None
+    is_active = fields.BooleanField(default=True)
+    branch_order = fields.IntField(default=0)
+    run_id = fields.CharField(max_length=64, null=True)
+    role = fields.CharEnumField(Role, max_length=16)
+    content = fields.TextField(default="")
+    status = fields.CharEnumField(MessageStatus, max_length=16)
+    model_id = fields.CharField(max_length=128, null=True)
+    skill_folder = fields.CharField(max_length=255, null=True)
+    error = fields.TextField(null=True)
+    # Unused: the `attachment` table replaced it (a message may carry several files). Kept,
+    # since dropping a column makes tortoise rebuild the SQLite table without its indexes.
+    attachment_id = fields.BigIntField(null=True)
+    platform_message_id = fields.CharField(max_length=64, null=True)
+    platform_refs: Any = fields.JSONField(null=True)
+    author = fields.CharField(max_length=64, null=True)
+    # A user message's thread context: what people wrote in the thread before the bot was
+    # first asked there (core/chat/thread_context.py), given to the agent with this message.
+    thread_context: Any = fields.JSONField(null=True)
+    # The run of the session this queued run waits for (a start with `queue=True`): the one
+    # in-flight assistant message per session the database allows is the one without it.
+    queued_behind = fields.CharField(max_length=64, null=True)
+    # The Bridge (its URL in HERMES_BRIDGE_URL) that holds this answer's run: where Stop,
+    # answers and replays of it go, from any replica (core/agent/bridge/fleet.py).
+    bridge = fields.CharField(max_length=255, null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+    completed_at = fields.DatetimeField(null=True)
+
+    class Meta:
+        table = "chat_message"
+        indexes = (
+            Index(fields=("session_id", "created_at"), name="idx_chat_message_session"),
+            Index(fields=("parent_id", "is_active"), name="idx_chat_message_parent"),
+            Index(fields=("run_id",), name="idx_chat_message_run"),
+            Index(fields=("session_id", "platform_message_id"), name="idx_chat_message_platform"),
+        )
+
+
+class Attachment(Model):
+    """A file that came with a user message, in the database: every replica reads it, it goes with its message."""
+
+    id = fields.BigIntField(primary_key=True)
+    message: fields.ForeignKeyRelation[ChatMessage] = fields.ForeignKeyField(
+        "hermes.ChatMessage", related_name="attachments", on_delete=fields.CASCADE
+    )
+    message_id: int
+    position = fields.IntField(default=0)  # its place among the message's files
+    name = fields.CharField(max_length=255)
+    mime_type = fields.CharField(max_length=128)
+    size = fields.BigIntField()
+    sha256 = fields.CharField(max_length=64)
+    data = fields.BinaryField()
+    text = fields.TextField(null=True)  # what the agent reads of a text file or a PDF
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "attachment"
+        indexes = (Index(fields=("message_id", "position"), name="idx_attachment_message"),)
+
+
+class ChatMessageLog(Model):
+    """One Bridge event of an assistant message. Its seq is the event id, so replays are idempotent."""
+
+    id = fields.BigIntField(primary_key=True)
+    message: fields.ForeignKeyRelation[ChatMessage] = fields.ForeignKeyField(
+        "hermes.ChatMessage", related_name="logs", on_delete=fields.CASCADE
+    )
+    message_id: int
+    seq = fields.IntField()
+    kind = fields.CharField(max_length=24)
+    content = fields.TextField(null=True)
+    tool_name = fields.CharField(max_length=128, null=True)
+    meta_json = fields.TextField(null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "chat_message_log"
+        unique_together = (("message_id", "seq"),)
+        indexes = (Index(fields=("message_id", "kind"), name="idx_chat_log_kind"),)
+
+
+class PauseKind(StrEnum):
+    CLARIFY = "clarify"
+    APPROVAL = "approval"  # a tool call waiting for a decision: question holds its command
+
+
+class ClarifyPause(Model):
+    """A question the agent asked (a clarify, or a tool approval): waiting, or answered."""
+
+    id = fields.BigIntField(primary_key=True)
+    run_id = fields.CharField(max_length=64)
+    message: fields.ForeignKeyRelation[ChatMessage] = fields.ForeignKeyField(
+        "hermes.ChatMessage", related_name="pauses", on_delete=fields.CASCADE
+    )
+    message_id: int
+    clarify_id = fields.CharField(max_length=64, unique=True)
+    question = fields.TextField()
+    choices: Any = fields.JSONField(default=list)
+    status = fields.CharEnumField(PauseStatus, max_length=16, default=PauseStatus.UNANSWERED)
+    answer = fields.TextField(null=True)
+    answered_by = fields.CharField(max_length=64, null=True)
+    platform_refs: Any = fields.JSONField(null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+    answered_at = fields.DatetimeField(null=True)
+    kind = fields.CharEnumField(PauseKind, max_length=16, default=PauseKind.CLARIFY)
+    tool = fields.CharField(max_length=128, null=True)
+    reason = fields.TextField(null=True)
+    pattern_key = fields.CharField(max_length=500, null=True)
+
+    class Meta:
+        table = "clarify_pause"
+        indexes = (
+            Index(fields=("run_id",), name="idx_clarify_pause_run"),
+            Index(fields=("status", "created_at"), name="idx_clarify_pause_status"),
+        )
+
+
+class ApprovalRule(Model):
+    """A remembered approval: commands of hermes-agent's `pattern_key` run without asking, in one session (Allow in this conversation) or everywhere (Always allow, session null)."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    pattern_key = fields.CharField(max_length=500)
+    session: fields.ForeignKeyNullableRelation[ChatSession] = fields.ForeignKeyField(
+        "hermes.ChatSession", related_name="approval_rules", null=True,
+        on_delete=fields.CASCADE
+    )
+    session_id: int | None
+    decided_by = fields.CharField(max_length=64, null=True)
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "approval_rule"
+        unique_together = (("session", "pattern_key"),)
+
+
+class RunCheckpoint(Model):
+    """The latest checkpoint of an assistant message's run: the agent's messages so far, from which any Bridge continues the turn."""  # noqa: E501 (migration 0004 holds it as written)
+
+    id = fields.BigIntField(primary_key=True)
+    message: fields.OneToOneRelation[ChatMessage] = fields.OneToOneField(
+        "hermes.ChatMessage", related_name="checkpoint", on_delete=fields.CASCADE
+    )
+    message_id: int
+    seq = fields.IntField()
+    messages_json = fields.TextField()
+    clarify_json = fields.TextField(null=True)
+    updated_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "run_checkpoint"
+
+
+class FeedbackValue(StrEnum):
+    GOOD = "good"
+    BAD = "bad"
+
+
+class AnswerFeedback(Model):
+    """A person's rating of an assistant message: good or bad, one per person, changeable."""
+
+    id = fields.BigIntField(primary_key=True)
+    message: fields.ForeignKeyRelation[ChatMessage] = fields.ForeignKeyField(
+        "hermes.ChatMessage", related_name="feedback", on_delete=fields.CASCADE
+    )
+    message_id: int
+    platform = fields.CharEnumField(Platform, max_length=16)
+    user = fields.CharField(max_length=64)
+    value = fields.CharEnumField(FeedbackValue, max_length=8)
+    at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "answer_feedback"
+        unique_together = (("message_id", "platform", "user"),)
+        indexes = (Index(fields=("value", "message_id"), name="idx_answer_feedback_value"),)
+
+
+class RunLease(Model):
+    """Which replica drives a run in flight, until when. An expired lease is up for grabs."""
+
+    id = fields.BigIntField(primary_key=True)
+    run_id = fields.CharField(max_length=64, unique=True)
+    owner = fields.CharField(max_length=64)
+    expires_at = fields.DatetimeField()
+
+    class Meta:
+        table = "run_lease"
+        indexes = (Index(fields=("owner",), name="idx_run_lease_owner"),)
+
+
+class DiscordShardClaim(Model):
+    """Which replica connects a Discord gateway shard, until when. An expired claim is up for grabs."""
+
+    id = fields.BigIntField(primary_key=True)
+    shard_id = fields.IntField(unique=True)
+    shard_count = fields.IntField()
+    owner = fields.CharField(max_length=64)
+    expires_at = fields.DatetimeField()
+
+    class Meta:
+        table = "discord_shard_claim"
+
+
+class DiscordReplica(Model):
+    """A replica with the Discord adapter up, until when: how many share the gateway shards."""
+
+    id = fields.BigIntField(primary_key=True)
+    owner = fields.CharField(max_length=64, unique=True)
+    expires_at = fields.DatetimeField()
+
+    class Meta:
+        table = "discord_replica"
+
+
+class RunQuotaBucket(Model):
+    """RUNS_PER_USER_PER_MINUTE: one chat user's token bucket, shared by every replica."""
+
+    id = fields.BigIntField(primary_key=True)
+    user_key = fields.CharField(max_length=128, unique=True)
+    tokens = fields.FloatField()
+    updated = fields.FloatField()  # seconds since the epoch (the quota's clock) of the last take
+
+    class Meta:
+        table = "run_quota"
+
+
+class HandledEvent(Model):
+    """A platform event id some replica took (Slack's event_id): a redelivery is dropped. Kept for a TTL, then swept."""
+
+    id = fields.BigIntField(primary_key=True)
+    event_key = fields.CharField(max_length=160, unique=True)
+    at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "handled_event"
+        indexes = (Index(fields=("at",), name="idx_handled_event_at"),)
+
+
+class TalkRefusal(Model):
+    """A person told they may not talk to the bot here: told once per conversation, by any replica."""
+
+    id = fields.BigIntField(primary_key=True)
+    conversation = fields.CharField(max_length=255)  # platform:workspace:channel:thread
+    user = fields.CharField(max_length=64)
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "talk_refusal"
+        unique_together = (("conversation", "user"),)
+
+
+class RateBudget(Model):
+    """A platform rate limit's token bucket, spent by every replica (times on the database's clock)."""
+
+    budget_key = fields.CharField(max_length=200, primary_key=True)  # "slack:T1:chat.update"
+    tokens = fields.FloatField()
+    updated = fields.FloatField()  # seconds since the epoch of the last take
+    closed_until = fields.FloatField(default=0.0)  # a Retry-After: no take before then
+
+    class Meta:
+        table = "rate_budget"

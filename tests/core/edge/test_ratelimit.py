@@ -1,0 +1,91 @@
+"""Token buckets with an injected clock: bursts, refill, fairness, Retry-After."""
+
+from __future__ import annotations
+
+import asyncio
+
+from core.edge.ratelimit import Limit, RateLimiter
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+        await asyncio.sleep(0)  # yield to other waiters; no real time passes
+
+
+async def test_a_burst_then_the_refill_rate() -> None:
+    t = FakeTime()
+    limiter = RateLimiter(t.clock, t.sleep)
+    tier3 = Limit.per_minute(50, burst=3)
+    assert [await limiter.try_take("k", tier3) for _ in range(4)] == [True, True, True, False]
+    assert abs(limiter.delay("k", tier3) - 1.2) < 1e-9
+    t.now = 1.2
+    assert await limiter.try_take("k", tier3) and not await limiter.try_take("k", tier3)
+    assert await limiter.try_take("other", tier3)  # keys are independent
+
+
+async def test_waiters_are_served_in_order_at_the_rate() -> None:
+    t = FakeTime()
+    limiter = RateLimiter(t.clock, t.sleep)
+    once_a_second = Limit(1.0)
+    served: list[tuple[str, float]] = []
+
+    async def call(name: str) -> None:
+        await limiter.acquire("msg", once_a_second)
+        served.append((name, t.now))
+
+    await asyncio.gather(*(call(n) for n in "abcd"))
+    assert [name for name, _ in served] == ["a", "b", "c", "d"]
+    times = [at for _, at in served]
+    assert all(later - earlier >= 1.0 - 1e-9 for earlier, later in zip(times, times[1:], strict=False))
+
+
+async def test_retry_after_closes_the_key_until_then() -> None:
+    t = FakeTime()
+    limiter = RateLimiter(t.clock, t.sleep)
+    generous = Limit(100.0, burst=10)
+    limiter.penalise("chat.update", 7.0)
+    assert limiter.delay("chat.update", generous) == 7.0
+    await limiter.acquire("chat.update", generous)
+    assert t.now >= 7.0 and t.slept == [7.0]
+
+
+async def test_an_answered_call_counts_the_interval_again_from_its_answer() -> None:
+    """A call taken at 0 and answered at 0.4 (slow on its way): the next one waits until
+    1.4, not 1.0, so however late the first arrived, the second arrives a second after it."""
+    t = FakeTime()
+    limiter = RateLimiter(t.clock, t.sleep)
+    once_a_second = Limit(1.0)
+    await limiter.acquire("msg", once_a_second)
+    t.now = 0.4
+    limiter.answered("msg", once_a_second)
+    assert abs(limiter.delay("msg", once_a_second) - 1.0) < 1e-9
+    await limiter.acquire("msg", once_a_second)
+    assert 1.4 - 1e-9 <= t.now < 1.41  # (a refused take retries after RETRY_FLOOR)
+
+
+async def test_an_urgent_waiter_goes_ahead_of_the_queue() -> None:
+    """Progress edits of many runs queue for the workspace budget; a finished answer (urgent)
+    must not wait behind all of them."""
+    t = FakeTime()
+    limiter = RateLimiter(t.clock, t.sleep)
+    once_a_second = Limit(1.0)
+    served: list[str] = []
+
+    async def call(name: str, urgent: bool = False) -> None:
+        await limiter.acquire("chat.update", once_a_second, urgent=urgent)
+        served.append(name)
+
+    queue = [asyncio.create_task(call(f"progress {n}")) for n in range(6)]
+    await asyncio.sleep(0)  # the queue has formed; the first one took the burst token
+    await asyncio.gather(call("answer", urgent=True), *queue)
+    assert served.index("answer") <= 2, served
+    assert [s for s in served if s != "answer"] == [f"progress {n}" for n in range(6)]
