@@ -4,7 +4,9 @@ is given, and waiting for it to answer."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -19,10 +21,33 @@ DEADLINE = 30.0
 ROOT = Path(__file__).parents[2]
 
 
+def _ephemeral_low() -> int:
+    """The lowest port the kernel hands out to outgoing connections and to bind(port 0)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default range starts here
+
+
+# Ports for a child process that binds them later come from below the kernel's ephemeral range:
+# a port taken there (bind to port 0, then closed) can be taken meanwhile by any outgoing
+# connection on the machine, another test worker's database or HTTP client, and the child then
+# fails to bind and exits 1. Each test process walks that range from a random start.
+_LOW_PORTS = range(10_000, min(_ephemeral_low(), 32_768))
+_next_port = itertools.count(random.randrange(len(_LOW_PORTS)))
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A loopback port nobody listens on now, from outside the ephemeral range."""
+    for _ in range(len(_LOW_PORTS)):
+        port = _LOW_PORTS[next(_next_port) % len(_LOW_PORTS)]
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def serve_env(**extra: str) -> dict[str, str]:
@@ -51,10 +76,21 @@ def wait_healthy(url: str, process: subprocess.Popen[str]) -> httpx.Response:
     raise AssertionError(f"{url} never answered")
 
 
+_logs: dict[int, str] = {}  # serve's pid: the file its output goes to (shown if it exits early)
+
+
 def serve_into(log: TextIO, tmp_path: Path, port: int, **env: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path,
-                            text=True, env=serve_env(ADMIN_PORT=str(port), **env), stdout=log,
-                            stderr=subprocess.STDOUT)
+    process = subprocess.Popen([sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path,
+                               text=True, env=serve_env(ADMIN_PORT=str(port), **env), stdout=log,
+                               stderr=subprocess.STDOUT)
+    _logs[process.pid] = log.name
+    return process
+
+
+def _exited(process: subprocess.Popen[str]) -> str:
+    log = Path(_logs.get(process.pid, ""))
+    output = log.read_text(errors="replace") if log.is_file() else "(its output went elsewhere)"
+    return f"serve exited with {process.returncode}:\n{output}"
 
 
 async def health_until(http: httpx.AsyncClient, process: subprocess.Popen[str],
@@ -62,7 +98,7 @@ async def health_until(http: httpx.AsyncClient, process: subprocess.Popen[str],
     """Poll /api/health (the process starting, then changing) until `wanted`, with a deadline."""
     async with asyncio.timeout(DEADLINE):
         while True:
-            assert process.poll() is None, "serve exited"
+            assert process.poll() is None, _exited(process)
             try:
                 response = await http.get("/api/health", timeout=5.0)
                 if wanted(response):
