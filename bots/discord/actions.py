@@ -158,7 +158,8 @@ class Regenerate(OnMessage, template=ids.pattern(ids.Action.REGENERATE, message=
 
     async def run(self, interaction: discord.Interaction, services: DiscordServices) -> None:
         await interaction.response.defer()
-        await services.pool.regenerate(self.number("message"), author=str(interaction.user.id))
+        await turns.regenerate(services.pool, self.number("message"),
+                               author=str(interaction.user.id))
 
 
 class Version(OnMessage, template=ids.pattern(ids.Action.VERSION, message=ID)):
@@ -190,12 +191,12 @@ class Stop(ActionItem, template=ids.pattern(ids.Action.STOP, run=RUN)):
     async def run(self, interaction: discord.Interaction, services: DiscordServices) -> None:
         await interaction.response.defer()
         try:
-            update = await turns.stop(services.pool, self.args["run"])
+            stopped = await turns.stop_shown(services.pool, self.args["run"])
         except (Conflict, NotFound):
             await tell(interaction, FINISHED)
             return
-        if services.pool.view(update.run_id) is None:  # no run of ours will show its end: show it
-            await services.updater.route(update)
+        if stopped.show_end:
+            await services.updater.route(stopped.update)
 
 
 class Choice(OnPause, template=ids.pattern(ids.Action.CHOICE, pause=ID, index=ID)):

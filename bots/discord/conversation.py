@@ -41,8 +41,8 @@ from bots.discord.render.titles import thread_name
 from bots.discord.thread_history import DiscordThreadHistory
 from core.chat.attachments import FileReader
 from core.chat.sessions import ThreadKey, session_for_thread
-from core.chat.thread_context import DEFAULT_MESSAGES, EarlierMessage, to_stored
-from core.conversation import bindings, turns, written
+from core.chat.thread_context import DEFAULT_MESSAGES
+from core.conversation import bindings, turns
 from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION
 from core.edge.dedupe import Seen
 from core.errors import Busy
@@ -271,34 +271,31 @@ class DiscordConversation:
         if not incoming.text and not incoming.post.has_media:
             self._reply(incoming, refusals.notice_part(EMPTY_MENTION))
             return
-        said = await written.read(incoming.text, self._files.offers(message), self._reader)
-        if said.notices:  # the files skipped, or that nothing in it could be read
-            self._reply(incoming, refusals.notice_part("\n\n".join(said.notices)))
-        if not said.text:
-            return
-        context = await self._context(found, incoming)
         self._sessions.asking(message)
-        try:  # a message handled before (another process, before a restart) starts nothing
-            await turns.write(self._pool, found.session.id, said.text,
-                              author=str(incoming.post.author_id),
-                              platform_message_id=str(message.id), files=said.files,
-                              thread_context=to_stored(context))
-        except Busy as error:
-            log_failure(error, f"message {message.id}")
-            running = await turns.run_in_flight(found.session.id)
-            self._reply(incoming, refusals.refusal_part(error, running))
+        taken = await turns.take(self._pool, self._arrival(found, incoming), self._reader,
+                                 functools.partial(self._said_first, incoming),
+                                 self._context_messages)
+        if taken.busy is not None:
+            log_failure(taken.busy, f"message {message.id}")
+            self._reply(incoming, refusals.refusal_part(taken.busy, taken.running))
 
-    async def _context(self, found: Found, incoming: Incoming) -> tuple[EarlierMessage, ...]:
-        """What people wrote before: the thread's earlier messages on the first mention in a
-        thread, and whatever a mention replies to (the whole chain on the first turn, the
-        message replied to after it); nothing in a DM."""
+    def _arrival(self, found: Found, incoming: Incoming) -> turns.Arrival:
+        """The message with what reads what people wrote before it: the thread's earlier
+        messages on the first mention in a thread, and whatever a mention replies to (the whole
+        chain on the first turn, the message replied to after it); nothing in a DM."""
         message = incoming.message
-        if found.place.is_dm:
-            return ()
-        replied = functools.partial(self._history.replied, message) if incoming.mentioned else None
-        return await written.earlier(found.session.id, self._context_messages, new=found.new,
-                                     thread=functools.partial(self._history.thread, message),
-                                     replied=replied)
+        thread = replied = None
+        if not found.place.is_dm:
+            thread = functools.partial(self._history.thread, message)
+            if incoming.mentioned:
+                replied = functools.partial(self._history.replied, message)
+        return turns.Arrival(found.session.id, found.new, incoming.text,
+                             str(incoming.post.author_id), str(message.id),
+                             offers=self._files.offers(message), thread=thread, replied=replied)
+
+    async def _said_first(self, incoming: Incoming, notices: tuple[str, ...]) -> None:
+        """The files skipped, or that nothing in the message could be read."""
+        self._reply(incoming, refusals.notice_part("\n\n".join(notices)))
 
     async def _refuse(self, incoming: Incoming, error: Exception) -> None:
         if isinstance(error, CannotAnswerHere) and not error.can_send:
@@ -336,15 +333,21 @@ class DiscordConversation:
             return  # not a turn of ours, or its author may no longer talk to the bot
         self._sessions.asking(message)
         try:  # an unchanged text (a link preview arrived) starts nothing
-            await turns.edit(self._pool, turn.node, text, author=str(post.author_id),
-                             platform_message_id=str(message.id))
+            taken = await turns.take_edit(self._pool, turn.node, text, author=str(post.author_id),
+                                          platform_message_id=str(message.id))
         except Exception as error:
-            log_failure(error, f"edit of message {message.id}")
-            running = await turns.run_in_flight(turn.node.session_id)
-            part = refusals.refusal_part(error, running)
-            if isinstance(error, Busy):
-                part.embed.description = EDIT_BUSY
-            self._notices.post(turn.place.target, part, key=("edit", post.id, post.content))
+            self._refuse_edit(turn, post, error, await turns.run_in_flight(turn.node.session_id))
+            return
+        if taken.busy is not None:
+            self._refuse_edit(turn, post, taken.busy, taken.running)
+
+    def _refuse_edit(self, turn: EditedTurn, post: UserPost, error: Exception,
+                     running: str | None) -> None:
+        log_failure(error, f"edit of message {post.id}")
+        part = refusals.refusal_part(error, running)
+        if isinstance(error, Busy):
+            part.embed.description = EDIT_BUSY
+        self._notices.post(turn.place.target, part, key=("edit", post.id, post.content))
 
     async def _turn_of(self, message: discord.Message) -> EditedTurn | None:
         """The user node the message was taken as (its latest version), and where it lives."""

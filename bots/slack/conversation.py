@@ -10,7 +10,6 @@ task of its thread's queue.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -22,7 +21,6 @@ from core.conversation.refusals import BUSY, EDIT_BUSY, NOT_ALLOWED
 from core.errors import Busy
 from core.store.models import ChatSession
 from core.chat.sessions import session_for_thread
-from core.chat.thread_context import EarlierMessage, to_stored
 
 from . import ids
 from .files import SlackFiles
@@ -103,7 +101,7 @@ class SlackConversations:
             session = await bindings.bound_session(place.key)
             if session is None:
                 raise
-            await self.refuse_busy(session.id, place)  # with the Stop button
+            await self.refuse_busy(place, await turns.run_in_flight(session.id))  # with Stop
             return
         await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
 
@@ -140,28 +138,21 @@ class SlackConversations:
 
     async def message(self, incoming: SlackIncoming, create: bool,
                       bot_user_id: str | None = None) -> None:
-        """Start the run that answers `incoming` (creating the session when asked); its
-        files skipped (or that nothing in it could be read) are said in the thread first.
-        The first mention in a thread takes the thread's earlier messages as context."""
+        """Start the run that answers `incoming` (creating the session when asked); the
+        first mention in a thread takes the thread's earlier messages as context."""
         session, new = await self._session(incoming.place, create)
-        if session is None or await turns.user_node(session.id, incoming.ts):
+        if session is None:
             return
-        message = await written.read(incoming.text, self._files.offers(incoming.files),
-                                     self._reader)
-        for notice in message.notices:
-            await self._say(incoming.place, Payload(notice, [section(notice)]))
-        if not message.text:
-            return
-        context = await written.earlier(session.id, self._context_messages, new=new,
-                                        thread=self._thread_reader(incoming, bot_user_id))
-        slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread)
-        try:
-            await turns.write(self._services.pool, session.id, message.text, author=incoming.user,
-                              platform_message_id=incoming.ts, platform_refs=slot.to_refs(),
-                              files=message.files, thread_context=to_stored(context))
-        except Busy:
-            if not await turns.user_node(session.id, incoming.ts):  # not a duplicate
-                await self.refuse_busy(session.id, incoming.place)
+        place = incoming.place
+        slot = Slot(place.team, place.channel, place.reply_thread)
+        arrival = turns.Arrival(
+            session.id, new, incoming.text, incoming.user, incoming.ts,
+            offers=self._files.offers(incoming.files),
+            thread=self._thread_reader(incoming, bot_user_id), platform_refs=slot.to_refs())
+        taken = await turns.take(self._services.pool, arrival, self._reader,
+                                 functools.partial(self._notices, place), self._context_messages)
+        if taken.busy is not None:
+            await self.refuse_busy(place, taken.running)
 
     async def edit(self, incoming: SlackIncoming) -> None:
         """A user edited a message the bot answered: answer the new text in a new branch."""
@@ -171,19 +162,23 @@ class SlackConversations:
             return
         slot = Slot(incoming.place.team, incoming.place.channel, incoming.place.reply_thread,
                     branched=True)
-        try:
-            await turns.edit(self._services.pool, node, incoming.text, author=incoming.user,
-                             platform_message_id=incoming.ts, platform_refs=slot.to_refs())
-        except Busy:
-            await self.refuse_busy(session.id, incoming.place, EDIT_BUSY)
+        taken = await turns.take_edit(self._services.pool, node, incoming.text,
+                                      author=incoming.user, platform_message_id=incoming.ts,
+                                      platform_refs=slot.to_refs())
+        if taken.busy is not None:
+            await self.refuse_busy(incoming.place, taken.running, EDIT_BUSY)
 
-    async def refuse_busy(self, session_id: int, place: SlackPlace, text: str = BUSY) -> None:
+    async def refuse_busy(self, place: SlackPlace, running: str | None, text: str = BUSY) -> None:
         """Say the conversation is busy, with a Stop button for the run in the way (whichever
         replica drives it: Stop works from anywhere)."""
         blocks = [section(text)]
-        if (run_id := await turns.run_in_flight(session_id)) is not None:
-            blocks.append(actions(button("Stop", ids.STOP, ids.run_value(run_id), "danger")))
+        if running is not None:
+            blocks.append(actions(button("Stop", ids.STOP, ids.run_value(running), "danger")))
         await self._say(place, Payload(text, blocks))
+
+    async def _notices(self, place: SlackPlace, notices: tuple[str, ...]) -> None:
+        for notice in notices:
+            await self._say(place, Payload(notice, [section(notice)]))
 
     async def _say(self, place: SlackPlace, payload: Payload) -> None:
         await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
@@ -195,7 +190,7 @@ class SlackConversations:
         return await session_for_thread(place.key)
 
     def _thread_reader(self, incoming: SlackIncoming,
-                       bot_user_id: str | None) -> Callable[[int], Awaitable[list[EarlierMessage]]] | None:
+                       bot_user_id: str | None) -> written.Reader | None:
         """What reads the thread before `incoming`: none in a DM, or for the message that
         starts a thread."""
         place = incoming.place

@@ -1,4 +1,13 @@
-"""What a person's message, edit or click does to the turns of a conversation.
+"""What a person's message, edit or click does to the turns of a conversation: the one front
+door of the adapters, the admin API and the terminal chat (through the API).
+
+- `take`: a message in a session found for it: its words and files read, what the thread is
+  told first (`say`), the thread's earlier messages as context, the turn written; one outcome
+  (`Taken`: the run, or the busy run in the way). `take_edit`: the same for an edited message.
+- `start`: an operator's run (the admin API, and the terminal chat through it), at the end of
+  the active branch or as a new version of a turn (`parent_message_id`).
+- `regenerate`, `stop` (with who shows the end of a stopped run), `switch_version`,
+  `edit_message`.
 
 Every busy check is the database's (a run in flight on any replica counts), and every tree
 change happens after it, inside the same transaction that holds the session's row lock
@@ -8,11 +17,18 @@ change happens after it, inside the same transaction that holds the session's ro
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from core.chat import tree
+from core.chat import sessions, tree
+from core.chat.attachments import FileOffer, FileReader
+from core.chat.thread_context import to_stored
+from core.conversation import written
+from core.conversation.session_commands import check_choices
 from core.conversation.views import stored_update
-from core.errors import Conflict, NotFound
+from core.errors import Busy, Conflict, NotFound
+from core.text.field_errors import InvalidField
 from core.runtime import records
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
@@ -21,6 +37,136 @@ from core.store.models import IN_FLIGHT, ChatMessage, MessageStatus, Role, utc_n
 
 log = logging.getLogger(__name__)
 STOPPED = "Stopped."
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """A person's message as an adapter read it off its platform, in the session found for it
+    (`new`: made for this message, the bot's first mention in a thread)."""
+
+    session_id: int
+    new: bool
+    text: str
+    author: str
+    platform_message_id: str
+    offers: Sequence[FileOffer] = ()
+    thread: written.Reader | None = None  # the thread's earlier messages
+    replied: written.Reader | None = None  # the messages it replies to
+    platform_refs: dict[str, Any] | None = None  # where its turn shows (Slack)
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """What a message or an edit did: started `run`, or was refused (`busy`, with the run in
+    flight in the way: `running`); neither when it was taken already (a retry, a replay,
+    another replica) or had nothing to answer."""
+
+    run: RunUpdate | None = None
+    busy: Busy | None = None
+    running: str | None = None
+
+
+Say = Callable[[tuple[str, ...]], Awaitable[None]]  # what the thread is told before the answer
+
+
+async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
+               context_messages: int) -> Taken:
+    """The run that answers a person's message. Its files skipped (or that nothing in it could
+    be read) are said first; a message taken already reads no file again."""
+    session_id, platform_id_ = arrival.session_id, arrival.platform_message_id
+    if await user_node(session_id, platform_id_) is not None:
+        return Taken()
+    said = await written.read(arrival.text, arrival.offers, files)
+    if said.notices:
+        await say(said.notices)
+    if not said.text:
+        return Taken()
+    context = await written.earlier(session_id, context_messages, new=arrival.new,
+                                    thread=arrival.thread, replied=arrival.replied)
+    refs = {"platform_refs": arrival.platform_refs} if arrival.platform_refs is not None else {}
+    try:
+        run = await write(pool, session_id, said.text, author=arrival.author,
+                          platform_message_id=platform_id_, files=said.files,
+                          thread_context=to_stored(context), **refs)
+    except Busy as busy:
+        if await user_node(session_id, platform_id_) is not None:
+            return Taken()  # the same message, taken meanwhile (a retry racing it)
+        return Taken(busy=busy, running=await run_in_flight(session_id))
+    return Taken(run=run)
+
+
+async def take_edit(pool: RunPool, node: ChatMessage, text: str, *, author: str,
+                    platform_message_id: str, **fields: Any) -> Taken:
+    """A person edited a message taken as a turn: a new branch answering the new text (nothing
+    when the text did not change: a link preview, not an edit), or the busy run in the way."""
+    try:
+        return Taken(run=await edit(pool, node, text, author=author,
+                                    platform_message_id=platform_message_id, **fields))
+    except Busy as busy:
+        return Taken(busy=busy, running=await run_in_flight(node.session_id))
+
+
+async def start(pool: RunPool, session_id: int, text: str, *, model_id: str | None = None,
+                skill_folder: str | None = None, max_iterations: int | None = None,
+                parent_message_id: int | None = None) -> RunUpdate:
+    """An operator's run in the session (None leaves the session's model, skill and limits).
+
+    `parent_message_id` says where the run's user message goes:
+    - a USER message (a new version `edit_message` made): the run answers it as it is, so
+      `text` must repeat its text;
+    - the leaf of the active branch: the usual case, the same as leaving it out;
+    - any other ASSISTANT message: the new user message hangs under it as a new version of the
+      turn that follows it (that path becomes the active branch), after the same refusals a
+      start makes (busy session, unknown model or skill), so a refused start writes nothing;
+    - a SYSTEM summary: refused (name the message it follows).
+    """
+    await sessions.get_session(session_id)
+    check_choices(pool.catalogue, model_id, skill_folder)
+    chosen: dict[str, Any] = {k: v for k, v in (("model_id", model_id),
+                                                ("skill_folder", skill_folder)) if v is not None}
+    user_message_id = await _user_message(session_id, text, parent_message_id)
+    return await pool.start(session_id, text, user_message_id=user_message_id,
+                            max_iterations=max_iterations, **chosen)
+
+
+async def _user_message(session_id: int, text: str, parent_message_id: int | None) -> int | None:
+    """The existing user message the run answers, if `parent_message_id` makes one."""
+    if parent_message_id is None:
+        return None
+    parent = await _parent(session_id, parent_message_id)
+    if parent.role == Role.USER:
+        if parent.content != text:
+            raise InvalidField("message", (
+                f"differs from the text of user message {parent.id}, which this run would "
+                "answer; edit it first (PATCH /api/chat/messages/{id}) or send the same text"
+            ))
+        return parent.id
+    if parent.role == Role.SYSTEM:
+        raise InvalidField("parent_message_id", (
+            f"message {parent.id} is a summary; name the message it follows ({parent.parent_id})"
+        ))
+    leaf = await tree.leaf(session_id)
+    if leaf is not None and leaf.id == parent.id:
+        return None  # the end of the active branch: the pool appends there itself
+    async with records.locked_session(session_id):  # the database's busy check, then the branch
+        node = await tree.add_child(
+            session_id, parent.id, Role.USER, MessageStatus.SENT, content=text
+        )
+    return node.id
+
+
+async def _parent(session_id: int, message_id: int) -> ChatMessage:
+    message = await ChatMessage.get_or_none(id=message_id)
+    if message is None or message.session_id != session_id:
+        raise InvalidField("parent_message_id", f"session {session_id} has no message {message_id}")
+    return message
+
+
+async def regenerate(pool: RunPool, message_id: int, **fields: Any) -> RunUpdate:
+    """A new version of an assistant message (Regenerate, and Retry on a failed turn),
+    generated by a new run; refused while a run is in flight, or over the author's quota.
+    `fields` go on the new answer: author, platform_refs."""
+    return await pool.regenerate(message_id, **fields)
 
 
 async def user_node(session_id: int, platform_message_id: str) -> ChatMessage | None:
@@ -81,6 +227,21 @@ async def switch_version(message_id: int, session_id: int | None = None) -> Chat
     message = await tree.get_message(message_id, session_id)
     async with records.locked_session(message.session_id):
         return await tree.activate(message.id, message.session_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """A stopped run's end; `show_end`: no run of this process will show it (it was driven
+    elsewhere, or queued), so the caller that shows turns shows it."""
+
+    update: RunUpdate
+    show_end: bool
+
+
+async def stop_shown(pool: RunPool, run_id: str) -> Stopped:
+    """Stop a run from any replica (`stop`), saying who shows its end."""
+    update = await stop(pool, run_id)
+    return Stopped(update, pool.view(update.run_id) is None)
 
 
 async def stop(pool: RunPool, run_id: str) -> RunUpdate:

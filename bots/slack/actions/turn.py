@@ -58,8 +58,8 @@ class AnswerListeners:
         (message_id,) = ids.unpack(clicked.value, 1)
         await message_here(clicked, message_id)
         slot = await self._slot(message_id, clicked)
-        await self._services.pool.regenerate(message_id, author=clicked.user,
-                                             platform_refs=slot.moved(final=False).to_refs())
+        await turns.regenerate(self._services.pool, message_id, author=clicked.user,
+                               platform_refs=slot.moved(final=False).to_refs())
 
     async def _switch(self, clicked: Click) -> None:
         current, target = ids.unpack(clicked.value, 2)
@@ -114,12 +114,12 @@ async def stop_run(services: SlackServices, run_id: str) -> bool:
     process will show its end, its message is given the end here. False when it had already
     ended (or never was)."""
     try:
-        update = await turns.stop(services.pool, run_id)
+        stopped = await turns.stop_shown(services.pool, run_id)
     except (Conflict, NotFound):
         return False
-    slot = await refs.slot_of(update.message_id)
-    if services.pool.view(run_id) is None and slot is not None and slot.ts is not None:
-        await show_answer(services, update, slot)  # no run of ours will show its end
+    if stopped.show_end and (slot := await refs.slot_of(stopped.update.message_id)) is not None \
+            and slot.ts is not None:
+        await show_answer(services, stopped.update, slot)
     return True
 
 

@@ -1,0 +1,58 @@
+"""The names the front ends (the Slack and Discord adapters, the admin API, the terminal chat)
+use from the layers below, given here so that they enter through the conversation layer only:
+the stored records and their states, a run's view and what carries it, the agent's events and
+the thinking state a run's view folds them into, and what a run is given (the catalogue, the
+files a message carries). The front ends read these; what changes a conversation goes through
+the functions of this package (`turns`, `commands`, `views`, ...), never the records' queries.
+"""
+
+from __future__ import annotations
+
+from core.agent.bridge.fleet import BridgeFleet
+from core.agent.bridge.port import Bridge
+from core.agent.bridge.types import Memory
+from core.agent.catalogue import Catalogue
+from core.agent.default_model import DefaultModel
+from core.agent.events import KINDS, ApprovalRequest, ClarifyRequest, Event, is_terminal, kind_of
+from core.agent.thinking import (
+    CurrentStatus,
+    PendingApproval,
+    PendingClarify,
+    RunFailure,
+    ThinkingState,
+    ToolCall,
+    reduce,
+)
+from core.chat.attachment_store import AttachmentInfo
+from core.chat.attachments import FileOffer, FileReader, Refused
+from core.chat.policy import Policy
+from core.chat.sessions import ThreadKey
+from core.chat.thread_context import DEFAULT_MESSAGES, TEXT_CHARS, EarlierMessage, from_stored
+from core.runtime.clarify import ClarifyOutcome
+from core.runtime.pool import RunPool
+from core.runtime.shards import AllShards, Shards
+from core.runtime.updates import PauseView, RunUpdate, Subscription
+from core.store.models import (
+    ChatMessage,
+    ChatMessageLog,
+    ChatSession,
+    ClarifyPause,
+    FeedbackValue,
+    MessageStatus,
+    PauseKind,
+    PauseStatus,
+    Platform,
+    Role,
+    SessionStatus,
+)
+
+__all__ = [
+    "DEFAULT_MESSAGES", "KINDS", "TEXT_CHARS",
+    "AllShards", "ApprovalRequest", "AttachmentInfo", "Bridge", "BridgeFleet", "Catalogue",
+    "ChatMessage", "ChatMessageLog", "ChatSession", "ClarifyOutcome", "ClarifyPause",
+    "ClarifyRequest", "CurrentStatus", "DefaultModel", "EarlierMessage", "Event", "FeedbackValue",
+    "FileOffer", "FileReader", "Memory", "MessageStatus", "PauseKind", "PauseStatus", "PauseView",
+    "PendingApproval", "PendingClarify", "Platform", "Policy", "Refused", "Role", "RunFailure",
+    "RunPool", "RunUpdate", "SessionStatus", "Shards", "Subscription", "ThinkingState",
+    "ThreadKey", "ToolCall", "from_stored", "is_terminal", "kind_of", "reduce",
+]
