@@ -17,7 +17,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
 from core.errors import BridgeUnavailable, Conflict, HermesChatError, NotFound
-from core.store.outage import is_outage
+from core.conversation.vocabulary import is_outage
 from core.text.field_errors import InvalidField
 
 log = logging.getLogger(__name__)

@@ -27,12 +27,9 @@ from litestar.openapi import ResponseSpec
 from litestar.response import Response
 
 from admin.services import AdminServices, provide_services
-from core.agent.bridge.fleet import BridgeFleet
-from core.agent.bridge.port import Bridge
-from core.agent.default_model import DefaultModel
+from core.conversation.vocabulary import Bridge, BridgeFleet, DefaultModel, ping
 from core.edge.platform_links import LinkState, PlatformLinks
 from core.errors import HermesChatError
-from core.store import db
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +121,7 @@ def _model(model: DefaultModel | None) -> DefaultModelOut | None | msgspec.Unset
 
 async def _database() -> Reachability:
     try:
-        await db.ping()
+        await ping()
     except Exception:  # any failure means "not healthy": report it, never crash
         log.exception("health check: database unreachable")
         return "unreachable"

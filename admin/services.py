@@ -7,11 +7,8 @@ from typing import Protocol
 
 from litestar.datastructures import State
 
-from core.agent.bridge.port import Bridge
-from core.agent.catalogue import Catalogue
-from core.agent.default_model import DefaultModel
 from core.edge.platform_links import PlatformLinks
-from core.runtime.pool import RunPool
+from core.conversation.vocabulary import Bridge, Catalogue, DefaultModel, RunPool
 
 SERVICES_KEY = "admin_services"
 KEEPALIVE_SECONDS = 15.0

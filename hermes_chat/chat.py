@@ -17,12 +17,21 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
-from core.agent.events import ApprovalRequest, ClarifyRequest, Event, is_terminal
-from core.agent.thinking import ThinkingState, reduce
 from core.conversation import presenting
 from core.conversation.presenting import APPROVAL_LABELS
-from core.runtime.updates import PauseView, RunUpdate
-from core.store.models import MessageStatus, PauseKind, PauseStatus
+from core.conversation.vocabulary import (
+    ApprovalRequest,
+    ClarifyRequest,
+    Event,
+    MessageStatus,
+    PauseKind,
+    PauseStatus,
+    PauseView,
+    RunUpdate,
+    ThinkingState,
+    is_terminal,
+    reduce,
+)
 from hermes_chat.service_client import Json, ServiceClient, ServiceDown, ServiceError
 from hermes_chat.terminal_input import EOF, Interrupted, Interrupts, LineReader
 from hermes_chat.terminal_view import TerminalView

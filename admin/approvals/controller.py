@@ -20,9 +20,9 @@ from admin.approvals.schemas import (
 )
 from admin.openapi import errors
 from admin.services import AdminServices
-from core.chat.policy import Policy
+from core.conversation.vocabulary import Policy
 from core.errors import Conflict
-from core.runtime import approvals
+from core.conversation import approvals
 
 Services = NamedDependency[AdminServices]
 ADMIN = "admin"  # who an admin API decision is recorded as: the token holder is an admin

@@ -7,9 +7,8 @@ from typing import Literal
 
 import msgspec
 
-from core.runtime.approvals import RuleView
-from core.runtime.clarify import ClarifyOutcome
-from core.runtime.updates import PauseView
+from core.conversation.approvals import RuleView
+from core.conversation.vocabulary import ClarifyOutcome, PauseView
 
 Decision = Literal["once", "session", "always", "deny"]
 

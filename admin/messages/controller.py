@@ -13,7 +13,7 @@ from admin.params import MessageId
 from admin.runs import commands
 from admin.runs.schemas import RegeneratedOut, regenerated_out
 from admin.services import AdminServices
-from core.chat import tree
+from core.conversation import browsing
 from core.conversation import turns
 
 
@@ -36,10 +36,10 @@ class MessageController(Controller):
     @get("/{message_id:int}/versions", summary="The message and its sibling versions",
          responses=errors(404))
     async def list_versions(self, message_id: MessageId) -> list[VersionOut]:
-        return versions_out(await tree.versions(message_id))
+        return versions_out(await browsing.versions(message_id))
 
     @post("/{message_id:int}/activate", status_code=200, summary="Make this version the active one",
           responses=errors(404, 409))
     async def activate_version(self, message_id: MessageId) -> list[VersionOut]:
         activated = await turns.switch_version(message_id)
-        return versions_out(await tree.versions(activated.id))
+        return versions_out(await browsing.versions(activated.id))

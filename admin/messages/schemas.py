@@ -10,11 +10,16 @@ import msgspec
 
 from admin.messages.thinking import ThinkingOut, thinking_out
 from admin.text import MessageText
-from core.chat.attachment_store import AttachmentInfo
-from core.chat.message_views import MessagePage, MessageView
-from core.chat.session_queries import preview
-from core.chat.thread_context import from_stored
-from core.store.models import ChatMessage, ChatMessageLog, FeedbackValue, MessageStatus, Role
+from core.conversation.browsing import MessagePage, MessageView, preview
+from core.conversation.vocabulary import (
+    AttachmentInfo,
+    ChatMessage,
+    ChatMessageLog,
+    FeedbackValue,
+    MessageStatus,
+    Role,
+    from_stored,
+)
 
 
 class LogOut(msgspec.Struct, frozen=True, rename="camel"):

@@ -6,7 +6,7 @@ from typing import Literal
 
 import msgspec
 
-from core.agent.thinking import (
+from core.conversation.vocabulary import (
     CurrentStatus,
     PendingApproval,
     PendingClarify,

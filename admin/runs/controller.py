@@ -26,7 +26,7 @@ from admin.runs.schemas import (
     state_out,
 )
 from admin.runs.stream import EventStreamOperation, event_stream
-from admin.runs.views import run_state
+from core.conversation.views import run_state
 from admin.services import AdminServices
 
 Services = NamedDependency[AdminServices]

@@ -8,11 +8,9 @@ import msgspec
 
 from admin.messages.thinking import ThinkingOut, thinking_out
 from admin.runs.commands import RunOrder
-from admin.runs.views import RunState, live_state
+from core.conversation.views import RunState, live_state
 from admin.text import ClarifyId, MessageText, ModelId, Person, SkillFolder
-from core.runtime.clarify import ClarifyOutcome
-from core.runtime.updates import PauseView, RunUpdate
-from core.store.models import MessageStatus
+from core.conversation.vocabulary import ClarifyOutcome, MessageStatus, PauseView, RunUpdate
 from core.text.field_errors import MAX_ID
 
 RunStatus = Literal["QUEUED", "RUNNING", "SUCCESS", "FAILED", "STOPPED"]

@@ -25,11 +25,9 @@ from litestar.openapi.spec import (
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
-from admin.runs.commands import run_message
-from core.agent.events import KINDS, Event, kind_of
+from core.conversation import views
+from core.conversation.vocabulary import KINDS, Event, RunPool, kind_of
 from core.errors import HermesChatError
-from core.runtime.follow import follow_events
-from core.runtime.pool import RunPool
 
 log = logging.getLogger(__name__)
 KEEPALIVE_COMMENT = "keep-alive"
@@ -37,8 +35,8 @@ KEEPALIVE_COMMENT = "keep-alive"
 
 async def event_stream(pool: RunPool, run_id: str, after: int, keepalive: float) -> ServerSentEvent:
     """The run's events after seq `after`; NotFound (a JSON 404) before any byte is streamed."""
-    await run_message(run_id)
-    return ServerSentEvent(_with_keepalive(follow_events(pool, run_id, after), keepalive))
+    events = await views.run_events(pool, run_id, after)
+    return ServerSentEvent(_with_keepalive(events, keepalive))
 
 
 def sse_message(event: Event) -> ServerSentEventMessage:

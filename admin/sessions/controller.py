@@ -26,10 +26,9 @@ from admin.sessions.schemas import (
     SessionPageOut,
     SessionPatch,
 )
-from core.chat import attachment_store, message_views, session_queries
-from core.chat.export import prepare_export
+from core.conversation import browsing
 from core.conversation import session_commands
-from core.store.models import FeedbackValue, Platform, SessionStatus
+from core.conversation.vocabulary import FeedbackValue, Platform, SessionStatus
 
 ExportFormat = Annotated[Literal["md", "json"], QueryParameter(description="the file format")]
 ExportBranch = Annotated[
@@ -58,14 +57,14 @@ class SessionController(Controller):
         q: Search = "",
         feedback: FromQuery[FeedbackValue | None] = None,
     ) -> SessionPageOut:
-        page = await session_queries.list_summaries(
+        page = await browsing.list_summaries(
             status=status, platform=platform, q=q, limit=limit, cursor=cursor, feedback=feedback
         )
         return out.session_page_out(page)
 
     @get("/{session_id:int}", summary="A session and its active branch", responses=errors(404))
     async def get_session(self, session_id: SessionId) -> SessionDetailOut:
-        return out.detail_out(await message_views.session_detail(session_id))
+        return out.detail_out(await browsing.session_detail(session_id))
 
     @patch("/{session_id:int}", summary="Rename, re-model, re-skill or archive",
            responses=errors(404, 413))
@@ -99,7 +98,7 @@ class SessionController(Controller):
         self, session_id: SessionId, format: ExportFormat = "md",
         branch: ExportBranch = "active",
     ) -> Stream:
-        return export_response(await prepare_export(session_id, format, branch))
+        return export_response(await browsing.prepare_export(session_id, format, branch))
 
     @get(
         "/{session_id:int}/attachments/{attachment_id:int}",
@@ -109,7 +108,7 @@ class SessionController(Controller):
     async def download_attachment(
         self, session_id: SessionId, attachment_id: AttachmentId
     ) -> Response[bytes]:
-        return attachment_response(*await attachment_store.download(session_id, attachment_id))
+        return attachment_response(*await browsing.download(session_id, attachment_id))
 
     @get(
         "/{session_id:int}/messages", summary="Page the active branch backwards",
@@ -118,7 +117,7 @@ class SessionController(Controller):
     async def list_messages(
         self, session_id: SessionId, before: BeforeId = None, limit: PageLimit = 50
     ) -> MessagePageOut:
-        return message_page_out(await message_views.message_page(session_id, before, limit))
+        return message_page_out(await browsing.message_page(session_id, before, limit))
 
     @get("/{session_id:int}/memory", summary="The agent's memory files", responses=errors(404, 503))
     async def get_memory(self, services: Services, session_id: SessionId) -> MemoryOut:

@@ -16,7 +16,7 @@ from litestar.openapi.spec import (
 )
 
 from admin.sessions.export import file_disposition
-from core.chat.attachment_store import AttachmentInfo
+from core.conversation.vocabulary import AttachmentInfo
 
 # Never rendered by the admin's origin: a stored HTML or SVG file must not run there.
 _HEADERS = {"X-Content-Type-Options": "nosniff",

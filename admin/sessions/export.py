@@ -17,7 +17,7 @@ from litestar.openapi.spec import (
 )
 from litestar.response import Stream
 
-from core.chat.export import Export, export_filename
+from core.conversation.browsing import Export, export_filename
 
 # attr-char of RFC 5987 besides letters and digits; everything else is percent-encoded.
 _ATTR_CHARS = "!#$&+-.^_`|~"

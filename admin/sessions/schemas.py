@@ -9,11 +9,9 @@ import msgspec
 
 from admin.messages.schemas import MessageOut, message_out
 from admin.text import ModelId, SkillFolder, Title
-from core.agent.bridge.types import Memory
-from core.chat.message_views import SessionDetail
-from core.chat.session_queries import SessionSummary, SummaryPage, summarize
+from core.conversation.browsing import SessionDetail, SessionSummary, SummaryPage, summarize
 from core.conversation.session_commands import ResetOutcome, SessionChanges
-from core.store.models import ChatSession, Platform, SessionStatus
+from core.conversation.vocabulary import ChatSession, Memory, Platform, SessionStatus
 
 
 class SessionCreate(msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True):

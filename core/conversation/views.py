@@ -1,17 +1,34 @@
 """What a conversation shows of a stored turn: the turn as a RunUpdate (after a version
 switch, a restart, or a run another replica drives), where it stands among its versions, and
-the thinking "Show thinking" opens."""
+the thinking "Show thinking" opens; the state of a run and its events, live where this process
+drives it, else the database's (the admin API's run routes)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 
+from core.agent.events import Event
 from core.agent.thinking import ThinkingState, ToolCall, replay
 from core.chat import tree
-from core.chat.message_views import log_record
+from core.chat.message_views import log_record, message_views
+from core.errors import NotFound
+from core.runtime.clarify import view as pause_view
+from core.runtime.follow import follow_events
 from core.runtime.pool import RunPool
-from core.runtime.updates import RunUpdate
-from core.store.models import ChatMessageLog, MessageStatus
+from core.runtime.updates import PauseView, RunUpdate
+from core.store.models import (
+    ChatMessage,
+    ChatMessageLog,
+    ClarifyPause,
+    MessageStatus,
+    PauseKind,
+    PauseStatus,
+    Role,
+)
+
+PLACE_SECONDS = 1.0  # a queued run learns its place in the same turn of the loop; a safety bound
 
 
 async def stored_update(message_id: int) -> RunUpdate:
@@ -93,3 +110,81 @@ def versions_of(message_id: int, sibling_ids: list[int]) -> Versions:
 async def versions(message_id: int) -> Versions:
     """The switcher of a stored message."""
     return versions_of(message_id, [m.id for m in await tree.versions(message_id)])
+
+
+# --- a run ---------------------------------------------------------------------------------
+
+
+async def run_message(run_id: str) -> ChatMessage:
+    """The assistant message a run writes; NotFound for a run nobody started."""
+    message = await ChatMessage.filter(run_id=run_id, role=Role.ASSISTANT).first()
+    if message is None:
+        raise NotFound(f"no run {run_id}")
+    return message
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """Where a run is; `pause` is the question it waits on (None once answered)."""
+
+    run_id: str
+    session_id: int
+    user_message_id: int | None
+    message_id: int
+    status: MessageStatus
+    position: int | None
+    pause: PauseView | None
+    error: str | None
+    thinking: ThinkingState
+
+
+async def run_state(pool: RunPool, run_id: str) -> RunState:
+    """The live view of a run driven here; otherwise its message, log replay and open question."""
+    update = pool.view(run_id)
+    if update is not None:
+        return live_state(update)
+    message = await run_message(run_id)
+    [replayed] = await message_views([message.id])
+    pause = await ClarifyPause.filter(run_id=run_id, kind=PauseKind.CLARIFY,  # not approvals
+                                      status=PauseStatus.UNANSWERED).order_by("-id").first()
+    return RunState(
+        run_id=run_id, session_id=message.session_id, user_message_id=message.parent_id,
+        message_id=message.id, status=message.status, position=None,
+        pause=pause_view(pause) if pause is not None else None, error=message.error,
+        thinking=replayed.thinking or ThinkingState(),
+    )
+
+
+def live_state(update: RunUpdate) -> RunState:
+    """A pool update as a state: only an unanswered question is pending."""
+    pending = update.pause if update.pause and update.pause.status == PauseStatus.UNANSWERED else None
+    return RunState(
+        run_id=update.run_id, session_id=update.session_id,
+        user_message_id=update.user_message_id, message_id=update.message_id,
+        status=update.status, position=update.position, pause=pending, error=update.error,
+        thinking=update.state,
+    )
+
+
+async def placed(pool: RunPool, update: RunUpdate) -> RunUpdate:
+    """The update once a queued run knows its place (the runner queues it as soon as it runs)."""
+    if update.status != MessageStatus.QUEUED or update.position is not None:
+        return update
+    subscription = pool.subscribe(update.run_id)
+    try:
+        async with asyncio.timeout(PLACE_SECONDS):
+            while True:
+                for latest in await subscription.next():
+                    if latest.position is not None or latest.status != MessageStatus.QUEUED:
+                        return latest
+    except TimeoutError:
+        return pool.view(update.run_id) or update
+    finally:
+        pool.unsubscribe(subscription)
+
+
+async def run_events(pool: RunPool, run_id: str, after: int) -> AsyncIterator[Event]:
+    """The run's events after seq `after`, live then stored; NotFound at once (before any
+    event) for a run nobody started."""
+    await run_message(run_id)
+    return follow_events(pool, run_id, after)

@@ -32,6 +32,7 @@ from core.runtime.clarify import ClarifyOutcome
 from core.runtime.pool import RunPool
 from core.runtime.shards import AllShards, Shards
 from core.runtime.updates import PauseView, RunUpdate, Subscription
+from core.store.db import ping
 from core.store.models import (
     ChatMessage,
     ChatMessageLog,
@@ -45,6 +46,7 @@ from core.store.models import (
     Role,
     SessionStatus,
 )
+from core.store.outage import is_outage
 
 __all__ = [
     "DEFAULT_MESSAGES", "KINDS", "TEXT_CHARS",
@@ -54,5 +56,6 @@ __all__ = [
     "FileOffer", "FileReader", "Memory", "MessageStatus", "PauseKind", "PauseStatus", "PauseView",
     "PendingApproval", "PendingClarify", "Platform", "Policy", "Refused", "Role", "RunFailure",
     "RunPool", "RunUpdate", "SessionStatus", "Shards", "Subscription", "ThinkingState",
-    "ThreadKey", "ToolCall", "from_stored", "is_terminal", "kind_of", "reduce",
+    "ThreadKey", "ToolCall", "from_stored", "is_outage", "is_terminal", "kind_of", "ping",
+    "reduce",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from admin import health
 from admin.app import create_app
 from admin.services import AdminServices
 from core.agent.bridge.client import BridgeClient
@@ -12,7 +13,6 @@ from core.agent.bridge.fleet import BridgeFleet
 from core.agent.catalogue import Catalogue
 from core.config import Settings
 from core.runtime.pool import RunPool
-from core.store import db as database
 from tests.admin.server import serving
 from tests.fakes.fake_bridge import FakeBridge
 
@@ -61,7 +61,7 @@ async def test_health_without_the_database_is_503(
     async def unreachable() -> bool:
         raise ConnectionRefusedError("database down")
 
-    monkeypatch.setattr(database, "ping", unreachable)
+    monkeypatch.setattr(health, "ping", unreachable)  # the database as health reaches it
     response = await anonymous.get("/api/health")
     assert response.status_code == 503
     assert response.json() == {"status": "degraded", "database": "unreachable", "bridge": "ok"}
