@@ -1,6 +1,6 @@
 """What a conversation shows of a stored turn: the turn as a RunUpdate (after a version
 switch, a restart, or a run another replica drives), where it stands among its versions, and
-the thinking "Show thinking" opens."""
+the thinking "Show thinking" opens; a stored message and a clarify question as they stand."""
 
 from __future__ import annotations
 
@@ -9,9 +9,22 @@ from dataclasses import dataclass, replace
 from core.agent.thinking import ThinkingState, ToolCall, replay
 from core.chat import tree
 from core.chat.message_views import log_record
+from core.runtime import clarify
 from core.runtime.pool import RunPool
-from core.runtime.updates import RunUpdate
-from core.store.models import ChatMessageLog, MessageStatus
+from core.runtime.updates import PauseView, RunUpdate
+from core.store.models import ChatMessage, ChatMessageLog, MessageStatus
+
+
+async def stored_message(message_id: int) -> ChatMessage:
+    """A stored message (a turn's question or answer, a compaction's summary); NotFound when
+    there is none."""
+    return await tree.get_message(message_id)
+
+
+async def question(pause_id: int) -> PauseView:
+    """A clarify question as it stands now; NotFound when there is none (a tool approval is
+    not one)."""
+    return clarify.view(await clarify.find_pause(pause_id=pause_id))
 
 
 async def stored_update(message_id: int) -> RunUpdate:

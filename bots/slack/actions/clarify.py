@@ -10,13 +10,9 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.chat import policy
-from core.chat.policy import Policy
+from core.conversation import policy, views
 from core.conversation.refusals import EMPTY_ANSWER, question_closed
-from core.runtime.clarify import ClarifyOutcome, find_pause
-from core.runtime.clarify import view as pause_view
-from core.runtime.updates import PauseView
-from core.store.models import PauseStatus
+from core.conversation.vocabulary import ClarifyOutcome, PauseStatus, PauseView, Policy
 
 from .. import ids, refs
 from ..inbound import Click, ViewSubmission
@@ -48,9 +44,9 @@ class ClarifyListeners:
     def register(self, app: AsyncApp) -> None:
         services = self._services
         app.action(ids.CLARIFY_CHOICE_PATTERN)(click_listener(services, self._choose, "clarify choice",
-                                                              _asker_of_question))
+                                                              _on_question))
         app.action(ids.CLARIFY_CUSTOM)(click_listener(services, self._open, "custom answer",
-                                                      _asker_of_question))
+                                                      _on_question))
         app.view(ids.CUSTOM_ANSWER_VIEW)(self.on_submit)
 
     async def on_submit(self, ack: AsyncAck, context: AsyncBoltContext) -> None:
@@ -71,7 +67,7 @@ class ClarifyListeners:
     async def _choose(self, clicked: Click) -> None:
         pause_id, index = ids.unpack(clicked.value, 2)
         await pause_here(clicked, pause_id)
-        pause = pause_view(await find_pause(pause_id=pause_id))
+        pause = await views.question(pause_id)
         if not 0 <= index < len(pause.choices):
             raise IndexError(f"choice {index} of pause {pause_id}")
         await self._answer(pause, pause.choices[index], clicked.user, to_clicker(self._services.sender, clicked))
@@ -79,7 +75,7 @@ class ClarifyListeners:
     async def _open(self, clicked: Click) -> None:
         (pause_id,) = ids.unpack(clicked.value, 1)
         await pause_here(clicked, pause_id)
-        pause = pause_view(await find_pause(pause_id=pause_id))
+        pause = await views.question(pause_id)
         if pause.status != PauseStatus.UNANSWERED:
             await to_clicker(self._services.sender, clicked)(not_open(pause))
             return
@@ -92,16 +88,16 @@ class ClarifyListeners:
             await reply(not_open(outcome.pause))
 
 
-async def _asker_of_question(clicked: Click) -> str | None:
+async def _on_question(rules: Policy, clicked: Click) -> None:
     """A choice carries the question's pause id and the choice; "Custom answer…" the id."""
-    return await policy.asker_of_pause(ids.first_id(clicked.value))
+    await policy.check_act_on_question(rules, clicked.user, ids.first_id(clicked.value))
 
 
 async def _submission(modal: ViewSubmission, rules: Policy) -> tuple[PauseView, str]:
     pause_id = ids.unpack(modal.private_metadata, 1)[0]
-    rules.check_act(modal.user, await policy.asker_of_pause(pause_id))
+    await policy.check_act_on_question(rules, modal.user, pause_id)
     answer = modal.value(ids.ANSWER_BLOCK, ids.ANSWER_INPUT).strip()
-    return pause_view(await find_pause(pause_id=pause_id)), answer
+    return await views.question(pause_id), answer
 
 
 async def _nowhere(text: str) -> None:
