@@ -45,11 +45,11 @@ from core.conversation.vocabulary import (
 from core.edge.dedupe import Seen
 
 from .. import refs
-from ..actions.clarify import render_clarify
 from ..intake import unheard
 from ..refs import Posted, Slot
 from ..render.approval import render_approval
 from ..render.blocks import Payload, section
+from ..render.clarify import render_clarify
 from ..render.turn import (
     AnswerLayout,
     loading_line,
