@@ -13,14 +13,11 @@ from litestar.handlers import HTTPRouteHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from core.chat.attachments import FileReader
-from core.agent.bridge.port import Bridge
-from core.agent.catalogue import Catalogue
 from core.config import Settings
+from core.conversation.vocabulary import Bridge, Catalogue, FileReader, RunPool
 from core.edge.platform_links import PlatformLink
 from core.edge.ratelimit import RateLimiter
 from core.edge.shared_budgets import budget_store
-from core.runtime.pool import RunPool
 
 from . import ids
 from .actions.approvals import ApprovalListeners

@@ -13,14 +13,12 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.agent.bridge.types import Memory
-from core.chat.sessions import ThreadKey, session_for_thread
 from core.conversation import bindings, commands
 from core.conversation.commands import COMMANDS, Status
 from core.conversation.presenting import status_line
 from core.conversation.refusals import NO_CONVERSATION, NOT_ALLOWED
+from core.conversation.vocabulary import ChatSession, Memory, Platform, ThreadKey
 from core.errors import NotFound
-from core.store.models import ChatSession, Platform
 
 from . import ids
 from .actions import check_session, click_listener
@@ -111,7 +109,7 @@ class Commands:
     async def _session(self, where: Where) -> ChatSession:
         """The command's conversation: its thread's (created if new), else the channel's latest."""
         if where.place is not None:
-            return (await session_for_thread(where.place.key))[0]
+            return (await bindings.session_for_thread(where.place.key))[0]
         session = await self._existing(where)
         if session is None:
             raise NotFound(NO_CONVERSATION)

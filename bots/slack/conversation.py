@@ -14,13 +14,10 @@ import functools
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.chat.attachments import FileReader
-from core.conversation import bindings, turns, written
-from core.chat.policy import first_refusal
+from core.conversation import bindings, policy, turns, written
 from core.conversation.refusals import BUSY, EDIT_BUSY, NOT_ALLOWED
+from core.conversation.vocabulary import ChatSession, FileReader
 from core.errors import Busy
-from core.store.models import ChatSession
-from core.chat.sessions import session_for_thread
 
 from . import ids
 from .files import SlackFiles
@@ -129,7 +126,7 @@ class SlackConversations:
         """Tell `user` they may not talk to the bot, unless a replica told them in this
         conversation already (`policy.first_refusal`: recorded in the database, so neither a
         restart nor another replica tells them again)."""
-        if await first_refusal(place.key, user):
+        if await policy.first_refusal(place.key, user):
             await self._services.sender.ephemeral(place.team, place.channel, user, NOT_ALLOWED,
                                                   place.reply_thread)
 
@@ -187,7 +184,7 @@ class SlackConversations:
         """The thread's session, and whether it was made for this message."""
         if not create:
             return await bindings.bound_session(place.key), False
-        return await session_for_thread(place.key)
+        return await bindings.session_for_thread(place.key)
 
     def _thread_reader(self, incoming: SlackIncoming,
                        bot_user_id: str | None) -> written.Reader | None:

@@ -12,7 +12,7 @@ import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bots.downloads import download
-from core.chat.attachments import FileOffer
+from core.conversation.vocabulary import FileOffer
 from core.edge.urls import Origins, origin_of
 
 from .inbound import SlackFile

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bots.fields import Json, first_text, items, obj, text
-from core.chat.sessions import ThreadKey
-from core.store.models import Platform
+from core.conversation.vocabulary import Platform, ThreadKey
 
 from . import ids
 from .render.mrkdwn import from_slack

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from core.conversation.refs import read_refs, save_refs
-from core.store.models import ChatMessage, ClarifyPause
+from core.conversation.refs import message_refs, pause_refs, save_message_refs, save_pause_refs
 
 KEY = "slack"
 
@@ -50,27 +49,27 @@ class Posted:
 
 
 async def slot_of(message_id: int) -> Slot | None:
-    return Slot.from_refs({KEY: await read_refs(ChatMessage, message_id, KEY)})
+    return Slot.from_refs({KEY: await message_refs(message_id, KEY)})
 
 
 async def save_slot(message_id: int, slot: Slot) -> None:
-    await save_refs(ChatMessage, message_id, KEY, slot.to_refs()[KEY])
+    await save_message_refs(message_id, KEY, slot.to_refs()[KEY])
 
 
 async def pause_message(pause_id: int) -> Posted | None:
-    return _posted(await read_refs(ClarifyPause, pause_id, KEY))
+    return _posted(await pause_refs(pause_id, KEY))
 
 
 async def save_pause_message(pause_id: int, posted: Posted) -> None:
-    await save_refs(ClarifyPause, pause_id, KEY, asdict(posted))
+    await save_pause_refs(pause_id, KEY, asdict(posted))
 
 
 async def divider_of(summary_id: int) -> Posted | None:
-    return _posted(await read_refs(ChatMessage, summary_id, KEY))
+    return _posted(await message_refs(summary_id, KEY))
 
 
 async def save_divider(summary_id: int, posted: Posted) -> None:
-    await save_refs(ChatMessage, summary_id, KEY, asdict(posted))
+    await save_message_refs(summary_id, KEY, asdict(posted))
 
 
 def _posted(data: dict[str, Any]) -> Posted | None:

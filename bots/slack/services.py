@@ -7,13 +7,10 @@ import asyncio
 import weakref
 from dataclasses import dataclass, field
 
-from core.agent.bridge.port import Bridge
-from core.agent.catalogue import Catalogue
+from core.conversation.titles import ShownTitles
+from core.conversation.vocabulary import Bridge, Catalogue, Policy, RunPool
 from core.edge.dedupe import Seen
 from core.edge.event_ledger import EventLedger
-from core.chat.policy import Policy
-from core.conversation.titles import ShownTitles
-from core.runtime.pool import RunPool
 
 from .delivery.budgets import OpenMessages
 from .delivery.sender import SlackSender, WorkspaceFeatures

@@ -18,7 +18,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from bots.fields import first_text, items, obj, text
-from core.chat.thread_context import TEXT_CHARS, EarlierMessage
+from core.conversation.vocabulary import TEXT_CHARS, EarlierMessage
 
 from .delivery import budgets
 from .delivery.sender import SlackSender

@@ -35,3 +35,23 @@ async def save_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platfo
             return
         current = row.platform_refs if isinstance(row.platform_refs, dict) else {}
         await model.filter(id=row_id).update(platform_refs={**current, platform: refs})
+
+
+async def message_refs(message_id: int, platform: str) -> Refs:
+    """The platform's refs of a message: where a turn, or a compaction's divider, shows."""
+    return await read_refs(ChatMessage, message_id, platform)
+
+
+async def save_message_refs(message_id: int, platform: str, refs: Refs) -> None:
+    """Set the platform's refs of a message, keeping every other platform's."""
+    await save_refs(ChatMessage, message_id, platform, refs)
+
+
+async def pause_refs(pause_id: int, platform: str) -> Refs:
+    """The platform's refs of a clarify question or tool approval: where it was posted."""
+    return await read_refs(ClarifyPause, pause_id, platform)
+
+
+async def save_pause_refs(pause_id: int, platform: str, refs: Refs) -> None:
+    """Set the platform's refs of a clarify question or tool approval, keeping the others'."""
+    await save_refs(ClarifyPause, pause_id, platform, refs)

@@ -1,7 +1,8 @@
 """What a conversation shows of a stored turn: the turn as a RunUpdate (after a version
 switch, a restart, or a run another replica drives), where it stands among its versions, and
-the thinking "Show thinking" opens; the state of a run and its events, live where this process
-drives it, else the database's (the admin API's run routes)."""
+the thinking "Show thinking" opens; a stored message and a clarify question as they stand; the
+state of a run and its events, live where this process drives it, else the database's (the
+admin API's run routes)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from core.agent.thinking import ThinkingState, ToolCall, replay
 from core.chat import tree
 from core.chat.message_views import log_record, message_views
 from core.errors import NotFound
-from core.runtime.clarify import view as pause_view
+from core.runtime import clarify
 from core.runtime.follow import follow_events
 from core.runtime.pool import RunPool
 from core.runtime.updates import PauseView, RunUpdate
@@ -29,6 +30,18 @@ from core.store.models import (
 )
 
 PLACE_SECONDS = 1.0  # a queued run learns its place in the same turn of the loop; a safety bound
+
+
+async def stored_message(message_id: int) -> ChatMessage:
+    """A stored message (a turn's question or answer, a compaction's summary); NotFound when
+    there is none."""
+    return await tree.get_message(message_id)
+
+
+async def question(pause_id: int) -> PauseView:
+    """A clarify question as it stands now; NotFound when there is none (a tool approval is
+    not one)."""
+    return clarify.view(await clarify.find_pause(pause_id=pause_id))
 
 
 async def stored_update(message_id: int) -> RunUpdate:
@@ -150,7 +163,7 @@ async def run_state(pool: RunPool, run_id: str) -> RunState:
     return RunState(
         run_id=run_id, session_id=message.session_id, user_message_id=message.parent_id,
         message_id=message.id, status=message.status, position=None,
-        pause=pause_view(pause) if pause is not None else None, error=message.error,
+        pause=clarify.view(pause) if pause is not None else None, error=message.error,
         thinking=replayed.thinking or ThinkingState(),
     )
 

@@ -2,9 +2,10 @@
 
 `click_listener` acks at once, then runs the work in a tracked task whose refusals and
 errors reach only the user who clicked. Every click on a turn enters here, so this is where
-"who may act" is asked: a listener that acts on a turn names how its click finds the turn's
-asker, and a click by anyone else (under CONVERSATION_ACTIONS=asker, and not a chat admin)
-is refused with NotYours before its work changes anything (core.chat.policy).
+"who may act" is asked: a listener that acts on a turn names its gate (the turn its click acts
+on: an answer, a run, a question), and a click by anyone but the turn's asker (under
+CONVERSATION_ACTIONS=asker, and not a chat admin) is refused with NotYours before its work
+changes anything (core.conversation.policy).
 
 The listeners: `turn` (Stop, Regenerate, ◀ ▶, 👍 / 👎), `clarify` (the question's buttons
 and modal), `approvals` (a tool approval's decisions: who may decide is the runtime's rule,
@@ -19,27 +20,26 @@ from collections.abc import Awaitable, Callable
 from slack_bolt.async_app import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.chat import tree
-from core.conversation import bindings
+from core.conversation import bindings, views
 from core.conversation.refusals import ELSEWHERE
+from core.conversation.vocabulary import ChatMessage, Platform, Policy
 from core.errors import NotFound
-from core.store.models import ChatMessage, Platform
 
 from ..inbound import Click, is_dm
 from ..intake import to_clicker, typed
 from ..services import SlackServices
 
 Work = Callable[[Click], Awaitable[None]]
-AskerOf = Callable[[Click], Awaitable[str | None]]  # who started the turn a click acts on
+Gate = Callable[[Policy, Click], Awaitable[None]]  # NotYours unless the clicker may act on its turn
 Listener = Callable[[AsyncAck, AsyncBoltContext], Awaitable[None]]
 
 
 def click_listener(services: SlackServices, work: Work, what: str,
-                   asker_of: AskerOf | None = None) -> Listener:
-    """A listener for `work`; with `asker_of`, only the turn's asker and the admins may click."""
+                   gate: Gate | None = None) -> Listener:
+    """A listener for `work`; with `gate`, only the turn's asker and the admins may click."""
     async def gated(clicked: Click) -> None:
-        if asker_of is not None:
-            services.policy.check_act(clicked.user, await asker_of(clicked))
+        if gate is not None:
+            await gate(services.policy, clicked)
         await work(clicked)
 
     async def listener(ack: AsyncAck, context: AsyncBoltContext) -> None:
@@ -71,7 +71,7 @@ async def check_session(clicked: Click, session_id: int | None) -> None:
 
 async def message_here(clicked: Click, message_id: int) -> ChatMessage:
     """The message `message_id`, if it is of the click's conversation."""
-    message = await tree.get_message(message_id)
+    message = await views.stored_message(message_id)
     await check_session(clicked, message.session_id)
     return message
 

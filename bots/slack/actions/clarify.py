@@ -1,44 +1,23 @@
 """Clarify clicks: a choice button, "Custom answer…" (a modal, opened within the trigger's 3 s),
-and the modal's submission, with their views (pure: the question, its buttons, the modal). The
-first answer wins; later ones learn who answered.
+and the modal's submission; what they show is render/clarify.py's. The first answer wins;
+later ones learn who answered.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.chat import policy
-from core.chat.policy import Policy
-from core.conversation.refusals import EMPTY_ANSWER, question_closed
-from core.runtime.clarify import ClarifyOutcome, find_pause
-from core.runtime.clarify import view as pause_view
-from core.runtime.updates import PauseView
-from core.store.models import PauseStatus
+from core.conversation import policy, views
+from core.conversation.refusals import EMPTY_ANSWER
+from core.conversation.vocabulary import ClarifyOutcome, PauseStatus, PauseView, Policy
 
 from .. import ids, refs
 from ..inbound import Click, ViewSubmission
 from ..intake import Reply, to_clicker, to_user, typed
-from ..render.blocks import (
-    Block,
-    Payload,
-    actions,
-    button,
-    clip,
-    context,
-    plain,
-    section,
-)
-from ..render.mrkdwn import escape, who
+from ..render.clarify import custom_answer_modal, not_open
 from ..services import SlackServices
 from . import click_listener, pause_here
-
-
-def not_open(pause: PauseView) -> str:
-    """Why a question takes no more answers (for an ephemeral or a modal error)."""
-    return question_closed(pause, f"{who(pause.answered_by)}: {pause.answer}")
 
 
 class ClarifyListeners:
@@ -48,9 +27,9 @@ class ClarifyListeners:
     def register(self, app: AsyncApp) -> None:
         services = self._services
         app.action(ids.CLARIFY_CHOICE_PATTERN)(click_listener(services, self._choose, "clarify choice",
-                                                              _asker_of_question))
+                                                              _on_question))
         app.action(ids.CLARIFY_CUSTOM)(click_listener(services, self._open, "custom answer",
-                                                      _asker_of_question))
+                                                      _on_question))
         app.view(ids.CUSTOM_ANSWER_VIEW)(self.on_submit)
 
     async def on_submit(self, ack: AsyncAck, context: AsyncBoltContext) -> None:
@@ -71,7 +50,7 @@ class ClarifyListeners:
     async def _choose(self, clicked: Click) -> None:
         pause_id, index = ids.unpack(clicked.value, 2)
         await pause_here(clicked, pause_id)
-        pause = pause_view(await find_pause(pause_id=pause_id))
+        pause = await views.question(pause_id)
         if not 0 <= index < len(pause.choices):
             raise IndexError(f"choice {index} of pause {pause_id}")
         await self._answer(pause, pause.choices[index], clicked.user, to_clicker(self._services.sender, clicked))
@@ -79,7 +58,7 @@ class ClarifyListeners:
     async def _open(self, clicked: Click) -> None:
         (pause_id,) = ids.unpack(clicked.value, 1)
         await pause_here(clicked, pause_id)
-        pause = pause_view(await find_pause(pause_id=pause_id))
+        pause = await views.question(pause_id)
         if pause.status != PauseStatus.UNANSWERED:
             await to_clicker(self._services.sender, clicked)(not_open(pause))
             return
@@ -92,56 +71,17 @@ class ClarifyListeners:
             await reply(not_open(outcome.pause))
 
 
-async def _asker_of_question(clicked: Click) -> str | None:
+async def _on_question(rules: Policy, clicked: Click) -> None:
     """A choice carries the question's pause id and the choice; "Custom answer…" the id."""
-    return await policy.asker_of_pause(ids.first_id(clicked.value))
+    await policy.check_act_on_question(rules, clicked.user, ids.first_id(clicked.value))
 
 
 async def _submission(modal: ViewSubmission, rules: Policy) -> tuple[PauseView, str]:
     pause_id = ids.unpack(modal.private_metadata, 1)[0]
-    rules.check_act(modal.user, await policy.asker_of_pause(pause_id))
+    await policy.check_act_on_question(rules, modal.user, pause_id)
     answer = modal.value(ids.ANSWER_BLOCK, ids.ANSWER_INPUT).strip()
-    return pause_view(await find_pause(pause_id=pause_id)), answer
+    return await views.question(pause_id), answer
 
 
 async def _nowhere(text: str) -> None:
     return None
-
-
-# --- the question and its modal (pure) ----------------------------------------------------
-# A clarify question (pure): one button per choice and "Custom answer…", then who answered.
-
-BUTTONS_PER_BLOCK = 25
-MAX_ANSWER = 2900
-
-
-def render_clarify(pause: PauseView) -> Payload:
-    """The question; buttons while unanswered, the answer (or expiry) afterwards."""
-    question = section(f"❓ *{escape(pause.question)}*")
-    if pause.status == PauseStatus.ANSWERED:
-        answer = escape(clip(pause.answer or "", MAX_ANSWER))
-        answered = f"✅ answered by {who(pause.answered_by)}: {answer}"
-        return Payload(f"Answered: {pause.question}", [question, context(answered)])
-    if pause.status == PauseStatus.EXPIRED:
-        return Payload(f"Expired: {pause.question}", [question, context("⌛ This question expired.")])
-    return Payload(f"Question: {pause.question}", [question, *_buttons(pause)])
-
-
-def _buttons(pause: PauseView) -> list[Block]:
-    elements = [button(choice, ids.choice_action(i), ids.pack(pause.pause_id, i))
-                for i, choice in enumerate(pause.choices)]
-    elements.append(button("Custom answer…", ids.CLARIFY_CUSTOM, ids.pack(pause.pause_id)))
-    return [actions(*elements[i:i + BUTTONS_PER_BLOCK])
-            for i in range(0, len(elements), BUTTONS_PER_BLOCK)]
-
-
-def custom_answer_modal(pause_id: int, question: str) -> dict[str, Any]:
-    """The modal "Custom answer…" opens; its submission answers the question."""
-    field = {"type": "plain_text_input", "action_id": ids.ANSWER_INPUT, "multiline": True}
-    return {
-        "type": "modal", "callback_id": ids.CUSTOM_ANSWER_VIEW, "private_metadata": ids.pack(pause_id),
-        "title": plain("Your answer", 24), "submit": plain("Send", 24), "close": plain("Cancel", 24),
-        "blocks": [section(f"❓ *{escape(question)}*"),
-                   {"type": "input", "block_id": ids.ANSWER_BLOCK, "element": field,
-                    "label": plain("Answer", 2000)}],
-    }

@@ -7,10 +7,10 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from core.agent.thinking import ThinkingState
 from core.conversation import views
 from core.conversation.presenting import tool_line
 from core.conversation.views import NOTHING_RECORDED, thinking_sections
+from core.conversation.vocabulary import ThinkingState
 from core.text.splitting import split_markdown
 
 from .. import ids

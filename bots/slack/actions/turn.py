@@ -6,11 +6,10 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.chat import feedback, policy
-from core.conversation import bindings, turns, views
+from core.conversation import bindings, feedback, policy, turns, views
 from core.conversation.refusals import FINISHED, SWITCH_BUSY
+from core.conversation.vocabulary import Platform, Policy
 from core.errors import Busy, Conflict, NotFound, NotYours
-from core.store.models import Platform
 
 from .. import ids, refs
 from ..delivery.agent_session import settle
@@ -28,11 +27,11 @@ class AnswerListeners:
 
     def register(self, app: AsyncApp) -> None:
         services = self._services
-        app.action(ids.STOP)(click_listener(services, self._stop, "stop", _asker_of_run))
+        app.action(ids.STOP)(click_listener(services, self._stop, "stop", _on_run))
         app.action(ids.REGENERATE)(click_listener(services, self._regenerate, "regenerate",
-                                                  _asker_of_answer))
+                                                  _on_answer))
         app.action(ids.SWITCH_PATTERN)(click_listener(services, self._switch, "switch version",
-                                                      _asker_of_shown))
+                                                      _on_shown))
         app.action(ids.POSITION)(self.on_position)
         app.action(ids.FEEDBACK)(click_listener(services, self._rate, "feedback"))  # open to all
         app.event("agent_session_stopped")(self.on_session_stopped)
@@ -90,20 +89,21 @@ class AnswerListeners:
         alone."""
         kind, message_id = ids.parse_feedback(clicked.value)
         await message_here(clicked, message_id)
-        value = feedback.value_of(kind)
-        await feedback.give(message_id, Platform.SLACK, clicked.user, value)
-        await to_clicker(self._services.sender, clicked)(feedback.THANKS[value])
+        thanks = await feedback.rate(message_id, Platform.SLACK, clicked.user, kind)
+        await to_clicker(self._services.sender, clicked)(thanks)
 
     async def _native_stop(self, stopped: SessionStopped) -> None:
         services = self._services
         place = place_of(stopped.team, stopped.channel, stopped.thread_ts, stopped.thread_ts)
         session = await bindings.bound_session(place.key)
         run_id = await turns.run_in_flight(session.id) if session is not None else None
-        if run_id is not None and not services.policy.may_act(
-                stopped.user, asker := await policy.asker_of_run(run_id)):
-            await services.sender.ephemeral(stopped.team, stopped.channel, stopped.user,
-                                            refusal(NotYours(asker)), stopped.thread_ts)
-            return
+        if run_id is not None:
+            try:
+                await policy.check_act_on_run(services.policy, stopped.user, run_id)
+            except NotYours as refused:
+                await services.sender.ephemeral(stopped.team, stopped.channel, stopped.user,
+                                                refusal(refused), stopped.thread_ts)
+                return
         if run_id is None or not await stop_run(services, run_id):
             await settle(services, Slot(stopped.team, stopped.channel, stopped.thread_ts))
 
@@ -123,14 +123,14 @@ async def stop_run(services: SlackServices, run_id: str) -> bool:
     return True
 
 
-async def _asker_of_run(clicked: Click) -> str | None:
-    return await policy.asker_of_run(ids.parse_run(clicked.value))
+async def _on_run(rules: Policy, clicked: Click) -> None:
+    await policy.check_act_on_run(rules, clicked.user, ids.parse_run(clicked.value))
 
 
-async def _asker_of_answer(clicked: Click) -> str | None:
-    return await policy.asker_of_message(ids.unpack(clicked.value, 1)[0])
+async def _on_answer(rules: Policy, clicked: Click) -> None:
+    await policy.check_act_on_message(rules, clicked.user, ids.unpack(clicked.value, 1)[0])
 
 
-async def _asker_of_shown(clicked: Click) -> str | None:
+async def _on_shown(rules: Policy, clicked: Click) -> None:
     """◀ ▶ carry the shown answer's id, then the target's."""
-    return await policy.asker_of_message(ids.unpack(clicked.value, 2)[0])
+    await policy.check_act_on_message(rules, clicked.user, ids.unpack(clicked.value, 2)[0])

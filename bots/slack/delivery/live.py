@@ -32,19 +32,24 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from core.chat import tree
 from core.conversation import bindings, turns, views
 from core.conversation.views import Versions
+from core.conversation.vocabulary import (
+    PauseKind,
+    PauseStatus,
+    PauseView,
+    Platform,
+    RunUpdate,
+    Subscription,
+)
 from core.edge.dedupe import Seen
-from core.runtime.updates import PauseView, RunUpdate, Subscription
-from core.store.models import PauseKind, PauseStatus, Platform
 
 from .. import refs
-from ..actions.clarify import render_clarify
 from ..intake import unheard
 from ..refs import Posted, Slot
 from ..render.approval import render_approval
 from ..render.blocks import Payload, section
+from ..render.clarify import render_clarify
 from ..render.turn import (
     AnswerLayout,
     loading_line,
@@ -368,7 +373,7 @@ class ThreadExtras:
     async def _divider(self, summary_id: int) -> None:
         if await refs.divider_of(summary_id) is not None:
             return
-        await tree.get_message(summary_id)  # NotFound if it went away meanwhile
+        await views.stored_message(summary_id)  # NotFound if it went away meanwhile
         ts = await self._post(render_divider(summary_id))
         await refs.save_divider(summary_id, Posted(self._slot.team, self._slot.channel, ts))
 

@@ -16,8 +16,7 @@ from collections.abc import Callable
 from slack_sdk.errors import SlackApiError
 
 from core.conversation import turns
-from core.runtime.updates import RunUpdate
-from core.store.models import MessageStatus
+from core.conversation.vocabulary import MessageStatus, RunUpdate
 
 from ..refs import Slot
 from ..render.blocks import Block, Payload, context, section

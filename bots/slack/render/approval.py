@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from core.conversation.presenting import APPROVAL_LABELS, approval_outcome, approval_question
-from core.runtime.updates import PauseView
+from core.conversation.vocabulary import PauseView
 
 from .. import ids
 from .blocks import Block, Payload, actions, button, context, section

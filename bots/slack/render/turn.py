@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.agent.thinking import ToolCall
 from core.conversation import presenting
 from core.conversation.views import Versions
-from core.runtime.updates import RunUpdate
-from core.store.models import MessageStatus
+from core.conversation.vocabulary import MessageStatus, RunUpdate, ToolCall
 from core.text.splitting import split_markdown
 
 from .. import ids

@@ -10,7 +10,7 @@ import pytest
 from bots.slack import ids
 from bots.slack.render.turn import MAX_MESSAGES, answer_parts, render_answer
 from bots.slack.render.blocks import MAX_BLOCKS, MAX_MARKDOWN, MAX_SECTION, MAX_TEXT, Payload
-from bots.slack.actions.clarify import custom_answer_modal, render_clarify
+from bots.slack.render.clarify import custom_answer_modal, render_clarify
 from bots.slack.commands import Command, mention_command, parse_command
 from bots.slack.render.turn import render_live
 from bots.slack.commands import choice_menu, parse_option
