@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 import aiohttp
 from yarl import URL
 
-from core.chat.attachments import Refused
+from core.conversation.vocabulary import Refused
 from core.edge.urls import redacted_url
 
 CHUNK = 65536

@@ -6,9 +6,9 @@ the action's arguments: the database keys a click needs, so buttons posted befor
 still work) and calls `interaction_check`, then `callback`. `ActionItem` holds what every
 action shares: `interaction_check` refuses a click naming another conversation
 (`core.conversation.bindings`) and, for actions on a turn, one by somebody who may not act on
-it (`core.chat.policy`), privately and before anything changes; `callback` runs the
-action inside the error boundary. Handlers acknowledge within Discord's 3 seconds (they
-defer first when the work may take longer).
+it (the policy, with the turn's asker: `core.conversation.askers`), privately and before
+anything changes; `callback` runs the action inside the error boundary. Handlers acknowledge
+within Discord's 3 seconds (they defer first when the work may take longer).
 
 discord.py routes neither a modal submission it did not open nor a click on a button the
 message no longer has (a second click racing the edit that removed it):
@@ -33,12 +33,10 @@ from bots.discord.render.clarify import refusal
 from bots.discord.render.pages import summary_part, thinking_page, thinking_pages
 from bots.discord.render.parts import Part, clip
 from bots.discord.services import DiscordServices, services_of
-from core.chat import feedback, policy, tree
-from core.conversation import bindings, turns, views
+from core.conversation import askers, bindings, feedback, questions, turns, views
 from core.conversation.refusals import ELSEWHERE, FINISHED, SWITCH_BUSY
-from core.errors import Busy, Conflict, InvalidInput, NotFound
-from core.runtime.clarify import ClarifyOutcome, view
-from core.store.models import ClarifyPause, PauseStatus, Platform
+from core.conversation.vocabulary import ClarifyOutcome, PauseStatus, PauseView, Platform
+from core.errors import Busy, Conflict, NotFound
 
 ID = r"[0-9]{1,20}"
 RUN = r"[0-9A-Za-z_-]{1,64}"
@@ -111,7 +109,7 @@ class OnMessage(ActionItem, template=NEVER):
         return await bindings.session_of_message(self.number("message"))
 
     async def asker_of(self) -> str | None:
-        return await policy.asker_of_message(self.number("message"))
+        return await askers.of_message(self.number("message"))
 
 
 class OnPause(ActionItem, template=NEVER):
@@ -123,19 +121,16 @@ class OnPause(ActionItem, template=NEVER):
         return await bindings.session_of_pause(self.number("pause"))
 
     async def asker_of(self) -> str | None:
-        return await policy.asker_of_pause(self.number("pause"))
+        return await askers.of_pause(self.number("pause"))
 
-    async def pause(self) -> ClarifyPause:
-        pause = await ClarifyPause.get_or_none(id=self.number("pause"))
-        if pause is None:
-            raise NotFound("this question no longer exists")
-        return pause
+    async def pause(self) -> PauseView:
+        return await questions.question(self.number("pause"))
 
     async def answer(self, interaction: discord.Interaction, services: DiscordServices,
-                     pause: ClarifyPause, answer: str) -> None:
+                     pause: PauseView, answer: str) -> None:
         """The first answer wins; anyone later is told, privately, who answered what."""
         outcome = await services.pool.answer(pause.clarify_id, answer, user=str(interaction.user.id),
-                                             pause_id=pause.id)
+                                             pause_id=pause.pause_id)
         await self.settled(interaction, services, outcome, refusal(outcome.pause))
 
     @staticmethod
@@ -186,7 +181,7 @@ class Stop(ActionItem, template=ids.pattern(ids.Action.STOP, run=RUN)):
         return await bindings.session_of_run(self.args["run"])
 
     async def asker_of(self) -> str | None:
-        return await policy.asker_of_run(self.args["run"])
+        return await askers.of_run(self.args["run"])
 
     async def run(self, interaction: discord.Interaction, services: DiscordServices) -> None:
         await interaction.response.defer()
@@ -205,10 +200,7 @@ class Choice(OnPause, template=ids.pattern(ids.Action.CHOICE, pause=ID, index=ID
     async def run(self, interaction: discord.Interaction, services: DiscordServices) -> None:
         await interaction.response.defer()
         pause = await self.pause()
-        index = self.number("index")
-        if not 0 <= index < len(pause.choices or []):
-            raise InvalidInput("that choice is not one of this question's")
-        await self.answer(interaction, services, pause, str(pause.choices[index]))
+        await self.answer(interaction, services, pause, questions.choice(pause, self.number("index")))
 
 
 class CustomAnswer(OnPause, template=ids.pattern(ids.Action.CUSTOM, pause=ID)):
@@ -218,9 +210,9 @@ class CustomAnswer(OnPause, template=ids.pattern(ids.Action.CUSTOM, pause=ID)):
     async def run(self, interaction: discord.Interaction, services: DiscordServices) -> None:
         pause = await self.pause()
         if pause.status != PauseStatus.UNANSWERED:
-            await tell(interaction, refusal(view(pause)))
+            await tell(interaction, refusal(pause))
             return
-        await interaction.response.send_modal(answer_modal(pause.id, pause.question))
+        await interaction.response.send_modal(answer_modal(pause.pause_id, pause.question))
 
 
 class AnswerSubmitted(OnPause, template=ids.pattern(ids.Action.ANSWER, pause=ID)):
@@ -271,9 +263,9 @@ class Feedback(OnMessage, template=ids.pattern(ids.Action.FEEDBACK, message=ID, 
     """👍 / 👎: the clicker's rating of the answer (one per person, changeable)."""
 
     async def run(self, interaction: discord.Interaction, services: DiscordServices) -> None:
-        value = feedback.value_of(self.args["value"])
-        await feedback.give(self.number("message"), Platform.DISCORD, str(interaction.user.id), value)
-        await tell(interaction, feedback.THANKS[value])
+        thanks = await feedback.rate(self.number("message"), Platform.DISCORD,
+                                     str(interaction.user.id), self.args["value"])
+        await tell(interaction, thanks)
 
 
 class ShowThinking(OnMessage, template=ids.pattern(ids.Action.THINKING, message=ID)):
@@ -297,8 +289,8 @@ class ShowSummary(OnMessage, template=ids.pattern(ids.Action.SUMMARY, message=ID
 
     async def run(self, interaction: discord.Interaction, services: DiscordServices) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        message = await tree.get_message(self.number("message"))
-        await interaction.edit_original_response(**_edit_kwargs(summary_part(message.content)))
+        summary = await views.summary(self.number("message"))
+        await interaction.edit_original_response(**_edit_kwargs(summary_part(summary)))
 
 
 class Label(ActionItem, template=ids.pattern(ids.Action.NOOP, side=r"[a-z]+")):

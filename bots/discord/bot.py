@@ -29,16 +29,12 @@ from bots.discord.intake import DiscordCommandTree
 from bots.discord.services import DiscordServices
 from bots.discord.shards import ShardFleet
 from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor, close_reason
-from core.agent.bridge.port import Bridge
-from core.agent.catalogue import Catalogue
-from core.chat.attachments import FileReader
 from core.config import Settings
+from core.conversation.vocabulary import AllShards, Bridge, Catalogue, FileReader, RunPool, Shards
 from core.edge.backoff import Backoff
 from core.edge.platform_links import LinkState, PlatformLink
 from core.edge.ratelimit import RateLimiter
 from core.errors import InvalidInput
-from core.runtime.pool import RunPool
-from core.runtime.shards import AllShards, Shards
 
 log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0  # at stop, how long pending message edits may still go out

@@ -39,15 +39,19 @@ from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
 from bots.discord.render.titles import thread_name
 from bots.discord.thread_history import DiscordThreadHistory
-from core.chat.attachments import FileReader
-from core.chat.sessions import ThreadKey, session_for_thread
-from core.chat.thread_context import DEFAULT_MESSAGES
 from core.conversation import bindings, turns
 from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION
+from core.conversation.vocabulary import (
+    DEFAULT_MESSAGES,
+    ChatMessage,
+    ChatSession,
+    FileReader,
+    Platform,
+    RunPool,
+    ThreadKey,
+)
 from core.edge.dedupe import Seen
 from core.errors import Busy
-from core.runtime.pool import RunPool
-from core.store.models import ChatMessage, ChatSession, Platform
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +161,7 @@ class SessionFinder:
         self._targets.asking(message.id, message.channel.id)
 
     async def _bind(self, place: Place) -> Found:
-        session, new = await session_for_thread(place.key())
+        session, new = await bindings.session_for_thread(place.key())
         self._targets.bound(session.id, place.target)
         return Found(session, place, new)
 

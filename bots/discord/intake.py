@@ -28,9 +28,8 @@ from bots.discord.boundary import log_failure, tell
 from bots.discord.inbound import command_data
 from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import notice_part, refusal_text
-from core.chat.policy import Policy, first_refusal
-from core.chat.sessions import ThreadKey
-from core.conversation.refusals import NOT_ALLOWED
+from core.conversation.refusals import NOT_ALLOWED, first_refusal
+from core.conversation.vocabulary import Policy, ThreadKey
 
 log = logging.getLogger(__name__)
 STALE = ("That command does not match this version of the bot (Discord may still show an "

@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.conversation import bindings
-from core.conversation.refs import refs_in, save_refs
+from core.conversation import bindings, refs
+from core.conversation.vocabulary import Platform
 from core.edge.dedupe import Recent
-from core.store.models import ChatMessage, ClarifyPause, Platform
 
 KEY = "discord"
 
@@ -69,67 +68,60 @@ class DiscordRefs:
             return cached
         if session_id in self._channels and self._channels.get(session_id) is None:
             return None  # a session of another platform: no query for each of its updates
-        user = await ChatMessage.get_or_none(id=user_message_id)
+        user = await refs.asked_refs(user_message_id, KEY)
         if user is None:
             return None
-        refs = refs_of(user.platform_refs)
-        target = _turn_from(refs)
+        target = _turn_from(user.refs)
         if target is None:
             channel = await self.channel_of(session_id)
             if channel is None:
                 return None
-            branched = user.branch_order > 0
-            target = TurnTarget(channel, reply_to=_reply_to(user, channel), branched=branched)
-        target.asked = await self._asked(session_id, user, target, refs)
+            target = TurnTarget(channel, reply_to=_reply_to(user, channel), branched=user.edited)
+        target.asked = await self._asked(session_id, user, target)
         self._turns.put(user_message_id, target)
         return target
 
-    async def _asked(self, session_id: int, user: ChatMessage, target: TurnTarget,
-                     refs: dict[str, Any]) -> Asked | None:
+    async def _asked(self, session_id: int, user: refs.AskedRefs,
+                     target: TurnTarget) -> Asked | None:
         """Where the user's message is: as the conversation said, as saved, or else in the
         turn's channel, but in the parent channel for the message a thread was opened on."""
-        posted = user.platform_message_id or ""
+        posted = user.platform_message_id
         if not posted.isdigit():
             return None
         message = int(posted)
-        channel = self._asked_in.get(message) or _number(refs.get("asked"))
+        channel = self._asked_in.get(message) or _number(user.refs.get("asked"))
         if channel is None and message == target.channel_id:
             binding = await bindings.latest_binding(session_id, Platform.DISCORD)
             channel = _number(binding.channel) if binding else None
         return Asked(channel or target.channel_id, message)
 
     async def save_turn(self, user_message_id: int, target: TurnTarget) -> None:
-        refs = {"channel": str(target.channel_id), "messages": [str(m) for m in target.message_ids],
-                "reply_to": str(target.reply_to or ""), "branched": target.branched,
-                "asked": str(target.asked.channel_id) if target.asked else ""}
-        await save_refs(ChatMessage, user_message_id, KEY, refs)
+        saved = {"channel": str(target.channel_id), "messages": [str(m) for m in target.message_ids],
+                 "reply_to": str(target.reply_to or ""), "branched": target.branched,
+                 "asked": str(target.asked.channel_id) if target.asked else ""}
+        await refs.save_message_refs(user_message_id, KEY, saved)
 
     async def pause(self, pause_id: int) -> dict[str, Any]:
-        row = await ClarifyPause.get_or_none(id=pause_id)
-        return refs_of(row.platform_refs) if row else {}
+        return await refs.pause_refs(pause_id, KEY)
 
-    async def save_pause(self, pause_id: int, refs: dict[str, Any]) -> None:
-        await save_refs(ClarifyPause, pause_id, KEY, refs)
+    async def save_pause(self, pause_id: int, saved: dict[str, Any]) -> None:
+        await refs.save_pause_refs(pause_id, KEY, saved)
 
     async def summary_posted(self, summary_id: int) -> bool:
-        row = await ChatMessage.get_or_none(id=summary_id)
-        return row is None or bool(refs_of(row.platform_refs))
+        saved = await refs.message_refs(summary_id, KEY)
+        return saved is None or bool(saved)
 
     async def save_summary(self, summary_id: int, channel_id: int, message_id: int) -> None:
-        await save_refs(ChatMessage, summary_id, KEY,
-                        {"channel": str(channel_id), "message": str(message_id)})
+        await refs.save_message_refs(summary_id, KEY,
+                                     {"channel": str(channel_id), "message": str(message_id)})
 
 
-def refs_of(platform_refs: Any) -> dict[str, Any]:
-    return refs_in(platform_refs, KEY)
-
-
-def _turn_from(refs: dict[str, Any]) -> TurnTarget | None:
-    if not refs.get("channel"):
+def _turn_from(saved: dict[str, Any]) -> TurnTarget | None:
+    if not saved.get("channel"):
         return None
-    reply_to = int(refs["reply_to"]) if refs.get("reply_to") else None
-    messages = [int(m) for m in refs.get("messages", [])]
-    return TurnTarget(int(refs["channel"]), messages, reply_to, bool(refs.get("branched")))
+    reply_to = int(saved["reply_to"]) if saved.get("reply_to") else None
+    messages = [int(m) for m in saved.get("messages", [])]
+    return TurnTarget(int(saved["channel"]), messages, reply_to, bool(saved.get("branched")))
 
 
 def _number(value: Any) -> int | None:
@@ -137,8 +129,8 @@ def _number(value: Any) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _reply_to(user: ChatMessage, channel: int) -> int | None:
+def _reply_to(user: refs.AskedRefs, channel: int) -> int | None:
     # A thread opened on a message has that message's id; a reply can't cross channels.
-    posted = user.platform_message_id or ""
+    posted = user.platform_message_id
     mid = int(posted) if posted.isdigit() else None
     return mid if mid is not None and mid != channel else None

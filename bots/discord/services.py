@@ -14,13 +14,8 @@ from bots.discord.files import DiscordFiles
 from bots.discord.intake import DiscordIntake
 from bots.discord.refs import DiscordRefs
 from bots.discord.render.presenters import LiveUpdater, Notices, Outboxes
-from core.agent.bridge.port import Bridge
-from core.agent.catalogue import Catalogue
-from core.chat.attachments import FileReader
-from core.chat.policy import Policy
-from core.chat.thread_context import DEFAULT_MESSAGES
+from core.conversation.vocabulary import DEFAULT_MESSAGES, Bridge, Catalogue, FileReader, Policy, RunPool
 from core.edge.ratelimit import RateLimiter
-from core.runtime.pool import RunPool
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ binds it to a fresh one, and the newest binding of a session is where it shows.
 
 from __future__ import annotations
 
+from core.chat import sessions
 from core.chat.sessions import ThreadKey, thread_binding
 from core.store.db import first_value
 from core.store.models import ChatMessage, ChatSession, ClarifyPause, ConversationBinding, Platform
@@ -15,6 +16,12 @@ async def bound_session(key: ThreadKey) -> ChatSession | None:
     """The session bound to a thread, without creating one."""
     binding = await thread_binding(key)
     return binding.session if binding else None
+
+
+async def session_for_thread(key: ThreadKey) -> tuple[ChatSession, bool]:
+    """The session bound to a thread, creating both if new (True: created now, for this
+    message); a thread another replica bound meanwhile keeps theirs."""
+    return await sessions.session_for_thread(key)
 
 
 async def latest_binding(session_id: int, platform: Platform) -> ConversationBinding | None:

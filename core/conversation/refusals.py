@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 
+from core.chat import policy
+from core.chat.sessions import ThreadKey
 from core.errors import (
     AdminOnly,
     BridgeUnavailable,
@@ -94,3 +96,10 @@ def question_closed(pause: PauseView, answer: str) -> str:
 def _sentence(message: str) -> str:
     message = message.strip()
     return (message[:1].upper() + message[1:]) if message else "That did not work."
+
+
+async def first_refusal(key: ThreadKey, user: str) -> bool:
+    """Whether `user`, who may not talk to the bot, is refused for the first time in the
+    conversation `key` (recorded now): they are told once per conversation, whichever replica
+    hears them."""
+    return await policy.first_refusal(key, user)

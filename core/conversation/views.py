@@ -1,6 +1,6 @@
 """What a conversation shows of a stored turn: the turn as a RunUpdate (after a version
-switch, a restart, or a run another replica drives), where it stands among its versions, and
-the thinking "Show thinking" opens."""
+switch, a restart, or a run another replica drives), where it stands among its versions, the
+thinking "Show thinking" opens, and the summary behind a compaction's divider."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ async def stored_update(message_id: int) -> RunUpdate:
         state=state, error=message.error, model_id=message.model_id,
         skill_folder=message.skill_folder,
     )
+
+
+async def summary(message_id: int) -> str:
+    """The summary behind a compaction's divider (a SYSTEM message's text)."""
+    return (await tree.get_message(message_id)).content
 
 
 async def current_update(pool: RunPool, message_id: int) -> RunUpdate:

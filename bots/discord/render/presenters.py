@@ -32,12 +32,10 @@ from bots.discord.render.parts import Part
 from bots.discord.render.reactions import REACTION_LIMIT, ReactionPresenter
 from bots.discord.render.titles import RENAME_LIMIT, ThreadTitlePresenter
 from bots.discord.render.turn import TurnContext, turn_parts
-from core.conversation import views
+from core.conversation import turns, views
+from core.conversation.vocabulary import PauseKind, PauseStatus, PauseView, RunPool, RunUpdate
 from core.edge.dedupe import Recent, Seen
 from core.edge.ratelimit import RateLimiter
-from core.runtime.pool import RunPool
-from core.runtime.updates import PauseView, RunUpdate
-from core.store.models import ChatMessage, PauseKind, PauseStatus
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +71,7 @@ class TurnPresenter:
         if target.asked is not None:
             self._reactions.show(target.asked, update.status)
         if update.finished and target.message_ids:
-            await ChatMessage.filter(id=update.message_id).update(
-                platform_message_id=str(target.message_ids[0]))
+            await turns.save_platform_id(update.message_id, str(target.message_ids[0]))
 
     async def _sync(self, update: RunUpdate, target: TurnTarget, parts: list[Part],
                     permit: Permit) -> None:

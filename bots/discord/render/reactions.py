@@ -16,9 +16,9 @@ from functools import partial
 
 from bots.discord.delivery import Outbox, Permit, Refusals, Writer
 from bots.discord.refs import Asked
+from core.conversation.vocabulary import MessageStatus
 from core.edge.dedupe import Recent
 from core.edge.ratelimit import Limit
-from core.store.models import MessageStatus
 
 WORKING, ANSWERED, FAILED = "👀", "✅", "❌"
 # The mark of each status ("" none); a status not here (queued) changes nothing.
