@@ -18,7 +18,7 @@ from discord import app_commands
 from bots.discord import ids
 from bots.discord.actions import ID, ActionItem
 from bots.discord.conversation import Place, allowed
-from bots.discord.delivery import view_of
+from bots.discord.delivery.components import view_of
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.inbound import component_data
 from bots.discord.render.parts import Part, SelectSpec, clip

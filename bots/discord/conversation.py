@@ -6,7 +6,7 @@ message in a bound thread continues it without a mention; a mention in another t
 that thread, and a forum's posts are threads too (a post's starter message has the post's
 id and is in the post); a DM channel is one session until `/hermes new`. Where the person's
 message is (the channel a thread was opened in, or the thread) is noted before its turn is
-written, for the reactions on it (bots/discord/render/reactions.py). Gateway RESUME replays are
+written, for the reactions on it (bots/discord/delivery/reactions.py). Gateway RESUME replays are
 recognised by message id and never start a second run. Before anything is bound or run,
 the message passes the intake (bots/discord/intake.py: who may talk).
 
@@ -28,6 +28,7 @@ from typing import Final
 import discord
 
 from bots.discord.boundary import log_failure
+from bots.discord.delivery.live import Notices
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.files import DiscordFiles
 from bots.discord.inbound import UserPost, user_post
@@ -35,7 +36,6 @@ from bots.discord.intake import DiscordIntake
 from bots.discord.refs import DiscordRefs
 from bots.discord.render import refusals
 from bots.discord.render.parts import Part
-from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
 from bots.discord.render.titles import thread_name
 from bots.discord.thread_history import DiscordThreadHistory

@@ -1,5 +1,5 @@
 """Where things show on Discord, read from the database (then cached): the channel of each
-session, the messages of each turn, the message of each clarify question.
+session, the messages of each turn (its `Slot`), the message of each clarify question.
 
 Refs live in the `platform_refs` columns: a turn's messages on its USER node (they are shared
 by every version of the answer), a question's message on its ClarifyPause, a divider on its
@@ -28,7 +28,7 @@ class Asked:
 
 
 @dataclass(slots=True)
-class TurnTarget:
+class Slot:
     """The Discord messages of one turn (head first), in their channel."""
 
     channel_id: int
@@ -41,7 +41,7 @@ class TurnTarget:
 class DiscordRefs:
     def __init__(self) -> None:
         self._channels: Recent[int, int | None] = Recent()
-        self._turns: Recent[int, TurnTarget] = Recent()
+        self._turns: Recent[int, Slot] = Recent()
         self._asked_in: Recent[int, int] = Recent()  # a person's message -> its channel
 
     def asking(self, message_id: int, channel_id: int) -> None:
@@ -62,7 +62,7 @@ class DiscordRefs:
         """The bot bound a session to a channel just now."""
         self._channels.put(session_id, channel_id)
 
-    async def turn(self, session_id: int, user_message_id: int) -> TurnTarget | None:
+    async def turn(self, session_id: int, user_message_id: int) -> Slot | None:
         cached = self._turns.get(user_message_id)
         if cached is not None:
             return cached
@@ -71,18 +71,18 @@ class DiscordRefs:
         user = await refs.asked_refs(user_message_id, KEY)
         if user is None:
             return None
-        target = _turn_from(user.refs)
-        if target is None:
+        slot = _turn_from(user.refs)
+        if slot is None:
             channel = await self.channel_of(session_id)
             if channel is None:
                 return None
-            target = TurnTarget(channel, reply_to=_reply_to(user, channel), branched=user.edited)
-        target.asked = await self._asked(session_id, user, target)
-        self._turns.put(user_message_id, target)
-        return target
+            slot = Slot(channel, reply_to=_reply_to(user, channel), branched=user.edited)
+        slot.asked = await self._asked(session_id, user, slot)
+        self._turns.put(user_message_id, slot)
+        return slot
 
     async def _asked(self, session_id: int, user: refs.AskedRefs,
-                     target: TurnTarget) -> Asked | None:
+                     slot: Slot) -> Asked | None:
         """Where the user's message is: as the conversation said, as saved, or else in the
         turn's channel, but in the parent channel for the message a thread was opened on."""
         posted = user.platform_message_id
@@ -90,15 +90,15 @@ class DiscordRefs:
             return None
         message = int(posted)
         channel = self._asked_in.get(message) or _number(user.refs.get("asked"))
-        if channel is None and message == target.channel_id:
+        if channel is None and message == slot.channel_id:
             binding = await bindings.latest_binding(session_id, Platform.DISCORD)
             channel = _number(binding.channel) if binding else None
-        return Asked(channel or target.channel_id, message)
+        return Asked(channel or slot.channel_id, message)
 
-    async def save_turn(self, user_message_id: int, target: TurnTarget) -> None:
-        saved = {"channel": str(target.channel_id), "messages": [str(m) for m in target.message_ids],
-                 "reply_to": str(target.reply_to or ""), "branched": target.branched,
-                 "asked": str(target.asked.channel_id) if target.asked else ""}
+    async def save_turn(self, user_message_id: int, slot: Slot) -> None:
+        saved = {"channel": str(slot.channel_id), "messages": [str(m) for m in slot.message_ids],
+                 "reply_to": str(slot.reply_to or ""), "branched": slot.branched,
+                 "asked": str(slot.asked.channel_id) if slot.asked else ""}
         await refs.save_message_refs(user_message_id, KEY, saved)
 
     async def pause(self, pause_id: int) -> dict[str, Any]:
@@ -116,12 +116,12 @@ class DiscordRefs:
                                      {"channel": str(channel_id), "message": str(message_id)})
 
 
-def _turn_from(saved: dict[str, Any]) -> TurnTarget | None:
+def _turn_from(saved: dict[str, Any]) -> Slot | None:
     if not saved.get("channel"):
         return None
     reply_to = int(saved["reply_to"]) if saved.get("reply_to") else None
     messages = [int(m) for m in saved.get("messages", [])]
-    return TurnTarget(int(saved["channel"]), messages, reply_to, bool(saved.get("branched")))
+    return Slot(int(saved["channel"]), messages, reply_to, bool(saved.get("branched")))
 
 
 def _number(value: Any) -> int | None:
