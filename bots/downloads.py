@@ -3,7 +3,7 @@
 Both adapters' downloads go through `download`: every URL, and every redirect's target, must
 pass `allowed` (redirects are followed by hand, only within it, at most MAX_REDIRECTS), and no
 more than `limit` bytes are read from the body, however large it is or says it is. A URL
-refused is `core.chat.attachments.Refused`: the chat names the file and why (docs/security.md).
+refused is `Refused` (`core.conversation.vocabulary`): the chat names the file and why (docs/security.md).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 import aiohttp
 from yarl import URL
 
-from core.chat.attachments import Refused
+from core.conversation.vocabulary import Refused
 from core.edge.urls import redacted_url
 
 CHUNK = 65536

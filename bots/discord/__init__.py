@@ -9,11 +9,12 @@ per concept, the same layout as the Slack adapter:
 - `inbound.py`: what is read of Discord's payloads, typed at the edge (pure).
 - `intake.py`: the gate: who may talk, and the slash commands' one error boundary.
 - `conversation.py`: a message or an edit -> a turn of the right session.
-- `actions.py`: one DynamicItem per click (who may act, in `interaction_check`);
-  `commands.py`: `/hermes`.
-- `render/`: what each message shows (pure), and the presenters keeping messages in step
-  (with the reactions on a person's message and the names of the bot's threads).
-- `delivery.py`: the channel budget, the outbox and the writer; `refs.py`: platform_refs.
+- `actions/`: one DynamicItem per click (who may act, in `interaction_check`), by role:
+  `turn`, `clarify`, `approvals`, `thinking`; `commands.py`: `/hermes`.
+- `render/`: what each message shows (pure: no I/O).
+- `delivery/`: the channel budgets, the outbox and the writer, and what keeps the bot's
+  messages in step with the runs (`live.py`: `RunFollower`; the reactions on a person's
+  message, the names of the bot's threads); `refs.py`: where each turn shows (`Slot`).
 - `supervisor.py`: the gateway connection, kept up.
 """
 

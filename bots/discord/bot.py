@@ -1,7 +1,7 @@
 """`DiscordBot`: the Discord adapter as one object that `hermes-chat serve` starts and stops,
 the composition of its parts (bots/discord/services.py), and the discord.py client they hang on.
 
-The client's `setup_hook` registers the actions (bots/discord/actions.py, commands.py) as
+The client's `setup_hook` registers the actions (bots/discord/actions/, commands.py) as
 DynamicItems, so buttons of earlier runs work again, and syncs `/hermes`; its gateway events go
 to the conversation (messages, edits) and to the actions (what discord.py does not route).
 DISCORD_API_URL and DISCORD_GATEWAY_URL say where discord.py sends REST and gateway traffic (a
@@ -21,28 +21,24 @@ from typing import Any
 import discord
 import yarl
 
-from bots.discord.actions import BUTTONS, on_unrouted_interaction
+from bots.discord.actions import Label, approvals, clarify, on_unrouted_interaction, thinking, turn
 from bots.discord.commands import SELECTS, HermesCommands
-from bots.discord.delivery import WRITE_TIMEOUT
+from bots.discord.delivery.writer import WRITE_TIMEOUT
 from bots.discord.files import DiscordFiles
 from bots.discord.intake import DiscordCommandTree
 from bots.discord.services import DiscordServices
 from bots.discord.shards import ShardFleet
 from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor, close_reason
-from core.agent.bridge.port import Bridge
-from core.agent.catalogue import Catalogue
-from core.chat.attachments import FileReader
 from core.config import Settings
+from core.conversation.vocabulary import AllShards, Bridge, Catalogue, FileReader, RunPool, Shards
 from core.edge.backoff import Backoff
 from core.edge.platform_links import LinkState, PlatformLink
 from core.edge.ratelimit import RateLimiter
 from core.errors import InvalidInput
-from core.runtime.pool import RunPool
-from core.runtime.shards import AllShards, Shards
 
 log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0  # at stop, how long pending message edits may still go out
-ITEMS = (*BUTTONS, *SELECTS)
+ITEMS = (*turn.ITEMS, *clarify.ITEMS, *approvals.ITEMS, *thinking.ITEMS, Label, *SELECTS)
 
 
 class DiscordBot:
@@ -179,7 +175,7 @@ class DiscordBot:
     async def _follow_runs(self) -> None:
         if self.fleet is None:
             await self.client.wait_until_ready()
-        await self.services.updater.run()  # sharded: the main client writes by REST alone
+        await self.services.follower.run()  # sharded: the main client writes by REST alone
 
     async def _recommended_count(self) -> int:
         """Discord's recommended shard count (GET /gateway/bot); 1 if it cannot say."""
@@ -263,7 +259,7 @@ class HermesClient(discord.Client):
         await self.hermes.conversation.on_raw_message_edit(payload)
 
     async def on_interaction(self, interaction: discord.Interaction) -> None:
-        await on_unrouted_interaction(interaction, ITEMS)
+        await on_unrouted_interaction(interaction, (*ITEMS, *clarify.MODALS))
 
 
 class Endpoints:

@@ -18,20 +18,18 @@ from discord import app_commands
 from bots.discord import ids
 from bots.discord.actions import ID, ActionItem
 from bots.discord.conversation import Place, allowed
-from bots.discord.delivery import view_of
+from bots.discord.delivery.components import view_of
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.inbound import component_data
 from bots.discord.render.parts import Part, SelectSpec, clip
 from bots.discord.render.status import status_embed
 from bots.discord.render.titles import NEW_THREAD_NAME
 from bots.discord.services import DiscordServices, services_of
-from core.agent.catalogue import Catalogue
-from core.chat.sessions import session_for_thread
 from core.conversation import bindings, commands
 from core.conversation.commands import NO_SKILL
 from core.conversation.refusals import NO_CONVERSATION, NOT_HERE
+from core.conversation.vocabulary import Catalogue, ChatSession
 from core.errors import InvalidInput, NotFound
-from core.store.models import ChatSession
 
 POST_STARTER = "🆕 A new conversation with Hermes: every message in this post goes to the agent."
 FILE_LIMIT = 10 * 1024 * 1024  # what a bot may upload without a boosted server
@@ -61,7 +59,7 @@ async def session_of(interaction: discord.Interaction, services: DiscordServices
     """The conversation of this thread or DM (a DM always has one)."""
     place = await place_of(interaction, services)
     if place.is_dm:
-        dm, _ = await session_for_thread(place.key())
+        dm, _ = await bindings.session_for_thread(place.key())
         return dm
     session = await current(place)
     if session is None:

@@ -6,7 +6,7 @@ message in a bound thread continues it without a mention; a mention in another t
 that thread, and a forum's posts are threads too (a post's starter message has the post's
 id and is in the post); a DM channel is one session until `/hermes new`. Where the person's
 message is (the channel a thread was opened in, or the thread) is noted before its turn is
-written, for the reactions on it (bots/discord/render/reactions.py). Gateway RESUME replays are
+written, for the reactions on it (bots/discord/delivery/reactions.py). Gateway RESUME replays are
 recognised by message id and never start a second run. Before anything is bound or run,
 the message passes the intake (bots/discord/intake.py: who may talk).
 
@@ -28,6 +28,7 @@ from typing import Final
 import discord
 
 from bots.discord.boundary import log_failure
+from bots.discord.delivery.live import Notices
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.files import DiscordFiles
 from bots.discord.inbound import UserPost, user_post
@@ -35,19 +36,22 @@ from bots.discord.intake import DiscordIntake
 from bots.discord.refs import DiscordRefs
 from bots.discord.render import refusals
 from bots.discord.render.parts import Part
-from bots.discord.render.presenters import Notices
 from bots.discord.render.refusals import missing_permissions, missing_permissions_text
 from bots.discord.render.titles import thread_name
 from bots.discord.thread_history import DiscordThreadHistory
-from core.chat.attachments import FileReader
-from core.chat.sessions import ThreadKey, session_for_thread
-from core.chat.thread_context import DEFAULT_MESSAGES
 from core.conversation import bindings, turns
 from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION
+from core.conversation.vocabulary import (
+    DEFAULT_MESSAGES,
+    ChatMessage,
+    ChatSession,
+    FileReader,
+    Platform,
+    RunPool,
+    ThreadKey,
+)
 from core.edge.dedupe import Seen
 from core.errors import Busy
-from core.runtime.pool import RunPool
-from core.store.models import ChatMessage, ChatSession, Platform
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +161,7 @@ class SessionFinder:
         self._targets.asking(message.id, message.channel.id)
 
     async def _bind(self, place: Place) -> Found:
-        session, new = await session_for_thread(place.key())
+        session, new = await bindings.session_for_thread(place.key())
         self._targets.bound(session.id, place.target)
         return Found(session, place, new)
 

@@ -9,8 +9,8 @@ import aiohttp
 import discord
 
 from bots.downloads import download
-from core.chat.attachments import FileOffer
 from core.config import DISCORD_CDN_HOSTS
+from core.conversation.vocabulary import FileOffer
 from core.edge.urls import Origins
 
 WHERE = "Discord's file servers"

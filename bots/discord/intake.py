@@ -5,8 +5,8 @@ Who may talk is core's rule (`core.chat.policy.Policy.may_talk`: `ALLOWED_USERS`
 (no thread, no session, no turn) and they are told privately, once per conversation. Discord
 has no ephemeral message outside an interaction, so "privately" is a DM to them (discord.py's
 `User.create_dm`); when their DMs are closed, a reply in the place that mentions them. Who was
-told is kept in the database (`policy.first_refusal`), so neither a restart nor another
-replica tells them twice.
+told is kept in the database (`core.conversation.policy.first_refusal`), so neither a
+restart nor another replica tells them twice.
 
 The command tree checks a slash command before discord.py routes it: `interaction_check`
 (its hook that runs first) lets on only data `inbound.command_data` can read (discord.py reads
@@ -26,11 +26,11 @@ from discord import app_commands
 
 from bots.discord.boundary import log_failure, tell
 from bots.discord.inbound import command_data
-from bots.discord.render.presenters import Notices
+from bots.discord.delivery.live import Notices
 from bots.discord.render.refusals import notice_part, refusal_text
-from core.chat.policy import Policy, first_refusal
-from core.chat.sessions import ThreadKey
+from core.conversation.policy import first_refusal
 from core.conversation.refusals import NOT_ALLOWED
+from core.conversation.vocabulary import Policy, ThreadKey
 
 log = logging.getLogger(__name__)
 STALE = ("That command does not match this version of the bot (Discord may still show an "

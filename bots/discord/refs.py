@@ -1,5 +1,5 @@
 """Where things show on Discord, read from the database (then cached): the channel of each
-session, the messages of each turn, the message of each clarify question.
+session, the messages of each turn (its `Slot`), the message of each clarify question.
 
 Refs live in the `platform_refs` columns: a turn's messages on its USER node (they are shared
 by every version of the answer), a question's message on its ClarifyPause, a divider on its
@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.conversation import bindings
-from core.conversation.refs import refs_in, save_refs
+from core.conversation import bindings, refs
+from core.conversation.vocabulary import Platform
 from core.edge.dedupe import Recent
-from core.store.models import ChatMessage, ClarifyPause, Platform
 
 KEY = "discord"
 
@@ -29,7 +28,7 @@ class Asked:
 
 
 @dataclass(slots=True)
-class TurnTarget:
+class Slot:
     """The Discord messages of one turn (head first), in their channel."""
 
     channel_id: int
@@ -42,7 +41,7 @@ class TurnTarget:
 class DiscordRefs:
     def __init__(self) -> None:
         self._channels: Recent[int, int | None] = Recent()
-        self._turns: Recent[int, TurnTarget] = Recent()
+        self._turns: Recent[int, Slot] = Recent()
         self._asked_in: Recent[int, int] = Recent()  # a person's message -> its channel
 
     def asking(self, message_id: int, channel_id: int) -> None:
@@ -63,73 +62,66 @@ class DiscordRefs:
         """The bot bound a session to a channel just now."""
         self._channels.put(session_id, channel_id)
 
-    async def turn(self, session_id: int, user_message_id: int) -> TurnTarget | None:
+    async def turn(self, session_id: int, user_message_id: int) -> Slot | None:
         cached = self._turns.get(user_message_id)
         if cached is not None:
             return cached
         if session_id in self._channels and self._channels.get(session_id) is None:
             return None  # a session of another platform: no query for each of its updates
-        user = await ChatMessage.get_or_none(id=user_message_id)
+        user = await refs.asked_refs(user_message_id, KEY)
         if user is None:
             return None
-        refs = refs_of(user.platform_refs)
-        target = _turn_from(refs)
-        if target is None:
+        slot = _turn_from(user.refs)
+        if slot is None:
             channel = await self.channel_of(session_id)
             if channel is None:
                 return None
-            branched = user.branch_order > 0
-            target = TurnTarget(channel, reply_to=_reply_to(user, channel), branched=branched)
-        target.asked = await self._asked(session_id, user, target, refs)
-        self._turns.put(user_message_id, target)
-        return target
+            slot = Slot(channel, reply_to=_reply_to(user, channel), branched=user.edited)
+        slot.asked = await self._asked(session_id, user, slot)
+        self._turns.put(user_message_id, slot)
+        return slot
 
-    async def _asked(self, session_id: int, user: ChatMessage, target: TurnTarget,
-                     refs: dict[str, Any]) -> Asked | None:
+    async def _asked(self, session_id: int, user: refs.AskedRefs,
+                     slot: Slot) -> Asked | None:
         """Where the user's message is: as the conversation said, as saved, or else in the
         turn's channel, but in the parent channel for the message a thread was opened on."""
-        posted = user.platform_message_id or ""
+        posted = user.platform_message_id
         if not posted.isdigit():
             return None
         message = int(posted)
-        channel = self._asked_in.get(message) or _number(refs.get("asked"))
-        if channel is None and message == target.channel_id:
+        channel = self._asked_in.get(message) or _number(user.refs.get("asked"))
+        if channel is None and message == slot.channel_id:
             binding = await bindings.latest_binding(session_id, Platform.DISCORD)
             channel = _number(binding.channel) if binding else None
-        return Asked(channel or target.channel_id, message)
+        return Asked(channel or slot.channel_id, message)
 
-    async def save_turn(self, user_message_id: int, target: TurnTarget) -> None:
-        refs = {"channel": str(target.channel_id), "messages": [str(m) for m in target.message_ids],
-                "reply_to": str(target.reply_to or ""), "branched": target.branched,
-                "asked": str(target.asked.channel_id) if target.asked else ""}
-        await save_refs(ChatMessage, user_message_id, KEY, refs)
+    async def save_turn(self, user_message_id: int, slot: Slot) -> None:
+        saved = {"channel": str(slot.channel_id), "messages": [str(m) for m in slot.message_ids],
+                 "reply_to": str(slot.reply_to or ""), "branched": slot.branched,
+                 "asked": str(slot.asked.channel_id) if slot.asked else ""}
+        await refs.save_message_refs(user_message_id, KEY, saved)
 
     async def pause(self, pause_id: int) -> dict[str, Any]:
-        row = await ClarifyPause.get_or_none(id=pause_id)
-        return refs_of(row.platform_refs) if row else {}
+        return await refs.pause_refs(pause_id, KEY)
 
-    async def save_pause(self, pause_id: int, refs: dict[str, Any]) -> None:
-        await save_refs(ClarifyPause, pause_id, KEY, refs)
+    async def save_pause(self, pause_id: int, saved: dict[str, Any]) -> None:
+        await refs.save_pause_refs(pause_id, KEY, saved)
 
     async def summary_posted(self, summary_id: int) -> bool:
-        row = await ChatMessage.get_or_none(id=summary_id)
-        return row is None or bool(refs_of(row.platform_refs))
+        saved = await refs.message_refs(summary_id, KEY)
+        return saved is None or bool(saved)
 
     async def save_summary(self, summary_id: int, channel_id: int, message_id: int) -> None:
-        await save_refs(ChatMessage, summary_id, KEY,
-                        {"channel": str(channel_id), "message": str(message_id)})
+        await refs.save_message_refs(summary_id, KEY,
+                                     {"channel": str(channel_id), "message": str(message_id)})
 
 
-def refs_of(platform_refs: Any) -> dict[str, Any]:
-    return refs_in(platform_refs, KEY)
-
-
-def _turn_from(refs: dict[str, Any]) -> TurnTarget | None:
-    if not refs.get("channel"):
+def _turn_from(saved: dict[str, Any]) -> Slot | None:
+    if not saved.get("channel"):
         return None
-    reply_to = int(refs["reply_to"]) if refs.get("reply_to") else None
-    messages = [int(m) for m in refs.get("messages", [])]
-    return TurnTarget(int(refs["channel"]), messages, reply_to, bool(refs.get("branched")))
+    reply_to = int(saved["reply_to"]) if saved.get("reply_to") else None
+    messages = [int(m) for m in saved.get("messages", [])]
+    return Slot(int(saved["channel"]), messages, reply_to, bool(saved.get("branched")))
 
 
 def _number(value: Any) -> int | None:
@@ -137,8 +129,8 @@ def _number(value: Any) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _reply_to(user: ChatMessage, channel: int) -> int | None:
+def _reply_to(user: refs.AskedRefs, channel: int) -> int | None:
     # A thread opened on a message has that message's id; a reply can't cross channels.
-    posted = user.platform_message_id or ""
+    posted = user.platform_message_id
     mid = int(posted) if posted.isdigit() else None
     return mid if mid is not None and mid != channel else None

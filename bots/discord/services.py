@@ -9,18 +9,14 @@ from dataclasses import dataclass
 import discord
 
 from bots.discord.conversation import DiscordConversation, SessionFinder
-from bots.discord.delivery import WRITE_TIMEOUT, Outbox, Writer
+from bots.discord.delivery.live import Notices, RunFollower
+from bots.discord.delivery.outbox import Outbox, Outboxes
+from bots.discord.delivery.writer import WRITE_TIMEOUT, Writer
 from bots.discord.files import DiscordFiles
 from bots.discord.intake import DiscordIntake
 from bots.discord.refs import DiscordRefs
-from bots.discord.render.presenters import LiveUpdater, Notices, Outboxes
-from core.agent.bridge.port import Bridge
-from core.agent.catalogue import Catalogue
-from core.chat.attachments import FileReader
-from core.chat.policy import Policy
-from core.chat.thread_context import DEFAULT_MESSAGES
+from core.conversation.vocabulary import DEFAULT_MESSAGES, Bridge, Catalogue, FileReader, Policy, RunPool
 from core.edge.ratelimit import RateLimiter
-from core.runtime.pool import RunPool
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +29,7 @@ class DiscordServices:
     sessions: SessionFinder
     intake: DiscordIntake
     conversation: DiscordConversation
-    updater: LiveUpdater
+    follower: RunFollower
     outboxes: Outboxes  # messages; reactions and renames on budgets of their own
 
     @property
@@ -56,7 +52,7 @@ class DiscordServices:
         conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list,
                                            reader or FileReader(), context_messages, files)
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
-                   LiveUpdater(pool, refs, writer, outboxes, client, cached or client.get_channel),
+                   RunFollower(pool, refs, writer, outboxes, client, cached or client.get_channel),
                    outboxes)
 
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import discord
 
 from bots.discord.supervisor import GatewaySupervisor, gate_parsers
+from core.conversation.vocabulary import Shards
 from core.edge.platform_links import PlatformLink
-from core.runtime.shards import Shards
 
 log = logging.getLogger(__name__)
 READY_SECONDS = 30.0  # how long one shard may take to be ready before the next is opened

@@ -16,7 +16,7 @@ import logging
 import discord
 
 from bots.discord.inbound import TURN_TYPES
-from core.chat.thread_context import EarlierMessage
+from core.conversation.vocabulary import EarlierMessage
 
 log = logging.getLogger(__name__)
 

@@ -72,5 +72,5 @@ async def save_divider(summary_id: int, posted: Posted) -> None:
     await save_message_refs(summary_id, KEY, asdict(posted))
 
 
-def _posted(data: dict[str, Any]) -> Posted | None:
-    return Posted(**data) if data.get("ts") else None
+def _posted(data: dict[str, Any] | None) -> Posted | None:
+    return Posted(**data) if data and data.get("ts") else None

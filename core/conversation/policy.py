@@ -14,19 +14,34 @@ from core.chat.policy import Policy
 from core.chat.sessions import ThreadKey
 
 
+async def asker_of_message(message_id: int) -> str | None:
+    """Who started the turn a message belongs to (None: nobody on a platform wrote it)."""
+    return await rules.asker_of_message(message_id)
+
+
+async def asker_of_run(run_id: str) -> str | None:
+    """Who started the turn a run answers."""
+    return await rules.asker_of_run(run_id)
+
+
+async def asker_of_pause(pause_id: int) -> str | None:
+    """Who started the turn that asked a clarify question or a tool approval."""
+    return await rules.asker_of_pause(pause_id)
+
+
 async def check_act_on_message(policy: Policy, user: str, message_id: int) -> None:
     """NotYours unless `user` may act on the turn of a message (its question or its answer)."""
-    policy.check_act(user, await rules.asker_of_message(message_id))
+    policy.check_act(user, await asker_of_message(message_id))
 
 
 async def check_act_on_run(policy: Policy, user: str, run_id: str) -> None:
     """NotYours unless `user` may act on the turn a run answers."""
-    policy.check_act(user, await rules.asker_of_run(run_id))
+    policy.check_act(user, await asker_of_run(run_id))
 
 
 async def check_act_on_question(policy: Policy, user: str, pause_id: int) -> None:
     """NotYours unless `user` may act on the turn that asked a clarify question."""
-    policy.check_act(user, await rules.asker_of_pause(pause_id))
+    policy.check_act(user, await asker_of_pause(pause_id))
 
 
 async def first_refusal(key: ThreadKey, user: str) -> bool:

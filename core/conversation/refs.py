@@ -1,4 +1,5 @@
-"""Where a row shows on each platform: its `platform_refs`, one namespace per platform.
+"""Where a row shows on each platform: its `platform_refs`, one namespace per platform (a
+turn's messages on its user message, a question's on its pause, a divider's on its summary).
 
 A row can show on several platforms at once (a session bound to a Slack thread and a
 Discord one), so each platform reads and writes only its own key and keeps the others'.
@@ -6,6 +7,7 @@ Discord one), so each platform reads and writes only its own key and keeps the o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from core.store.models import ChatMessage, ClarifyPause
@@ -22,8 +24,12 @@ def refs_in(platform_refs: Any, platform: str) -> Refs:
 
 async def read_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platform: str) -> Refs:
     """The platform's refs of one row ({} for a missing row)."""
+    return await _row_refs(model, row_id, platform) or {}
+
+
+async def _row_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platform: str) -> Refs | None:
     rows = await model.filter(id=row_id).values_list("platform_refs", flat=True)
-    return refs_in(rows[0], platform) if rows else {}
+    return refs_in(rows[0], platform) if rows else None
 
 
 async def save_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platform: str,
@@ -37,21 +43,41 @@ async def save_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platfo
         await model.filter(id=row_id).update(platform_refs={**current, platform: refs})
 
 
-async def message_refs(message_id: int, platform: str) -> Refs:
-    """The platform's refs of a message: where a turn, or a compaction's divider, shows."""
-    return await read_refs(ChatMessage, message_id, platform)
+async def message_refs(message_id: int, platform: str) -> Refs | None:
+    """The platform's refs of a message ({} when it shows nowhere there); None for a missing
+    message."""
+    return await _row_refs(ChatMessage, message_id, platform)
 
 
 async def save_message_refs(message_id: int, platform: str, refs: Refs) -> None:
-    """Set the platform's refs of a message, keeping every other platform's."""
+    """Set the platform's refs of a message (a turn's user message, a summary's divider)."""
     await save_refs(ChatMessage, message_id, platform, refs)
 
 
 async def pause_refs(pause_id: int, platform: str) -> Refs:
-    """The platform's refs of a clarify question or tool approval: where it was posted."""
+    """The platform's refs of a clarify question or tool approval ({} for a missing one)."""
     return await read_refs(ClarifyPause, pause_id, platform)
 
 
 async def save_pause_refs(pause_id: int, platform: str, refs: Refs) -> None:
-    """Set the platform's refs of a clarify question or tool approval, keeping the others'."""
+    """Set the platform's refs of a clarify question or tool approval (where it shows)."""
     await save_refs(ClarifyPause, pause_id, platform, refs)
+
+
+@dataclass(frozen=True, slots=True)
+class AskedRefs:
+    """A turn's user message as a platform finds where the turn shows: the platform's refs, the
+    platform's id of the person's message ("" none) and whether it is an edit's new version."""
+
+    refs: Refs
+    platform_message_id: str
+    edited: bool
+
+
+async def asked_refs(user_message_id: int, platform: str) -> AskedRefs | None:
+    """The platform's view of a turn's user message (None: no such message)."""
+    user = await ChatMessage.get_or_none(id=user_message_id)
+    if user is None:
+        return None
+    return AskedRefs(refs_in(user.platform_refs, platform), user.platform_message_id or "",
+                     user.branch_order > 0)

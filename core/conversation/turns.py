@@ -210,6 +210,11 @@ async def platform_id(message_id: int) -> str | None:
     return await first_value(ChatMessage.filter(id=message_id).values_list("platform_message_id", flat=True)) or None
 
 
+async def save_platform_id(message_id: int, platform_message_id: str) -> None:
+    """A finished answer shows in the platform's message `platform_message_id` (its first)."""
+    await ChatMessage.filter(id=message_id).update(platform_message_id=platform_message_id)
+
+
 async def run_in_flight(session_id: int) -> str | None:
     """The run in flight (queued or running) in the session, on any replica."""
     return await records.busy_run(session_id)

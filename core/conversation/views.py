@@ -1,8 +1,8 @@
 """What a conversation shows of a stored turn: the turn as a RunUpdate (after a version
-switch, a restart, or a run another replica drives), where it stands among its versions, and
-the thinking "Show thinking" opens; a stored message and a clarify question as they stand; the
-state of a run and its events, live where this process drives it, else the database's (the
-admin API's run routes)."""
+switch, a restart, or a run another replica drives), where it stands among its versions, the
+thinking "Show thinking" opens, the summary behind a compaction's divider; a stored message and
+a clarify question as they stand; the state of a run and its events, live where this process
+drives it, else the database's (the admin API's run routes)."""
 
 from __future__ import annotations
 
@@ -38,12 +38,6 @@ async def stored_message(message_id: int) -> ChatMessage:
     return await tree.get_message(message_id)
 
 
-async def question(pause_id: int) -> PauseView:
-    """A clarify question as it stands now; NotFound when there is none (a tool approval is
-    not one)."""
-    return clarify.view(await clarify.find_pause(pause_id=pause_id))
-
-
 async def stored_update(message_id: int) -> RunUpdate:
     """The assistant message as a RunUpdate, its thinking replayed from its log. A finished
     answer shows the message's content: it is the answer of record (what the export and the
@@ -60,6 +54,11 @@ async def stored_update(message_id: int) -> RunUpdate:
         state=state, error=message.error, model_id=message.model_id,
         skill_folder=message.skill_folder,
     )
+
+
+async def summary(message_id: int) -> str:
+    """The summary behind a compaction's divider (a SYSTEM message's text)."""
+    return (await tree.get_message(message_id)).content
 
 
 async def current_update(pool: RunPool, message_id: int) -> RunUpdate:

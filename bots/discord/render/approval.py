@@ -11,8 +11,7 @@ from bots.discord import ids
 from bots.discord.render.clarify import who
 from bots.discord.render.parts import ButtonSpec, Part, Style, clip
 from core.conversation.presenting import APPROVAL_LABELS, approval_outcome, approval_question
-from core.runtime.updates import PauseView
-from core.store.models import PauseStatus
+from core.conversation.vocabulary import PauseStatus, PauseView
 
 COMMAND_CHARS = 3000  # the code block, well inside an embed's 4096 characters
 HEAD_CHARS = 800  # the line naming the tool and the reason

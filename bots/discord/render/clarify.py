@@ -14,8 +14,7 @@ from bots.discord.render.parts import (
     clip,
 )
 from core.conversation.refusals import question_closed
-from core.runtime.updates import PauseView
-from core.store.models import PauseStatus
+from core.conversation.vocabulary import PauseStatus, PauseView
 
 MAX_CHOICES = ROW_WIDTH * ROWS - 1  # the last slot is "Custom answer…"
 QUESTION_CHARS = 3500

@@ -7,8 +7,7 @@ import discord
 from bots.discord import ids
 from bots.discord.render.parts import ButtonSpec, Part, clip, fit_lines
 from core.conversation.presenting import footer, recent_tools, status_line, thinking_tail, todo_lines
-from core.runtime.updates import RunUpdate
-from core.store.models import MessageStatus
+from core.conversation.vocabulary import MessageStatus, RunUpdate
 
 THINKING_CHARS = 1500
 FIELD = 1024  # Discord's limit of an embed field value

@@ -6,8 +6,8 @@ import discord
 
 from bots.discord import ids
 from bots.discord.render.parts import ButtonSpec, FilePart, Part, clip
-from core.agent.thinking import ThinkingState, ToolCall
 from core.conversation.views import NOTHING_RECORDED, thinking_sections
+from core.conversation.vocabulary import ThinkingState, ToolCall
 from core.text.splitting import split_markdown
 
 PAGE_CHARS = 3900

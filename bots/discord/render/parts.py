@@ -1,6 +1,6 @@
 """What one Discord message of the bot shows, as plain data: an embed, buttons, a file.
 
-Renderers return `Part`s; only the delivery (bots/discord/delivery.py) turns them into discord.py
+Renderers return `Part`s; only the delivery (bots/discord/delivery/) turns them into discord.py
 views and REST calls, so rendering stays pure and testable without an event loop.
 """
 

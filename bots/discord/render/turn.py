@@ -15,8 +15,7 @@ from bots.discord.render.live import colour, live_part
 from bots.discord.render.parts import ButtonSpec, FilePart, Part
 from core.conversation.presenting import footer, status_line
 from core.conversation.views import Versions
-from core.runtime.updates import RunUpdate
-from core.store.models import MessageStatus
+from core.conversation.vocabulary import MessageStatus, RunUpdate
 from core.text.splitting import split_markdown
 
 PART_CHARS = 4000  # an embed description holds 4,096; one embed per message stays under 6,000

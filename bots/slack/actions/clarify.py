@@ -8,7 +8,7 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.conversation import policy, views
+from core.conversation import policy, questions
 from core.conversation.refusals import EMPTY_ANSWER
 from core.conversation.vocabulary import ClarifyOutcome, PauseStatus, PauseView, Policy
 
@@ -50,7 +50,7 @@ class ClarifyListeners:
     async def _choose(self, clicked: Click) -> None:
         pause_id, index = ids.unpack(clicked.value, 2)
         await pause_here(clicked, pause_id)
-        pause = await views.question(pause_id)
+        pause = await questions.clarify_question(pause_id)
         if not 0 <= index < len(pause.choices):
             raise IndexError(f"choice {index} of pause {pause_id}")
         await self._answer(pause, pause.choices[index], clicked.user, to_clicker(self._services.sender, clicked))
@@ -58,7 +58,7 @@ class ClarifyListeners:
     async def _open(self, clicked: Click) -> None:
         (pause_id,) = ids.unpack(clicked.value, 1)
         await pause_here(clicked, pause_id)
-        pause = await views.question(pause_id)
+        pause = await questions.clarify_question(pause_id)
         if pause.status != PauseStatus.UNANSWERED:
             await to_clicker(self._services.sender, clicked)(not_open(pause))
             return
@@ -80,7 +80,7 @@ async def _submission(modal: ViewSubmission, rules: Policy) -> tuple[PauseView, 
     pause_id = ids.unpack(modal.private_metadata, 1)[0]
     await policy.check_act_on_question(rules, modal.user, pause_id)
     answer = modal.value(ids.ANSWER_BLOCK, ids.ANSWER_INPUT).strip()
-    return await views.question(pause_id), answer
+    return await questions.clarify_question(pause_id), answer
 
 
 async def _nowhere(text: str) -> None:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from bots.discord import DiscordBot
-from bots.discord.delivery import WRITE_TIMEOUT
+from bots.discord.delivery.writer import WRITE_TIMEOUT
 from bots.discord.supervisor import RECONNECT_BACKOFF
 from core.config import Settings
 from core.edge.backoff import Backoff

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bots.discord import DiscordBot
-from bots.discord.render.presenters import Outboxes
+from bots.discord.delivery.outbox import Outboxes
 from core.edge.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
@@ -70,19 +70,19 @@ def most_writes_in_a_window(calls: list[Call], window: float = 5.0) -> int:
 
 
 class RouteProbe:
-    """Wraps the bot's LiveUpdater.route to learn how far it has taken in each run's updates."""
+    """Wraps the bot's RunFollower.route to learn how far it has taken in each run's updates."""
 
     def __init__(self, bot: DiscordBot) -> None:
         self.routed: dict[str, tuple[int, bool]] = {}
         self.runs: set[str] = set()
-        original = bot.services.updater.route
+        original = bot.services.follower.route
 
         async def route(update: RunUpdate) -> None:
             await original(update)
             progress = (update.state.last_seq, update.finished)
             self.routed[update.run_id] = max(self.routed.get(update.run_id, (0, False)), progress)
 
-        bot.services.updater.route = route  # type: ignore[method-assign]
+        bot.services.follower.route = route  # type: ignore[method-assign]
 
     def caught_up(self, pool: RunPool) -> bool:
         """Every run's newest view (finished ones too) went through route."""

@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable
 import discord
 import pytest
 
-from bots.discord.delivery import ChannelBudget, Outbox, Permit, RetryLater
+from bots.discord.delivery.budgets import ChannelBudget, Permit
+from bots.discord.delivery.outbox import Outbox, RetryLater
 from core.edge.ratelimit import RateLimiter
 from tests.bots.discord.clock import SteppedClock
 

@@ -9,20 +9,10 @@ from datetime import UTC, datetime, timedelta
 import discord
 
 from bots.discord import ids
-from bots.discord.actions import (
-    ActionItem,
-    AnswerSubmitted,
-    Choice,
-    CustomAnswer,
-    Feedback,
-    Label,
-    Regenerate,
-    ShowSummary,
-    ShowThinking,
-    Stop,
-    ThinkingPage,
-    Version,
-)
+from bots.discord.actions import ActionItem, Label
+from bots.discord.actions.clarify import AnswerSubmitted, Choice, CustomAnswer
+from bots.discord.actions.thinking import ShowSummary, ShowThinking, ThinkingPage
+from bots.discord.actions.turn import Feedback, Regenerate, Stop, Version
 from bots.discord.bot import ITEMS
 from bots.discord.commands import ModelSelect, SkillSelect
 from bots.discord.errors import CannotAnswerHere

@@ -6,6 +6,7 @@ from bots.discord.refs import DiscordRefs
 from bots.slack import refs as slack_refs
 from bots.slack.refs import Posted, Slot
 from core.chat import sessions, tree
+from core.conversation import refs
 from core.store.models import ChatMessage, ClarifyPause, MessageStatus
 
 
@@ -27,3 +28,23 @@ async def test_both_platforms_merge_their_refs_of_a_pause_and_a_turn(db: str) ->
     assert await slack_refs.pause_message(pause.id) == Posted("T1", "C1", "1.2")
     turn = (await ChatMessage.get(id=answer.id)).platform_refs
     assert turn["other"] == {"id": 7} and turn["slack"]["ts"] == "1.1"
+
+
+async def test_a_message_and_a_pause_are_read_and_set_by_id_alone(db: str) -> None:
+    session = await sessions.create_session()
+    user = await tree.append_user(session.id, "q", platform_message_id="55")
+    answer = await tree.append_assistant(session.id, user.id, status=MessageStatus.RUNNING,
+                                         run_id="r1")
+    pause = await ClarifyPause.create(run_id="r1", message_id=answer.id, clarify_id="c1",
+                                      question="?", choices=[])
+
+    assert await refs.message_refs(user.id, "discord") == {}
+    assert await refs.message_refs(user.id + 1000, "discord") is None  # no such message
+    await refs.save_message_refs(user.id, "discord", {"channel": "9"})
+    await refs.save_pause_refs(pause.id, "discord", {"message": "10"})
+
+    assert await refs.message_refs(user.id, "discord") == {"channel": "9"}
+    assert await refs.pause_refs(pause.id, "discord") == {"message": "10"}
+    assert await refs.pause_refs(pause.id + 1000, "discord") == {}
+    assert await refs.asked_refs(user.id, "discord") == refs.AskedRefs({"channel": "9"}, "55", False)
+    assert await refs.asked_refs(user.id + 1000, "discord") is None

@@ -1,43 +1,40 @@
-"""The presenters: each keeps one kind of the bot's messages in step, through the outbox.
+"""Each run's presence in its channel, kept in step with the run through the outbox.
 
-`LiveUpdater` follows every run of the pool (one subscription, latest state wins), so runs
+`RunFollower` follows every run of the pool (one subscription, latest state wins), so runs
 this process did not start (recovered after a restart, started from the admin API) show too:
 where to show them is read from the database (bots/discord/refs.py), and runs of sessions not
 on Discord are skipped. It hands each update to the presenters of a turn's messages (edited in
 place while it runs, then the answer), of its clarify questions and tool approvals (each its
-own message, posted once, edited when answered or closed) and of its dividers (where the agent compacted its
-context, the summary behind a button). Once a turn's messages show an update, the reaction
-on the person's message follows (render/reactions.py); as a turn ends, its thread's name
-follows the session's title (render/titles.py): both on outboxes and budgets of their own
-(`Outboxes`), so they never delay a message. `Notices` posts the one-off messages
+own message, posted once, edited when answered or closed) and of its dividers (where the
+agent compacted its context, the summary behind a button). Once a turn's messages show an
+update, the reaction on the person's message follows (reactions.py); as a turn ends, its
+thread's name follows the session's title (titles.py): both on outboxes and budgets of their
+own (`Outboxes`), so they never delay a message. `Notices` posts the one-off messages
 (refusals, greetings).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from functools import partial
 
 import discord
 
-from bots.discord.delivery import ChannelBudget, Outbox, Permit, Writer
-from bots.discord.refs import DiscordRefs, TurnTarget
+from bots.discord.delivery.budgets import Permit
+from bots.discord.delivery.outbox import Outbox, Outboxes
+from bots.discord.delivery.reactions import ReactionPresenter
+from bots.discord.delivery.titles import ThreadTitlePresenter
+from bots.discord.delivery.writer import Writer
+from bots.discord.refs import DiscordRefs, Slot
 from bots.discord.render.approval import approval_part
 from bots.discord.render.clarify import clarify_part
 from bots.discord.render.pages import divider_part
 from bots.discord.render.parts import Part
-from bots.discord.render.reactions import REACTION_LIMIT, ReactionPresenter
-from bots.discord.render.titles import RENAME_LIMIT, ThreadTitlePresenter
 from bots.discord.render.turn import TurnContext, turn_parts
-from core.conversation import views
+from core.conversation import turns, views
+from core.conversation.vocabulary import PauseKind, PauseStatus, PauseView, RunPool, RunUpdate
 from core.edge.dedupe import Recent, Seen
-from core.edge.ratelimit import RateLimiter
-from core.runtime.pool import RunPool
-from core.runtime.updates import PauseView, RunUpdate
-from core.store.models import ChatMessage, PauseKind, PauseStatus
 
 log = logging.getLogger(__name__)
 
@@ -47,53 +44,52 @@ class TurnPresenter:
 
     def __init__(self, refs: DiscordRefs, writer: Writer, outbox: Outbox,
                  reactions: ReactionPresenter) -> None:
-        self._targets = refs
+        self._refs = refs
         self._writer = writer
         self._outbox = outbox
         self._reactions = reactions
         self._offered: Recent[int, str] = Recent()  # turn -> signature of the live view offered
 
-    def show(self, update: RunUpdate, target: TurnTarget) -> None:
+    def show(self, update: RunUpdate, slot: Slot) -> None:
         """Queue the turn's messages to show `update` (a live view equal to the last is skipped)."""
         if not update.finished:
-            signature = turn_parts(update, TurnContext(branched=target.branched))[0].signature()
+            signature = turn_parts(update, TurnContext(branched=slot.branched))[0].signature()
             if self._offered.get(update.user_message_id) == signature:
                 return
             self._offered.put(update.user_message_id, signature)
         else:
             self._offered.pop(update.user_message_id)
-        job = partial(self._render, update, target)
-        self._outbox.offer(target.channel_id, ("turn", update.user_message_id), job)
+        job = partial(self._render, update, slot)
+        self._outbox.offer(slot.channel_id, ("turn", update.user_message_id), job)
 
-    async def _render(self, update: RunUpdate, target: TurnTarget, permit: Permit) -> None:
-        context = TurnContext(branched=target.branched)
+    async def _render(self, update: RunUpdate, slot: Slot, permit: Permit) -> None:
+        context = TurnContext(branched=slot.branched)
         if update.finished:
-            context = TurnContext(await views.versions(update.message_id), target.branched)
-        await self._sync(update, target, turn_parts(update, context), permit)
-        if target.asked is not None:
-            self._reactions.show(target.asked, update.status)
-        if update.finished and target.message_ids:
-            await ChatMessage.filter(id=update.message_id).update(
-                platform_message_id=str(target.message_ids[0]))
+            context = TurnContext(await views.versions(update.message_id), slot.branched)
+        await self._sync(update, slot, turn_parts(update, context), permit)
+        if slot.asked is not None:
+            self._reactions.show(slot.asked, update.status)
+        if update.finished and slot.message_ids:
+            await turns.save_platform_id(update.message_id, str(slot.message_ids[0]))
 
-    async def _sync(self, update: RunUpdate, target: TurnTarget, parts: list[Part],
+    async def _sync(self, update: RunUpdate, slot: Slot, parts: list[Part],
                     permit: Permit) -> None:
         """Edit the turn's messages in place, post the extra parts, delete the surplus ones."""
-        before = list(target.message_ids)
-        messages = target.message_ids
+        before = list(slot.message_ids)
+        messages = slot.message_ids
         try:
             for index, part in enumerate(parts):
                 if index < len(messages):
                     messages[index] = await self._writer.edit(permit, messages[index], part)
                 else:
-                    reply_to = target.reply_to if index == 0 else None
-                    target.message_ids.append(await self._writer.post(permit, part, reply_to))
-            while len(target.message_ids) > len(parts):
-                await self._writer.delete(permit, target.message_ids[-1])
-                target.message_ids.pop()
+                    reply_to = slot.reply_to if index == 0 else None
+                    slot.message_ids.append(await self._writer.post(permit, part, reply_to))
+            while len(slot.message_ids) > len(parts):
+                await self._writer.delete(permit, slot.message_ids[-1])
+                slot.message_ids.pop()
         finally:
-            if target.message_ids != before:
-                await self._targets.save_turn(update.user_message_id, target)
+            if slot.message_ids != before:
+                await self._refs.save_turn(update.user_message_id, slot)
 
 
 def shown_state(pause: PauseView, run_finished: bool) -> str:
@@ -114,7 +110,7 @@ class PausePresenter:
     answered or closed (where it lives is kept with the pause, so a restart edits it)."""
 
     def __init__(self, refs: DiscordRefs, writer: Writer, outbox: Outbox) -> None:
-        self._targets = refs
+        self._refs = refs
         self._writer = writer
         self._outbox = outbox
         self._offered: Recent[int, str] = Recent()
@@ -130,7 +126,7 @@ class PausePresenter:
     async def _render(self, pause: PauseView, run_finished: bool, state: str, channel_id: int,
                       permit: Permit) -> None:
         try:
-            refs = await self._targets.pause(pause.pause_id)
+            refs = await self._refs.pause(pause.pause_id)
             if refs.get("shown") == state:
                 return  # shown before a restart
             part = pause_part(pause, run_finished)
@@ -142,12 +138,12 @@ class PausePresenter:
             self._offered.pop(pause.pause_id)  # offer it again with the next update
             raise
         refs = {"channel": str(channel_id), "message": str(message_id), "shown": state}
-        await self._targets.save_pause(pause.pause_id, refs)
+        await self._refs.save_pause(pause.pause_id, refs)
 
 
 class DividerPresenter:
     def __init__(self, refs: DiscordRefs, writer: Writer, outbox: Outbox) -> None:
-        self._targets = refs
+        self._refs = refs
         self._writer = writer
         self._outbox = outbox
         self._offered = Seen()
@@ -158,10 +154,10 @@ class DividerPresenter:
             self._outbox.offer(channel_id, ("summary", summary_id), job)
 
     async def _post(self, summary_id: int, channel_id: int, permit: Permit) -> None:
-        if await self._targets.summary_posted(summary_id):
+        if await self._refs.summary_posted(summary_id):
             return
         message_id = await self._writer.post(permit, divider_part(summary_id))
-        await self._targets.save_summary(summary_id, channel_id, message_id)
+        await self._refs.save_summary(summary_id, channel_id, message_id)
 
 
 class Notices:
@@ -177,25 +173,7 @@ class Notices:
         await self._writer.post(permit, part, reply_to)
 
 
-@dataclass(frozen=True, slots=True)
-class Outboxes:
-    """The message writes, and the cosmetic writes on Discord's budgets of their own."""
-
-    messages: Outbox
-    reactions: Outbox
-    renames: Outbox
-
-    @classmethod
-    def on(cls, limiter: RateLimiter) -> Outboxes:
-        return cls(Outbox(ChannelBudget(limiter)),
-                   Outbox(ChannelBudget(limiter, REACTION_LIMIT, "reactions")),
-                   Outbox(ChannelBudget(limiter, RENAME_LIMIT, "renames")))
-
-    async def close(self, timeout: float) -> None:
-        await asyncio.gather(*(o.close(timeout) for o in (self.messages, self.reactions, self.renames)))
-
-
-class LiveUpdater:
+class RunFollower:
     """Routes every run update to the presenters of its turn (and its reaction), questions,
     dividers and, as it ends, of its thread's name."""
 
@@ -228,14 +206,14 @@ class LiveUpdater:
     async def route(self, update: RunUpdate) -> None:
         """Queue what `update` changes: the turn's messages, its question and tool approval,
         its dividers."""
-        target = await self._refs.turn(update.session_id, update.user_message_id)
-        if target is None:
+        slot = await self._refs.turn(update.session_id, update.user_message_id)
+        if slot is None:
             return
-        self.turns.show(update, target)
+        self.turns.show(update, slot)
         for pause in (update.pause, update.approval):
             if pause is not None:
-                self.pauses.show(pause, update.finished, target.channel_id)
+                self.pauses.show(pause, update.finished, slot.channel_id)
         for summary_id in update.summary_ids:
-            self.dividers.show(summary_id, target.channel_id)
+            self.dividers.show(summary_id, slot.channel_id)
         if update.finished:
-            await self.titles.show(update.session_id, target.channel_id)
+            await self.titles.show(update.session_id, slot.channel_id)
