@@ -8,12 +8,14 @@ import io
 from collections.abc import AsyncIterator
 
 import discord
+import httpx
 import pytest
 from discord import app_commands
 
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord, Limits, ManualClock
 from tests.fakes.discordfake.validation import check_message, check_modal
+from tests.fakes.discordfake.world import NONCE_SECONDS
 
 POST_MESSAGE = "POST /channels/{channel_id}/messages"
 EDIT_MESSAGE = "PATCH /channels/{channel_id}/messages/{message_id}"
@@ -715,3 +717,36 @@ async def test_forum_posts_by_people_and_by_the_bot(fake: FakeDiscord) -> None:
     assert made.message.id == made.thread.id and made.message.content == "Write here."
     assert [m["content"] for m in fake.messages_in(made.thread.id)] == ["Write here."]
     assert {t["name"] for t in fake.threads_of(forum_id)} == {"My printer", "Conversation with Hermes"}
+
+
+async def test_a_create_with_an_enforced_nonce_answers_the_first_message_within_minutes() -> None:
+    """Discord's `enforce_nonce`: a second create with the same nonce returns the first message
+    and makes none; another nonce, a deleted first message or the window past make a new one."""
+    clock = ManualClock()
+    async with FakeDiscord(clock=clock) as fake, fake.patch_discord():
+        async with fake.connected(make_client()):  # a create is dispatched to the gateway
+            await _enforced_nonces(fake, clock)
+
+
+async def _enforced_nonces(fake: FakeDiscord, clock: ManualClock) -> None:
+    url = f"{fake.api_base}/channels/{fake.channel_id}/messages"
+    headers = {"Authorization": f"Bot {fake.token}"}
+
+    async def create(nonce: str, enforce: bool = True) -> str:
+        body = {"content": "posted once", "nonce": nonce, "enforce_nonce": enforce}
+        async with httpx.AsyncClient() as http:
+            response = await http.post(url, json=body, headers=headers)
+        assert response.status_code == 200, response.text
+        return str(response.json()["id"])
+
+    first = await create("hermes-pause-1")
+    assert await create("hermes-pause-1") == first
+    assert len(fake.messages_in(fake.channel_id)) == 1
+    assert await create("hermes-pause-2") != first
+    assert await create("hermes-pause-1", enforce=False) != first  # a nonce alone is not checked
+    async with httpx.AsyncClient() as http:
+        await http.delete(f"{url}/{first}", headers=headers)
+    again = await create("hermes-pause-1")
+    assert again != first
+    clock.advance(NONCE_SECONDS + 1)
+    assert await create("hermes-pause-1") != again

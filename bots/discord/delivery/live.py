@@ -92,6 +92,9 @@ class TurnPresenter:
                 await self._refs.save_turn(update.user_message_id, slot)
 
 
+OPEN = str(PauseStatus.UNANSWERED)
+
+
 def shown_state(pause: PauseView, run_finished: bool) -> str:
     """What the question's message shows: an open question closes when its run ends."""
     if pause.status == PauseStatus.UNANSWERED and run_finished:
@@ -132,8 +135,10 @@ class PausePresenter:
             part = pause_part(pause, run_finished)
             if refs.get("message"):
                 message_id = await self._writer.edit(permit, int(refs["message"]), part)
-            else:
-                message_id = await self._writer.post(permit, part)
+            else:  # posted once, even by a replica killed before it stored where
+                message_id = await self._writer.post(permit, part, once=f"hermes-pause-{pause.pause_id}")
+                if shown_state(pause, run_finished) != OPEN:  # that one may have shown it open
+                    message_id = await self._writer.edit(permit, message_id, part)
         except BaseException:
             self._offered.pop(pause.pause_id)  # offer it again with the next update
             raise
@@ -156,7 +161,8 @@ class DividerPresenter:
     async def _post(self, summary_id: int, channel_id: int, permit: Permit) -> None:
         if await self._refs.summary_posted(summary_id):
             return
-        message_id = await self._writer.post(permit, divider_part(summary_id))
+        message_id = await self._writer.post(permit, divider_part(summary_id),
+                                             once=f"hermes-divider-{summary_id}")
         await self._refs.save_summary(summary_id, channel_id, message_id)
 
 

@@ -52,15 +52,24 @@ class Writer:
         self._timeout = timeout
         self._shown: Recent[int, str] = Recent()  # message id -> signature of what it shows
 
-    async def post(self, permit: Permit, part: Part, reply_to: int | None = None) -> int:
+    async def post(self, permit: Permit, part: Part, reply_to: int | None = None,
+                   once: str | None = None) -> int:
+        """Post `part`; the new message's id. `once` names a message posted at most once (at
+        most 25 characters): sent as the create's enforced nonce, so that Discord answers a
+        second create with it within a few minutes with the first message, not a new one (a
+        replica killed between a post and storing its id, then a survivor posting it again).
+        That first message may show an older state: the caller edits it to `part`."""
         channel = self._client.get_partial_messageable(permit.channel_id)
         body = _body(part)
         if reply_to is not None:
             body["reference"] = discord.MessageReference(
                 message_id=reply_to, channel_id=permit.channel_id, fail_if_not_exists=False)
+        if once is not None:
+            body["nonce"] = once  # discord.py sends it with enforce_nonce
         async with self._writing(permit):
             message = await channel.send(**body)
-        self._shown.put(message.id, part.signature())
+        if once is None:
+            self._shown.put(message.id, part.signature())
         return message.id
 
     async def edit(self, permit: Permit, message_id: int, part: Part) -> int:

@@ -20,6 +20,8 @@ from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.support.discord import COLOUR, WAIT, ask
 
+POST_MESSAGE = "POST /channels/{channel_id}/messages"
+
 async def test_a_second_click_is_told_who_answered_first(
     fake: FakeDiscord, pool: RunPool, llm: ScriptedLLM
 ) -> None:
@@ -79,3 +81,27 @@ async def test_a_modal_opened_before_a_restart_answers_after_it(
         await fake.wait_until(lambda: answered(fake, thread, "Purple, noted."), WAIT, "the answer")
     assert (await ClarifyPause.get()).answer == "purple"
     assert second_pool.view((await ClarifyPause.get()).run_id).status == MessageStatus.SUCCESS
+
+
+async def test_a_question_posted_by_a_process_killed_before_it_stored_where_is_not_posted_again(
+    fake: FakeDiscord, pool: RunPool, second_pool: RunPool, llm: ScriptedLLM
+) -> None:
+    """A replica killed between a question's post and storing its id: the run recovered here
+    posts it with the same enforced nonce, so Discord answers with the first message, and the
+    answer shows on the one the person clicked."""
+    llm.script(tool_reply(ToolCall("clarify", COLOUR)), text_reply("Red it is."))
+    async with running_bot(fake, pool):
+        thread, question = await ask(fake)
+    await pool.close()
+    await ClarifyPause.all().update(platform_refs=None)  # where it was posted: never stored
+    posts_before = len(fake.calls_to(POST_MESSAGE))
+    async with running_bot(fake, second_pool):
+        assert await recover(second_pool) == 1
+        await fake.wait_until(lambda: len(fake.calls_to(POST_MESSAGE)) > posts_before, WAIT,
+                              "the recovered run's post of its question")
+        await fake.click(question["id"], button(question, "red")["custom_id"])
+        await fake.wait_until(lambda: answered(fake, thread, "Red it is."), WAIT, "the answer")
+        await fake.wait_until(lambda: "answered by" in text_of(fake.message(question["id"])), WAIT)
+    assert len(bot_messages(fake, thread)) == 2, [text_of(m) for m in bot_messages(fake, thread)]
+    refs = (await ClarifyPause.get()).platform_refs["discord"]
+    assert refs["message"] == question["id"] and refs["shown"] == "ANSWERED"

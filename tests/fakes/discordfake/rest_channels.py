@@ -111,11 +111,17 @@ async def create_message(request: web.Request) -> web.Response:
     if channel["type"] == FORUM:  # a forum has posts, not messages
         return error(400, CANNOT_SEND_HERE, "Cannot send messages in a non-text channel")
     files = files_of(request)
-    message = compose(core, channel, body_of(request), files)
+    body = body_of(request)
+    nonce = str(body["nonce"]) if body.get("enforce_nonce") and body.get("nonce") else None
+    if nonce is not None and (earlier := core.world.nonced(channel_id, nonce, core.clock())):
+        return json_response(earlier)  # created already: that message, and no new one
+    message = compose(core, channel, body, files)
     refused = rejection(core, message, files)
     if refused is not None:
         return refused
     core.world.store_message(message)
+    if nonce is not None:
+        core.world.remember_nonce(channel_id, nonce, message["id"], core.clock())
     await core.dispatch_message("MESSAGE_CREATE", message)
     return json_response(message)
 

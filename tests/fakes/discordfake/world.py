@@ -56,6 +56,11 @@ class GuildState:
     members: dict[str, Payload] = field(default_factory=dict)
 
 
+# Discord checks an enforced nonce "for uniqueness in the past few minutes" (Create Message,
+# `enforce_nonce`): the fake holds it for five minutes of its clock.
+NONCE_SECONDS = 300.0
+
+
 class World:
     """One bot (with its application) in one or more guilds, plus human users."""
 
@@ -71,6 +76,7 @@ class World:
         self.cdn_redirects: dict[str, str] = {}  # file name -> where the CDN redirects it
         self.commands: dict[str | None, list[Payload]] = {}
         self.hidden: set[str] = set()  # channels the bot may not view (GET answers 403)
+        self.nonces: dict[tuple[str, str], tuple[str, float]] = {}  # (channel, nonce): (message, at)
         self.bot = self.add_user(bot_name, bot=True)
         self.application_id = self.ids.next()
         self.human = self.add_user("alice")
@@ -168,6 +174,17 @@ class World:
     def mentions_in(self, content: str) -> list[Payload]:
         ids = dict.fromkeys(_MENTION.findall(content or ""))
         return [self.users[i] for i in ids if i in self.users]
+
+    def nonced(self, channel_id: str, nonce: str, now: float) -> Payload | None:
+        """The bot's message created in the channel with this nonce within NONCE_SECONDS (and
+        not deleted since): what a create with `enforce_nonce` answers instead of a new one."""
+        found = self.nonces.get((channel_id, nonce))
+        if found is None or now - found[1] > NONCE_SECONDS:
+            return None
+        return self.messages.get(found[0])
+
+    def remember_nonce(self, channel_id: str, nonce: str, message_id: str, now: float) -> None:
+        self.nonces[(channel_id, nonce)] = (message_id, now)
 
     def store_message(self, message: Payload) -> Payload:
         channel = self.channels[message["channel_id"]]
