@@ -60,6 +60,17 @@ async def pause_message(pause_id: int) -> Posted | None:
     return _posted(await pause_refs(pause_id, KEY))
 
 
+async def pause_posting(pause_id: int) -> bool:
+    """Whether a post of the question began (`save_pause_posting`) and its ts was never stored:
+    its replica died in between, and the thread may hold it."""
+    refs = await pause_refs(pause_id, KEY)
+    return bool(refs.get("posting")) and not refs.get("ts")
+
+
+async def save_pause_posting(pause_id: int) -> None:
+    await save_pause_refs(pause_id, KEY, {"posting": True})
+
+
 async def save_pause_message(pause_id: int, posted: Posted) -> None:
     await save_pause_refs(pause_id, KEY, asdict(posted))
 

@@ -161,8 +161,7 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
                 await until(lambda: resolved(_discord_question(discord, discord_threads[word])),
                             "the Discord questions shown", *three)
             # ... and where each was posted stored, as the other restart tests wait for: a kill
-            # between a question's post and its stored id is tests/bots/discord/test_clarify.py's
-            # (Slack has no create-once key: there it would be posted again)
+            # between a question's post and its stored id is test_clarify.py's, on each platform
             await until(lambda: _questions_stored(len(SLACK_QUESTIONS + DISCORD_QUESTIONS)),
                         "the questions' messages stored", *three)
 

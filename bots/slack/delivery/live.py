@@ -26,6 +26,7 @@ compaction dividers) and, at the end, the answer (`show_answer`, `post_answer`) 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -362,13 +363,46 @@ class ThreadExtras:
                 self._pauses_shown[pause.pause_id] = pause.status
 
     async def _pause(self, pause: PauseView) -> None:
+        """Post the question once, even when a replica died between its post and storing its
+        ts (Slack has no create-once key): a post is marked begun first, and a begun one is
+        looked for in the thread, by the metadata it was posted with, before posting again."""
         posted = await refs.pause_message(pause.pause_id)
+        if posted is None and await refs.pause_posting(pause.pause_id):
+            posted = await self._posted_before(pause.pause_id)
+            if posted is not None:
+                await refs.save_pause_message(pause.pause_id, posted)
         payload = render_approval(pause) if pause.kind == PauseKind.APPROVAL else render_clarify(pause)
         if posted is not None:
             await self._services.sender.edit(posted.team, posted.channel, posted.ts, lambda: payload)
         elif pause.status == PauseStatus.UNANSWERED:
-            ts = await self._post(payload)
+            await refs.save_pause_posting(pause.pause_id)
+            ts = await self._post(payload, _pause_metadata(pause.pause_id))
             await refs.save_pause_message(pause.pause_id, Posted(self._slot.team, self._slot.channel, ts))
+
+    async def _posted_before(self, pause_id: int) -> Posted | None:
+        """The thread's message a begun post of this question left (conversations.replies,
+        its metadata), or None: not there (the post never reached Slack) or not readable."""
+        slot = self._slot
+        if slot.thread_ts is None:
+            return None
+        wanted, cursor = _pause_metadata(pause_id), None
+        for _ in range(REPLIES_PAGES):
+            read = functools.partial(self._services.sender.client.conversations_replies,
+                                     channel=slot.channel, ts=slot.thread_ts, limit=REPLIES_PAGE,
+                                     cursor=cursor, include_all_metadata=True)
+            try:
+                response = await self._services.sender.read(budgets.replies(slot.team), read)
+            except Exception as error:  # the thread unreadable now: post again, as before
+                log.warning("could not look for question %s in its thread: %s", pause_id, error)
+                return None
+            for message in response.get("messages") or ():
+                if isinstance(message, dict) and message.get("metadata") == wanted \
+                        and message.get("ts"):
+                    return Posted(slot.team, slot.channel, str(message["ts"]))
+            cursor = (response.get("response_metadata") or {}).get("next_cursor")
+            if not response.get("has_more") or not cursor:
+                break
+        return None
 
     async def _divider(self, summary_id: int) -> None:
         if await refs.divider_of(summary_id) is not None:
@@ -377,9 +411,18 @@ class ThreadExtras:
         ts = await self._post(render_divider(summary_id))
         await refs.save_divider(summary_id, Posted(self._slot.team, self._slot.channel, ts))
 
-    async def _post(self, payload: Payload) -> str:
+    async def _post(self, payload: Payload, metadata: dict[str, Any] | None = None) -> str:
         slot = self._slot
-        return await self._services.sender.post(slot.team, slot.channel, slot.thread_ts, payload)
+        return await self._services.sender.post(slot.team, slot.channel, slot.thread_ts, payload,
+                                                metadata)
+
+
+REPLIES_PAGE, REPLIES_PAGES = 200, 5  # how much of its thread a look for a question reads
+
+
+def _pause_metadata(pause_id: int) -> dict[str, Any]:
+    """The metadata a question (or tool approval) is posted with: how it is found again."""
+    return {"event_type": "hermes_question", "event_payload": {"pause_id": pause_id}}
 
 
 # --- the loading status -------------------------------------------------------------------

@@ -58,9 +58,12 @@ class SlackSender:
         self.limiter = limiter
         self.outages = Outages()  # paced by the limiter's (injected) clock
 
-    async def post(self, team: str, channel: str, thread_ts: str | None, payload: Payload) -> str:
+    async def post(self, team: str, channel: str, thread_ts: str | None, payload: Payload,
+                   metadata: dict[str, Any] | None = None) -> str:
+        """chat.postMessage within the budgets; `metadata`: Slack's message metadata
+        (`event_type`, `event_payload`), read back by `conversations.replies`."""
         response = await self._within(budgets.post(team, channel),
-                                      self._post_call(channel, thread_ts, payload))
+                                      self._post_call(channel, thread_ts, payload, metadata))
         return str(response["ts"])
 
     async def post_now(self, team: str, channel: str, thread_ts: str | None,
@@ -71,10 +74,11 @@ class SlackSender:
                                       self._post_call(channel, thread_ts, payload))
         return None if response is None else str(response["ts"])
 
-    def _post_call(self, channel: str, thread_ts: str | None, payload: Payload) -> Call:
+    def _post_call(self, channel: str, thread_ts: str | None, payload: Payload,
+                   metadata: dict[str, Any] | None = None) -> Call:
         return lambda: self.client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, text=payload.text, blocks=payload.blocks,
-            unfurl_links=False, unfurl_media=False)
+            unfurl_links=False, unfurl_media=False, metadata=metadata)
 
     async def edit(self, team: str, channel: str, ts: str, render: Callable[[], Payload],
                    progress: bool = False, reserved: bool = False) -> None:

@@ -8,6 +8,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,10 +97,7 @@ async def test_a_button_works_after_a_restart(
     llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Blue, after the restart."))
     async with restartable(bridge.url, catalogue_for(llm, skills_dir), fake_slack, fast_clock) as serve:
         async with serve() as h:
-            thread = (await h.event("app_mention", text="paint"))["ts"]
-            question = await asked(h, thread)
-            # the ts is stored once the post returns; a restart reuses it
-            await until(ClarifyPause.exclude(platform_refs=None).exists)
+            thread, question = await _asked_and_stored(h)
         async with serve() as h2:
             assert await recover(h2.pool) == 1
             await h2.click(question, ids.choice_action(1))
@@ -107,6 +105,46 @@ async def test_a_button_works_after_a_restart(
     assert "Blue, after the restart." in texts(done) and user_answer(llm) == "blue"
     assert len(h2.bot_messages(CHANNEL_ID, thread)) == 2  # the same live message, one question
     assert button(done, ids.REGENERATE)
+
+
+async def test_a_question_posted_by_a_process_that_died_before_storing_its_ts_is_found_again(
+    db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path,
+    fake_slack: FakeSlack, fast_clock: FastClock,
+) -> None:
+    """A process that died between a question's post and storing its ts (its post marked begun,
+    no ts): the run recovered here finds the question in the thread by its metadata instead of
+    posting it again, and the click on it shows who answered there."""
+    llm.script(tool_reply(ToolCall("clarify", QUESTION)), text_reply("Blue, after the restart."))
+    async with restartable(bridge.url, catalogue_for(llm, skills_dir), fake_slack, fast_clock) as serve:
+        async with serve() as h:
+            thread, question = await _asked_and_stored(h)
+        await ClarifyPause.all().update(platform_refs={"slack": {"posting": True}})
+        async with serve() as h2:
+            assert await recover(h2.pool) == 1
+            await until(lambda: _ts_stored(question.ts))
+            await h2.click(question, ids.choice_action(1))
+            [done] = await h2.answered(CHANNEL_ID, thread)
+            await until(lambda: _shows(fake_slack, question.ts, "answered by"))
+    assert "Blue, after the restart." in texts(done)
+    assert len(h2.bot_messages(CHANNEL_ID, thread)) == 2  # the live message and one question
+
+
+async def _asked_and_stored(h: Harness) -> tuple[str, Any]:
+    """A mention whose run asks QUESTION: its thread and the question, once its ts is stored
+    (the post returned; a restart reuses it)."""
+    thread = (await h.event("app_mention", text="paint"))["ts"]
+    question = await asked(h, thread)
+    await until(ClarifyPause.exclude(platform_refs=None).exists)
+    return thread, question
+
+
+async def _ts_stored(ts: str) -> bool:
+    pause = await ClarifyPause.get()
+    return (pause.platform_refs or {}).get("slack", {}).get("ts") == ts
+
+
+async def _shows(slack: FakeSlack, ts: str, words: str) -> bool:
+    return words in texts(slack.message(CHANNEL_ID, ts))
 
 
 async def test_a_stopped_turn_ends_at_once_though_its_question_edit_is_held_up(
