@@ -37,6 +37,7 @@ from tests.support.replicas import (
     has_status,
     log_seqs,
     models_file,
+    questions_posted,
     replica,
     resolved,
     rows_stored,
@@ -85,7 +86,7 @@ async def test_kill_9_of_a_replica_with_three_runs_one_on_clarify(
             turns: list[ChatMessage] = await until(lambda: all_shown(asked), "live messages", a)
             ids_ = [t.id for t in turns]
             runs = [t.run_id for t in turns]
-            await until(lambda: ClarifyPause.exclude(platform_refs=None).exists(),
+            await until(questions_posted,
                         "the question posted and its ts stored", a)
             await until(lambda: rows_stored(ids_[:2]), "streamed rows stored", a)
             [owner_a] = await _owners(runs)  # A drives all three

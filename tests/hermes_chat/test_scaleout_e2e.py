@@ -40,6 +40,7 @@ from tests.support.replicas import (
     has_status,
     log_seqs,
     models_file,
+    questions_posted,
     replica,
     resolved,
     slack_click,
@@ -103,8 +104,8 @@ def _untidy(slack: FakeSlack, thread: str) -> list[str]:
             and TIDIED not in texts(m)]
 
 
-async def _questions_stored(count: int) -> bool:
-    return await ClarifyPause.exclude(platform_refs=None).count() == count
+async def _all_posted(count: int) -> bool:
+    return await questions_posted() == count
 
 
 async def _all_placed(words: list[str]) -> list[ChatMessage] | None:
@@ -162,8 +163,8 @@ async def test_three_replicas_two_bridges_both_platforms_kill_9_of_a_replica_and
                             "the Discord questions shown", *three)
             # ... and where each was posted stored, as the other restart tests wait for: a kill
             # between a question's post and its stored id is test_clarify.py's, on each platform
-            await until(lambda: _questions_stored(len(SLACK_QUESTIONS + DISCORD_QUESTIONS)),
-                        "the questions' messages stored", *three)
+            asked = len(SLACK_QUESTIONS + DISCORD_QUESTIONS)
+            await until(lambda: _all_posted(asked), "the questions' messages stored", *three)
 
             victim = next(r for r in three if _holds_shards(r))
             survivors = [r for r in three if r is not victim]

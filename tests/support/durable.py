@@ -31,6 +31,7 @@ from tests.support.replicas import (
     has_status,
     log_seqs,
     models_file,
+    questions_posted,
     resolved,
     rows_stored,
     slack_click,
@@ -91,7 +92,7 @@ async def two_runs_in_flight(w: World, serve: Replica) -> InFlight:
     """One run streaming (its model call held), one waiting on its question in Slack."""
     threads = [await slack_mention(w.http, serve, text) for text in ASKED]
     turns: list[ChatMessage] = await until(lambda: all_shown(ASKED), "live messages", serve)
-    await until(lambda: ClarifyPause.exclude(platform_refs=None).exists(),
+    await until(questions_posted,
                 "the question posted and its ts stored", serve)
     await until(lambda: rows_stored([turns[0].id]), "streamed rows stored", serve)
     question = clarify_question(w.slack, threads[1])

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 
 from bots.slack import ids
-from core.store.models import ChatMessage, ChatMessageLog, MessageStatus, Role
+from core.store.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, Role
 from tests.bots.slack.harness import SECRET, button, has_button
 from tests.conftest import TEST_CONFIG_YAML
 from tests.fakes.llm_server import RequestBody, ScriptedLLM, request_text
@@ -158,6 +158,14 @@ async def slack_click(http: httpx.AsyncClient, at: Replica, message: Message, ac
     response = await http.post(f"{at.url}/slack/events", content=request.body,
                                headers=request.headers)
     assert response.status_code == 200, response.text
+
+
+async def questions_posted() -> int:
+    """How many clarify questions and tool approvals have where they were posted stored: a
+    Slack ts or a Discord message id (a Slack post marked begun has neither yet)."""
+    rows = await ClarifyPause.exclude(platform_refs=None).values_list("platform_refs", flat=True)
+    return sum(1 for refs in rows if isinstance(refs, dict) and (
+        (refs.get("slack") or {}).get("ts") or (refs.get("discord") or {}).get("message")))
 
 
 async def assistant_turn(text: str) -> ChatMessage | None:

@@ -25,6 +25,7 @@ from tests.fakes.llm_server import ScriptedLLM, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import CHANNEL_ID
 from tests.support.approvals import rm
+from tests.support.replicas import questions_posted
 from tests.support.runtime import catalogue_for
 
 ASKER, ADMIN, OTHER = "U0ALICE", "U0BOB", "U0EVE"
@@ -138,7 +139,7 @@ async def test_a_button_works_after_a_restart(
             thread = (await h.event("app_mention", text="clean up"))["ts"]
             message = await asked(h, thread)
             # the ts is stored once the post returns; a restart reuses it
-            await until(ClarifyPause.exclude(platform_refs=None).exists)
+            await until(questions_posted)
         async with serve() as h2:
             assert await recover(h2.pool) == 1
             await h2.click(message, ONCE)

@@ -22,6 +22,7 @@ from tests.bridge.harness import RunningBridge
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID
+from tests.support.replicas import questions_posted
 from tests.support.runtime import catalogue_for
 from tests.support.slack import QUESTION, asked
 
@@ -134,7 +135,7 @@ async def _asked_and_stored(h: Harness) -> tuple[str, Any]:
     (the post returned; a restart reuses it)."""
     thread = (await h.event("app_mention", text="paint"))["ts"]
     question = await asked(h, thread)
-    await until(ClarifyPause.exclude(platform_refs=None).exists)
+    await until(questions_posted)
     return thread, question
 
 
