@@ -26,8 +26,9 @@ from admin.runs.schemas import (
     state_out,
 )
 from admin.runs.stream import EventStreamOperation, event_stream
-from core.conversation.views import run_state
 from admin.services import AdminServices
+from core.conversation import turns
+from core.conversation.views import run_state
 
 Services = NamedDependency[AdminServices]
 NO_RUN = {404: "No such run"}
@@ -79,7 +80,7 @@ class RunController(Controller):
     async def resume_run(
         self, services: Services, run_id: RunId, data: JSONBody[ResumeIn]
     ) -> ResumeOut:
-        outcome = await commands.resume(
+        outcome = await turns.answer_question(
             services.runtime, run_id, data.clarify_id, data.answer, data.answered_by
         )
         return resume_out(run_id, outcome)
@@ -89,4 +90,4 @@ class RunController(Controller):
         responses=errors(404, 409, 503, meanings={**NO_RUN, 409: DONE_WITH}),
     )
     async def stop_run(self, services: Services, run_id: RunId) -> RunOut:
-        return run_out(await commands.stop(services.runtime, run_id))
+        return run_out(await turns.stop(services.runtime, run_id))

@@ -57,14 +57,14 @@ async def save_slot(message_id: int, slot: Slot) -> None:
 
 
 async def pause_message(pause_id: int) -> Posted | None:
-    return _posted(await pause_refs(pause_id, KEY))
+    return (await pause_post(pause_id))[0]
 
 
-async def pause_posting(pause_id: int) -> bool:
-    """Whether a post of the question began (`save_pause_posting`) and its ts was never stored:
-    its replica died in between, and the thread may hold it."""
-    refs = await pause_refs(pause_id, KEY)
-    return bool(refs.get("posting")) and not refs.get("ts")
+async def pause_post(pause_id: int) -> tuple[Posted | None, bool]:
+    """Where the question was posted, and whether a post of it began (`save_pause_posting`)
+    with no ts stored: its replica died in between, and the thread may hold it."""
+    data = await pause_refs(pause_id, KEY)
+    return _posted(data), bool(data.get("posting")) and not data.get("ts")
 
 
 async def save_pause_posting(pause_id: int) -> None:

@@ -25,8 +25,6 @@ from .delivery.sender import SlackSender
 from .inbound import slack_file
 from .render.mrkdwn import from_slack
 
-PAGE = 200  # messages a conversations.replies call asks for
-PAGES = 5  # at most this many calls for one thread (a longer one is read from its start)
 NAMES = 5_000  # author names remembered
 MENTIONS = 20  # people named in one message's text (the others keep their <@U…>)
 SAID_SUBTYPES = (None, "file_share", "thread_broadcast", "bot_message", "me_message")
@@ -45,17 +43,9 @@ class SlackThreadHistory:
                      bot_user_id: str | None) -> list[EarlierMessage]:
         """Up to `limit` messages of the thread older than `ts`, oldest first."""
         kept: deque[Mapping[str, Any]] = deque(maxlen=limit)
-        cursor = ""
-        for _ in range(PAGES):
-            read = functools.partial(self._sender.client.conversations_replies, channel=channel,
-                                     ts=thread_ts, limit=PAGE, cursor=cursor or None)
-            response = await self._sender.read(budgets.replies(team), read)
-            for message in map(obj, items(response.get("messages"))):
-                if _earlier(message, ts) and _said(message) and not _ours(message, bot_user_id):
-                    kept.append(message)
-            cursor = text(obj(response.get("response_metadata")).get("next_cursor")) or ""
-            if not response.get("has_more") or not cursor:
-                break
+        async for message in self._sender.thread(team, channel, thread_ts):
+            if _earlier(message, ts) and _said(message) and not _ours(message, bot_user_id):
+                kept.append(message)
         return [await self._message(team, m, bot_user_id) for m in kept]
 
     async def _message(self, team: str, message: Mapping[str, Any],

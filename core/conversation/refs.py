@@ -22,18 +22,13 @@ def refs_in(platform_refs: Any, platform: str) -> Refs:
     return dict(part) if isinstance(part, dict) else {}
 
 
-async def read_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platform: str) -> Refs:
-    """The platform's refs of one row ({} for a missing row)."""
-    return await _row_refs(model, row_id, platform) or {}
-
-
 async def _row_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platform: str) -> Refs | None:
     rows = await model.filter(id=row_id).values_list("platform_refs", flat=True)
     return refs_in(rows[0], platform) if rows else None
 
 
-async def save_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platform: str,
-                    refs: Refs) -> None:
+async def _save_refs(model: type[ChatMessage | ClarifyPause], row_id: int, platform: str,
+                     refs: Refs) -> None:
     """Set the platform's refs of one row, keeping every other platform's (merge, not replace)."""
     async with transaction():
         row = await model.select_for_update().get_or_none(id=row_id)
@@ -51,17 +46,17 @@ async def message_refs(message_id: int, platform: str) -> Refs | None:
 
 async def save_message_refs(message_id: int, platform: str, refs: Refs) -> None:
     """Set the platform's refs of a message (a turn's user message, a summary's divider)."""
-    await save_refs(ChatMessage, message_id, platform, refs)
+    await _save_refs(ChatMessage, message_id, platform, refs)
 
 
 async def pause_refs(pause_id: int, platform: str) -> Refs:
     """The platform's refs of a clarify question or tool approval ({} for a missing one)."""
-    return await read_refs(ClarifyPause, pause_id, platform)
+    return await _row_refs(ClarifyPause, pause_id, platform) or {}
 
 
 async def save_pause_refs(pause_id: int, platform: str, refs: Refs) -> None:
     """Set the platform's refs of a clarify question or tool approval (where it shows)."""
-    await save_refs(ClarifyPause, pause_id, platform, refs)
+    await _save_refs(ClarifyPause, pause_id, platform, refs)
 
 
 @dataclass(frozen=True, slots=True)

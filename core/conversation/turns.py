@@ -81,7 +81,8 @@ Say = Callable[[tuple[str, ...]], Awaitable[None]]  # what the thread is told be
 async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
                context_messages: int) -> Taken:
     """The run that answers a person's message. Its files skipped (or that nothing in it could
-    be read) are said first; a message taken already reads no file again."""
+    be read) are said first; a platform message taken already (a retry, a replay, another
+    replica) starts nothing and reads no file again. RateLimited over the author's quota."""
     session_id, platform_id_ = arrival.session_id, arrival.platform_message_id
     if await user_node(session_id, platform_id_) is not None:
         return Taken()
@@ -92,16 +93,16 @@ async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
         return Taken()
     context = await written.earlier(session_id, context_messages, new=arrival.new,
                                     thread=arrival.thread, replied=arrival.replied)
-    refs = {"platform_refs": arrival.platform_refs} if arrival.platform_refs is not None else {}
+    refs: dict[str, Any] = {} if arrival.platform_refs is None else {
+        "platform_refs": arrival.platform_refs}
     try:
-        run = await write(pool, session_id, said.text, author=arrival.author,
-                          platform_message_id=platform_id_, files=said.files,
-                          thread_context=to_stored(context), **refs)
+        return Taken(run=await pool.start(session_id, said.text, author=arrival.author,
+                                          platform_message_id=platform_id_, files=said.files,
+                                          thread_context=to_stored(context), **refs))
     except Busy as busy:
         if await user_node(session_id, platform_id_) is not None:
             return Taken()  # the same message, taken meanwhile (a retry racing it)
-        return Taken(busy=busy, running=await run_in_flight(session_id))
-    return Taken(run=run)
+        return await _refused(busy, session_id)
 
 
 async def take_edit(pool: RunPool, node: ChatMessage, text: str, *, author: str,
@@ -112,7 +113,12 @@ async def take_edit(pool: RunPool, node: ChatMessage, text: str, *, author: str,
         return Taken(run=await edit(pool, node, text, author=author,
                                     platform_message_id=platform_message_id, **fields))
     except Busy as busy:
-        return Taken(busy=busy, running=await run_in_flight(node.session_id))
+        return await _refused(busy, node.session_id)
+
+
+async def _refused(busy: Busy, session_id: int) -> Taken:
+    """Refused while a run is in flight: with that run (whichever replica drives it)."""
+    return Taken(busy=busy, running=await run_in_flight(session_id))
 
 
 async def start(pool: RunPool, session_id: int, text: str, *, model_id: str | None = None,
@@ -218,17 +224,6 @@ async def save_platform_id(message_id: int, platform_message_id: str) -> None:
 async def run_in_flight(session_id: int) -> str | None:
     """The run in flight (queued or running) in the session, on any replica."""
     return await records.busy_run(session_id)
-
-
-async def write(pool: RunPool, session_id: int, text: str, *, author: str,
-                platform_message_id: str, **fields: Any) -> RunUpdate | None:
-    """A person wrote in the conversation: the run that answers it, or None when this
-    platform message was taken already (a retry, a replay, another replica). Busy while a run
-    is in flight; RateLimited over the author's quota."""
-    if await user_node(session_id, platform_message_id) is not None:
-        return None
-    return await pool.start(session_id, text, author=author,
-                            platform_message_id=platform_message_id, **fields)
 
 
 async def edit(pool: RunPool, node: ChatMessage, text: str, *, author: str,

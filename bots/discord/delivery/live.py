@@ -137,7 +137,7 @@ class PausePresenter:
                 message_id = await self._writer.edit(permit, int(refs["message"]), part)
             else:  # posted once, even by a replica killed before it stored where
                 message_id = await self._writer.post(permit, part, once=f"hermes-pause-{pause.pause_id}")
-                if shown_state(pause, run_finished) != OPEN:  # that one may have shown it open
+                if state != OPEN:  # the first copy may show it open
                     message_id = await self._writer.edit(permit, message_id, part)
         except BaseException:
             self._offered.pop(pause.pause_id)  # offer it again with the next update

@@ -26,7 +26,6 @@ compaction dividers) and, at the end, the answer (`show_answer`, `post_answer`) 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -366,8 +365,8 @@ class ThreadExtras:
         """Post the question once, even when a replica died between its post and storing its
         ts (Slack has no create-once key): a post is marked begun first, and a begun one is
         looked for in the thread, by the metadata it was posted with, before posting again."""
-        posted = await refs.pause_message(pause.pause_id)
-        if posted is None and await refs.pause_posting(pause.pause_id):
+        posted, begun = await refs.pause_post(pause.pause_id)
+        if posted is None and begun:
             posted = await self._posted_before(pause.pause_id)
             if posted is not None:
                 await refs.save_pause_message(pause.pause_id, posted)
@@ -380,28 +379,18 @@ class ThreadExtras:
             await refs.save_pause_message(pause.pause_id, Posted(self._slot.team, self._slot.channel, ts))
 
     async def _posted_before(self, pause_id: int) -> Posted | None:
-        """The thread's message a begun post of this question left (conversations.replies,
-        its metadata), or None: not there (the post never reached Slack) or not readable."""
-        slot = self._slot
+        """The thread's message a begun post of this question left (found by its metadata), or
+        None: not there (the post never reached Slack) or the thread not readable now."""
+        slot, wanted = self._slot, _pause_metadata(pause_id)
         if slot.thread_ts is None:
             return None
-        wanted, cursor = _pause_metadata(pause_id), None
-        for _ in range(REPLIES_PAGES):
-            read = functools.partial(self._services.sender.client.conversations_replies,
-                                     channel=slot.channel, ts=slot.thread_ts, limit=REPLIES_PAGE,
-                                     cursor=cursor, include_all_metadata=True)
-            try:
-                response = await self._services.sender.read(budgets.replies(slot.team), read)
-            except Exception as error:  # the thread unreadable now: post again, as before
-                log.warning("could not look for question %s in its thread: %s", pause_id, error)
-                return None
-            for message in response.get("messages") or ():
-                if isinstance(message, dict) and message.get("metadata") == wanted \
-                        and message.get("ts"):
+        try:
+            async for message in self._services.sender.thread(
+                    slot.team, slot.channel, slot.thread_ts, include_all_metadata=True):
+                if message.get("metadata") == wanted and message.get("ts"):
                     return Posted(slot.team, slot.channel, str(message["ts"]))
-            cursor = (response.get("response_metadata") or {}).get("next_cursor")
-            if not response.get("has_more") or not cursor:
-                break
+        except Exception as error:  # post it again, as before
+            log.warning("could not look for question %s in its thread: %s", pause_id, error)
         return None
 
     async def _divider(self, summary_id: int) -> None:
@@ -415,9 +404,6 @@ class ThreadExtras:
         slot = self._slot
         return await self._services.sender.post(slot.team, slot.channel, slot.thread_ts, payload,
                                                 metadata)
-
-
-REPLIES_PAGE, REPLIES_PAGES = 200, 5  # how much of its thread a look for a question reads
 
 
 def _pause_metadata(pause_id: int) -> dict[str, Any]:

@@ -9,8 +9,9 @@ been applied; Slack has no idempotency key, so its retry can show twice.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -18,6 +19,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from bots.fields import items, obj, text
 from core.edge.backoff import Outages
 from core.edge.ratelimit import RateLimiter
 from core.errors import InvalidInput
@@ -27,6 +29,8 @@ from . import budgets
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 5
+THREAD_PAGE = 200  # messages a conversations.replies call asks for
+THREAD_PAGES = 5  # at most this many calls for one thread
 TRIGGER_GONE = ("expired_trigger_id", "invalid_trigger_id", "exchanged_trigger_id")
 TRIGGER_GONE_TEXT = "that click came too late to open a window (Slack allows 3 seconds): click again"
 VIEW_GONE_TEXT = "that window is closed: open it again"
@@ -172,6 +176,23 @@ class SlackSender:
                 for key, _ in limits:
                     self.limiter.penalise(key, wait)
             raise
+
+    async def thread(self, team: str, channel: str, thread_ts: str,
+                     **options: Any) -> AsyncIterator[Mapping[str, Any]]:
+        """A thread's messages, oldest first (conversations.replies, `options` added to each
+        call): THREAD_PAGE a call, at most THREAD_PAGES calls (a longer thread is read from its
+        start), each a `read` on the workspace's Tier 3 budget (its failure raised)."""
+        cursor = ""
+        for _ in range(THREAD_PAGES):
+            call = functools.partial(self.client.conversations_replies, channel=channel,
+                                     ts=thread_ts, limit=THREAD_PAGE, cursor=cursor or None,
+                                     **options)
+            response = await self.read(budgets.replies(team), call)
+            for message in items(response.get("messages")):
+                yield obj(message)
+            cursor = text(obj(response.get("response_metadata")).get("next_cursor")) or ""
+            if not response.get("has_more") or not cursor:
+                return
 
     async def start_stream(self, team: str, channel: str, thread_ts: str,
                            recipient: str | None, chunks: list[Block]) -> str | None:

@@ -223,7 +223,6 @@ async def test_a_failing_llm_fails_the_run_with_a_reason_and_the_session_goes_on
     assert await ChatSession.filter(id=s).count() == 1
 
 
-
 async def test_a_finished_runs_bridge_stream_is_closed_when_it_ends(
     fake_pool: RunPool, caplog: pytest.LogCaptureFixture
 ) -> None:
