@@ -1,9 +1,10 @@
 """Where things show on Discord, read from the database (then cached): the channel of each
 session, the messages of each turn (its `Slot`), the message of each clarify question.
 
-Refs live in the `platform_refs` columns: a turn's messages on its USER node (they are shared
-by every version of the answer), a question's message on its ClarifyPause, a divider on its
-SYSTEM summary node. So a new process finds and edits the same messages after a restart.
+Refs live in the `platform_refs` columns: a turn's messages on its USER node, as on every
+platform (`core.conversation.refs.save_turn_refs`: shared by every version of the answer), a
+question's message on its ClarifyPause, a divider on its SYSTEM summary node. So a new process
+finds and edits the same messages after a restart.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class DiscordRefs:
             return cached
         if session_id in self._channels and self._channels.get(session_id) is None:
             return None  # a session of another platform: no query for each of its updates
-        user = await refs.asked_refs(user_message_id, KEY)
+        user = await refs.turn_refs(user_message_id, KEY)
         if user is None:
             return None
         slot = _turn_from(user.refs)
@@ -81,7 +82,7 @@ class DiscordRefs:
         self._turns.put(user_message_id, slot)
         return slot
 
-    async def _asked(self, session_id: int, user: refs.AskedRefs,
+    async def _asked(self, session_id: int, user: refs.TurnRefs,
                      slot: Slot) -> Asked | None:
         """Where the user's message is: as the conversation said, as saved, or else in the
         turn's channel, but in the parent channel for the message a thread was opened on."""
@@ -99,7 +100,7 @@ class DiscordRefs:
         saved = {"channel": str(slot.channel_id), "messages": [str(m) for m in slot.message_ids],
                  "reply_to": str(slot.reply_to or ""), "branched": slot.branched,
                  "asked": str(slot.asked.channel_id) if slot.asked else ""}
-        await refs.save_message_refs(user_message_id, KEY, saved)
+        await refs.save_turn_refs(user_message_id, KEY, saved)
 
     async def pause(self, pause_id: int) -> dict[str, Any]:
         return await refs.pause_refs(pause_id, KEY)
@@ -129,7 +130,7 @@ def _number(value: Any) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _reply_to(user: refs.AskedRefs, channel: int) -> int | None:
+def _reply_to(user: refs.TurnRefs, channel: int) -> int | None:
     # A thread opened on a message has that message's id; a reply can't cross channels.
     posted = user.platform_message_id
     mid = int(posted) if posted.isdigit() else None

@@ -6,14 +6,22 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from core.conversation.refs import message_refs, pause_refs, save_message_refs, save_pause_refs
+from core.conversation.refs import (
+    message_refs,
+    pause_refs,
+    save_message_refs,
+    save_pause_refs,
+    save_turn_refs,
+    turn_refs,
+)
 
 KEY = "slack"
 
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """The bot message of an assistant turn (its versions share it) and its follow-ups."""
+    """The bot message of a turn and its follow-ups: recorded on the turn's user message, and
+    shared by the versions of its answer (each shows in the same message)."""
 
     team: str
     channel: str
@@ -21,7 +29,7 @@ class Slot:
     ts: str | None = None  # None until the live message is posted
     followups: tuple[str, ...] = ()
     branched: bool = False  # the turn answers an edited message
-    final: bool = False  # the finished state was rendered
+    final: int | None = None  # the answer whose finished state was rendered
     streamed: bool = False  # `ts` is a stream (chat.startStream) not yet stopped
 
     def to_refs(self) -> dict[str, Any]:
@@ -49,11 +57,13 @@ class Posted:
 
 
 async def slot_of(message_id: int) -> Slot | None:
-    return Slot.from_refs({KEY: await message_refs(message_id, KEY)})
+    """Where the turn of `message_id` (its user message or an answer of it) shows."""
+    turn = await turn_refs(message_id, KEY)
+    return Slot.from_refs({KEY: turn.refs}) if turn is not None else None
 
 
 async def save_slot(message_id: int, slot: Slot) -> None:
-    await save_message_refs(message_id, KEY, slot.to_refs()[KEY])
+    await save_turn_refs(message_id, KEY, slot.to_refs()[KEY])
 
 
 async def pause_message(pause_id: int) -> Posted | None:

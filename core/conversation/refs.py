@@ -1,6 +1,11 @@
 """Where a row shows on each platform: its `platform_refs`, one namespace per platform (a
 turn's messages on its user message, a question's on its pause, a divider's on its summary).
 
+A turn's messages are recorded in one place on every platform: its USER message. The versions
+of its answer (Regenerate, ◀ ▶) show in the same messages, so they share that record; an edit
+is a new user message, a new turn with its own. `turn_refs` / `save_turn_refs` take the user
+message or any of its answers.
+
 A row can show on several platforms at once (a session bound to a Slack thread and a
 Discord one), so each platform reads and writes only its own key and keeps the others'.
 """
@@ -10,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.store.models import ChatMessage, ClarifyPause
+from core.store.models import ChatMessage, ClarifyPause, Role
 from core.store.outage import transaction
 
 Refs = dict[str, Any]
@@ -45,7 +50,7 @@ async def message_refs(message_id: int, platform: str) -> Refs | None:
 
 
 async def save_message_refs(message_id: int, platform: str, refs: Refs) -> None:
-    """Set the platform's refs of a message (a turn's user message, a summary's divider)."""
+    """Set the platform's refs of a message (a summary's divider; a turn's: `save_turn_refs`)."""
     await _save_refs(ChatMessage, message_id, platform, refs)
 
 
@@ -60,19 +65,35 @@ async def save_pause_refs(pause_id: int, platform: str, refs: Refs) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class AskedRefs:
-    """A turn's user message as a platform finds where the turn shows: the platform's refs, the
-    platform's id of the person's message ("" none) and whether it is an edit's new version."""
+class TurnRefs:
+    """A turn as a platform finds where it shows: its user message's id, the platform's refs
+    of the turn, the platform's id of the person's message ("" none) and whether the turn
+    answers an edit (a new version of the user message)."""
 
+    user_message_id: int
     refs: Refs
     platform_message_id: str
     edited: bool
 
 
-async def asked_refs(user_message_id: int, platform: str) -> AskedRefs | None:
-    """The platform's view of a turn's user message (None: no such message)."""
-    user = await ChatMessage.get_or_none(id=user_message_id)
+async def turn_refs(message_id: int, platform: str) -> TurnRefs | None:
+    """The platform's record of the turn of `message_id` (its user message or an answer of
+    it); None: no such message."""
+    user = await _turn_user(message_id)
     if user is None:
         return None
-    return AskedRefs(refs_in(user.platform_refs, platform), user.platform_message_id or "",
-                     user.branch_order > 0)
+    return TurnRefs(user.id, refs_in(user.platform_refs, platform), user.platform_message_id or "",
+                    user.branch_order > 0)
+
+
+async def save_turn_refs(message_id: int, platform: str, refs: Refs) -> None:
+    """Record where the turn of `message_id` (its user message or an answer of it) shows."""
+    if (user := await _turn_user(message_id)) is not None:
+        await _save_refs(ChatMessage, user.id, platform, refs)
+
+
+async def _turn_user(message_id: int) -> ChatMessage | None:
+    message = await ChatMessage.get_or_none(id=message_id)
+    if message is not None and message.role == Role.ASSISTANT and message.parent_id is not None:
+        return await ChatMessage.get_or_none(id=message.parent_id)
+    return message

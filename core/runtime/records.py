@@ -106,7 +106,9 @@ async def one_run_at_a_time(session_id: int) -> AsyncIterator[None]:
         raise Busy(f"session {session_id} is still working on another run") from error
 
 
-USER_ONLY = ("author", "platform_message_id", "thread_context")  # platform_refs: where the answer is shown
+# What a turn's fields put on its user message: who wrote it, its platform id, its thread
+# context and where the turn shows (`platform_refs`: every version of the answer shows there).
+USER_ONLY = ("author", "platform_message_id", "thread_context", "platform_refs")
 
 
 def _answer_fields(fields: dict[str, Any]) -> dict[str, Any]:

@@ -56,32 +56,33 @@ class AnswerListeners:
     async def _regenerate(self, clicked: Click) -> None:
         (message_id,) = ids.unpack(clicked.value, 1)
         await message_here(clicked, message_id)
-        slot = await self._slot(message_id, clicked)
-        await turns.regenerate(self._services.pool, message_id, author=clicked.user,
-                               platform_refs=slot.moved(final=False).to_refs())
+        await self._slot(message_id, clicked)  # the new version shows in the same message
+        await turns.regenerate(self._services.pool, message_id, author=clicked.user)
 
     async def _switch(self, clicked: Click) -> None:
         current, target = ids.unpack(clicked.value, 2)
         await message_here(clicked, current)
         await message_here(clicked, target)
         slot = await self._slot(current, clicked)
-        own = await refs.slot_of(target)
         try:
             await turns.switch_version(target)
         except Busy:
             await to_clicker(self._services.sender, clicked)(SWITCH_BUSY)
             return
-        update = await views.stored_update(target)
-        await show_answer(self._services, update, slot.moved(branched=own.branched if own else slot.branched))
+        await show_answer(self._services, await views.stored_update(target), slot)
 
     async def _slot(self, message_id: int, clicked: Click) -> Slot:
-        """The message the click came from (its refs, else the click's own coordinates)."""
+        """Where the turn of the clicked answer shows: its record, else the click's own
+        coordinates, recorded for the turn (a message the record lost or never had)."""
         slot = await refs.slot_of(message_id)
         if slot is not None and slot.ts is not None:
             return slot
         if not clicked.channel or not clicked.message_ts:
             raise NotFound("the message of this answer is unknown")
-        return Slot(clicked.team, clicked.channel, clicked.thread_ts, clicked.message_ts)
+        slot = Slot(clicked.team, clicked.channel, clicked.thread_ts, clicked.message_ts,
+                    branched=slot.branched if slot else False)
+        await refs.save_slot(message_id, slot)
+        return slot
 
     async def _rate(self, clicked: Click) -> None:
         """👍 / 👎 under an answer (a `feedback_buttons` element): stored as the clicker's

@@ -97,7 +97,7 @@ class LiveMessage:
     async def run(self) -> None:
         """Open the turn's presence, follow the run, then show the answer."""
         slot = await self._find_slot(self._latest)
-        if slot is None or (slot.final and self._latest.finished):
+        if slot is None or (slot.final == self._latest.message_id and self._latest.finished):
             return  # not a Slack conversation, or already shown (a re-published finished run)
         self._versions = await views.versions(self._latest.message_id)  # fixed while it runs
         status = LoadingStatus(self._services, slot)
@@ -150,7 +150,7 @@ class LiveMessage:
                 await StreamedMessage.close_stale(self._services, slot)
             self._counted = self._services.open_live.enter(slot.team)
             self._edited = True  # a regenerate or a recovery: its message is edited
-            return slot.moved(final=False, streamed=False)
+            return slot.moved(final=None, streamed=False)
         self._stream = await StreamedMessage.open(self._services, slot, self._latest, recipient)
         if self._stream is not None:
             slot = self._stream.slot
@@ -159,7 +159,7 @@ class LiveMessage:
             first = self._render() if self._edited else render_placeholder(self._latest)
             ts = await self._services.sender.post(slot.team, slot.channel, slot.thread_ts, first)
             slot = slot.moved(ts=ts)
-        await refs.save_slot(self._latest.message_id, slot)
+        await refs.save_slot(self._latest.user_message_id, slot)
         return slot
 
     async def _progress(self, slot: Slot, status: LoadingStatus) -> None:
@@ -254,7 +254,7 @@ class LiveMessage:
     async def _find_slot(self, update: RunUpdate) -> Slot | None:
         """Where the turn shows: its refs (started here or before a restart), else the
         Slack thread its session is bound to (a run started through the admin API)."""
-        slot = await refs.slot_of(update.message_id)
+        slot = await refs.slot_of(update.user_message_id)
         if slot is not None:
             return slot
         binding = await bindings.latest_binding(update.session_id, Platform.SLACK)
@@ -301,8 +301,8 @@ async def show_rest(services: SlackServices, update: RunUpdate, slot: Slot, layo
     if upload and layout.attachment:
         await services.sender.upload(slot.team, slot.channel, slot.thread_ts, "answer.md",
                                      layout.attachment.encode(), "📎 The full answer")
-    shown = slot.moved(followups=followups, final=True)
-    await refs.save_slot(update.message_id, shown)
+    shown = slot.moved(followups=followups, final=update.message_id)
+    await refs.save_slot(update.user_message_id, shown)
     return shown
 
 
