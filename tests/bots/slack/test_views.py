@@ -14,7 +14,7 @@ from bots.slack.render.clarify import custom_answer_modal, render_clarify
 from bots.slack.commands import Command, mention_command, parse_command
 from bots.slack.render.turn import render_live
 from bots.slack.commands import choice_menu, parse_option
-from bots.slack.actions.thinking import thinking_modal, thinking_pages
+from bots.slack.render.pages import thinking_modal, thinking_pages
 from bots.slack.render.mrkdwn import from_slack, to_mrkdwn
 from bots.slack.inbound import place_of
 from bots.slack.refs import Slot
