@@ -34,6 +34,7 @@ from tests.support.replicas import (
     all_shown,
     clarify_question,
     finished_in_slack,
+    slack_live_ts,
     has_status,
     log_seqs,
     models_file,
@@ -124,7 +125,7 @@ async def test_kill_9_of_a_replica_with_three_runs_one_on_clarify(
         assert await ChatMessageLog.filter(message_id=message_id, kind="done").count() == 1
     for thread, turn in zip(threads, turns, strict=True):
         bot = [m for m in slack.thread(CHANNEL_ID, thread) if m.bot_id]
-        live_ts = turn.platform_refs["slack"]["ts"]
+        live_ts = await slack_live_ts(turn)
         assert [m.ts for m in finished_in_slack(slack, thread)] == [live_ts]  # the same message
         assert len(bot) == (2 if thread == threads[2] else 1)  # plus the question, once
     assert await RunLease.filter(run_id__in=runs).count() == 0  # released as each finished

@@ -28,6 +28,7 @@ from tests.support.replicas import (
     all_shown,
     clarify_question,
     finished_in_slack,
+    slack_live_ts,
     has_status,
     log_seqs,
     models_file,
@@ -124,7 +125,7 @@ async def check_outcome(w: World, flight: InFlight) -> None:
         assert await ChatMessageLog.filter(message_id=turn.id, kind="status",
                                            meta_json__contains="resumed").count() == 1
     for thread, turn in zip(flight.threads, flight.turns, strict=True):
-        live_ts = turn.platform_refs["slack"]["ts"]
+        live_ts = await slack_live_ts(turn)
         assert [m.ts for m in finished_in_slack(w.slack, thread)] == [live_ts]  # same message
     pause = await ClarifyPause.get(message_id=painting.id)
     assert (pause.status, pause.answer) == (PauseStatus.ANSWERED, "blue")

@@ -176,11 +176,18 @@ async def assistant_turn(text: str) -> ChatMessage | None:
     return await ChatMessage.filter(role=Role.ASSISTANT, parent_id=user.id).first()
 
 
+async def slack_live_ts(turn: ChatMessage) -> str | None:
+    """The ts of a turn's live Slack message, as recorded on its user message."""
+    refs = await ChatMessage.filter(id=turn.parent_id).values_list("platform_refs", flat=True)
+    return ((refs[0] or {}).get("slack") or {}).get("ts") if refs else None
+
+
 async def all_shown(texts_: list[str]) -> list[ChatMessage] | None:
     """The three turns, once each one's live Slack message ts is stored (a restart reuses it)."""
     turns = [await assistant_turn(t) for t in texts_]
-    if any(t is None or not ((t.platform_refs or {}).get("slack") or {}).get("ts") for t in turns):
-        return None
+    for turn in turns:
+        if turn is None or not await slack_live_ts(turn):
+            return None
     return turns  # type: ignore[return-value]
 
 
