@@ -17,6 +17,7 @@ from core.chat.attachments import (
 )
 from core.chat.policy import Policy
 from core.chat.thread_context import DEFAULT_MESSAGES, MAX_MESSAGES
+from core.conversation.presenting import UsageShown
 from core.edge.platform_links import DOWN_SECONDS
 from core.edge.urls import Origins, redacted_url
 from core.errors import InvalidInput
@@ -67,6 +68,7 @@ class Settings:
     chat_admins: tuple[str, ...] = ()
     allowed_users: tuple[str, ...] = ()
     discord_allowed_roles: tuple[str, ...] = ()
+    show_usage: str = UsageShown.OFF
     models_file: str = "models.toml"
     skills_dir: str = "skills/"
     openai_base_url: str | None = None
@@ -125,6 +127,11 @@ class Settings:
         """Every Bridge the runtime places runs on: HERMES_BRIDGE_URL's comma-separated list,
         else the one `serve` starts. InvalidInput for an entry that is not an http(s) URL."""
         return _bridge_urls(self.bridge_url)
+
+    @property
+    def usage_shown(self) -> UsageShown:
+        """SHOW_USAGE: what an answer's footer says of its model calls."""
+        return UsageShown(self.show_usage)
 
     @property
     def policy(self) -> Policy:
@@ -218,6 +225,11 @@ def _convert(name: str, kind: object, raw: str) -> object:
     if name == "conversation_actions":
         Policy.of(raw)  # InvalidInput naming the key and both values
         return raw.strip().lower()
+    if name == "show_usage":
+        shown = raw.strip().lower()
+        if shown not in tuple(UsageShown):
+            raise InvalidInput(f"SHOW_USAGE must be off, tokens or cost, got {raw!r}")
+        return UsageShown(shown)
     if name == "log_format" and raw not in ("text", "json"):
         raise InvalidInput(f"LOG_FORMAT must be 'text' or 'json', got {raw!r}")
     return raw

@@ -32,10 +32,17 @@ def test_values_are_converted_and_blank_means_unset() -> None:
                                  {"THREAD_CONTEXT_MESSAGES": "201"},
                                  {"HISTORY_ATTACHMENT_BYTES": "-1"},
                                  {"HISTORY_ATTACHMENT_BYTES": "20MiB"},
-                                 {"HISTORY_ATTACHMENT_BYTES": str(128 * 1024 * 1024 + 1)}])
+                                 {"HISTORY_ATTACHMENT_BYTES": str(128 * 1024 * 1024 + 1)},
+                                 {"SHOW_USAGE": "dollars"}])
 def test_bad_values_are_named(env: dict[str, str]) -> None:
     with pytest.raises(InvalidInput, match=next(iter(env))):
         Settings.from_env(env)
+
+
+def test_answers_show_no_usage_unless_asked_for_tokens_or_cost() -> None:
+    assert Settings.from_env({}).usage_shown == "off"
+    assert Settings.from_env({"SHOW_USAGE": "Cost"}).usage_shown == "cost"
+    assert Settings.from_env({"SHOW_USAGE": "tokens"}).usage_shown == "tokens"
 
 
 def test_thread_context_is_twenty_messages_unless_set_and_zero_turns_it_off() -> None:

@@ -12,6 +12,7 @@ import pytest
 from core.agent.bridge.client import BridgeClient
 from core.agent.bridge.stream import StreamPolicy
 from core.agent.catalogue import Catalogue, ModelEntry
+from core.agent.prices import Price
 from core.runtime.pool import RunPool
 from tests.bridge.harness import RunningBridge
 from tests.fakes.fake_bridge import FakeBridge
@@ -23,10 +24,11 @@ FAST = StreamPolicy(read_timeout=2.0, connect_timeout=5.0, backoff_base=0.01, ba
                     max_reconnects=4)
 
 
-def catalogue_for(llm: ScriptedLLM | None, skills: Path) -> Catalogue:
+def catalogue_for(llm: ScriptedLLM | None, skills: Path, price: Price | None = None) -> Catalogue:
+    """`llm` as the default model (at `price`, if it has one), and the skills of `skills`."""
     models = ()
     if llm is not None:
-        models = (ModelEntry("scripted", "Scripted", llm.model, llm.base_url, None, True),)
+        models = (ModelEntry("scripted", "Scripted", llm.model, llm.base_url, None, True, price),)
     return Catalogue(models, skills)
 
 
@@ -57,6 +59,17 @@ async def pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Pat
                ) -> AsyncIterator[RunPool]:
     """A pool on the real Bridge whose default model is this test's scripted LLM."""
     async with opened_pool(bridge.url, catalogue_for(llm, skills_dir)) as runs:
+        yield runs
+
+
+PRICE = Price(input=2.0, output=8.0)  # per million tokens: a scripted call costs $0.00028
+
+
+@pytest.fixture
+async def priced_pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
+                      ) -> AsyncIterator[RunPool]:
+    """`pool`, its default model priced at PRICE."""
+    async with opened_pool(bridge.url, catalogue_for(llm, skills_dir, PRICE)) as runs:
         yield runs
 
 

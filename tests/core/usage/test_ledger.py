@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 from core.agent.events import Usage
+from core.agent.thinking import UsageTotals
 from core.store.models import UsageCall, UsageDay
+from core.usage import reports
 from core.usage.ledger import Call, record
 from core.usage.spenders import Spender
 
@@ -47,3 +49,17 @@ async def test_calls_are_summed_by_day_where_and_model(db: str) -> None:
                     (date(2026, 8, 2), "slack", "U1", "m", 1),
                     (date(2026, 8, 2), "slack", "U1", "other", 1),
                     (date(2026, 8, 3), "slack", "U1", "m", 1)]
+
+
+async def test_an_answer_and_its_conversation_sum_their_calls(db: str) -> None:
+    await record(call(1, cost=0.25))
+    await record(call(2))
+    await record(call(1, message_id=8, cost=0.5))
+    other = call(1, message_id=9)
+    await record(Call(9, "run-9", 4, ASKER, other.usage))  # another conversation
+
+    answers = await reports.of_messages([7, 8, 10])
+    assert answers == {7: UsageTotals(2, 200, 20, 80, 0.25), 8: UsageTotals(1, 100, 10, 40, 0.5)}
+    assert await reports.of_session(3) == UsageTotals(3, 300, 30, 120, 0.75)
+    assert await reports.of_session(5) == UsageTotals()
+    assert (await reports.of_messages([9]))[9].cost is None  # not priced
