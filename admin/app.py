@@ -19,6 +19,7 @@ from admin.approvals.controller import ApprovalController
 from admin.runs.controller import RunController
 from admin.services import SERVICES_KEY, AdminServices, provide_services
 from admin.sessions.controller import SessionController
+from admin.usage.controller import UsageController
 from core.config import Settings
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -43,7 +44,7 @@ def _guarded_api() -> Router:
     return Router(
         path="/",
         route_handlers=[SessionController, MessageController, RunController, CatalogueController,
-                        ApprovalController],
+                        ApprovalController, UsageController],
         guards=[require_admin_token],
         security=SECURITY,
         dependencies={"services": Provide(provide_services, sync_to_thread=False)},

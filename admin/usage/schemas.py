@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import msgspec
 
+from core.conversation.spending import Report
 from core.conversation.vocabulary import UsageTotals
 
 
@@ -23,3 +26,27 @@ class UsageOut(msgspec.Struct, frozen=True, rename="camel"):
 def usage_out(usage: UsageTotals) -> UsageOut:
     return UsageOut(usage.calls, usage.prompt_tokens, usage.completion_tokens,
                     usage.cached_tokens, usage.tokens, usage.cost)
+
+
+class UsageRowOut(msgspec.Struct, frozen=True):
+    """One group: its key (`platform` and `user`, `workspace` and `channel`, `workspace`,
+    `model` or `day`) and what its model calls spent."""
+
+    key: dict[str, str]
+    usage: UsageOut
+
+
+class UsageReportOut(msgspec.Struct, frozen=True, rename="camel"):
+    """Groups in the order of their keys; pass `nextCursor` as `cursor` for the next page
+    (null: the last). `from` and `to` are the UTC days asked for (null: open)."""
+
+    by: str
+    from_: date | None = msgspec.field(name="from")
+    to: date | None
+    items: list[UsageRowOut]
+    next_cursor: str | None
+
+
+def report_out(by: str, since: date | None, until: date | None, report: Report) -> UsageReportOut:
+    rows = [UsageRowOut(row.key, usage_out(row.usage)) for row in report.rows]
+    return UsageReportOut(by, since, until, rows, report.next_cursor)

@@ -138,7 +138,7 @@ class ChatMessage(Model):
     completed_at = fields.DatetimeField(null=True)
     # An operator's run started with ADMIN_UNLIMITED_TOKEN: no spend limit stops it, before
     # it starts or at any later model call (core/usage/limits.py), on whichever replica.
-    spend_exempt = fields.BooleanField(default=False)
+    spend_exempt = fields.BooleanField(default=False, db_default=False)
 
     class Meta:
         table = "chat_message"
@@ -400,15 +400,14 @@ class UsageCall(Model):
 
 
 class UsageDay(Model):
-    """The model calls of one UTC day summed by where they came from and their model: what usage reports and spend limits read."""  # noqa: E501
+    """The model calls of one UTC day summed four ways (`dimension`): by user, channel, workspace and model (`subject`), each with the platform they were asked from and a channel with its workspace: what usage reports and spend limits read."""  # noqa: E501
 
     id = fields.BigIntField(primary_key=True)
+    dimension = fields.CharField(max_length=16)  # user, channel, workspace or model
+    subject = fields.CharField(max_length=128)  # the user, channel or workspace id, the model
+    workspace = fields.CharField(max_length=64, default="")  # a channel's workspace
     day = fields.DateField()
     platform = fields.CharField(max_length=16, default="")
-    workspace = fields.CharField(max_length=64, default="")
-    channel = fields.CharField(max_length=64, default="")
-    user = fields.CharField(max_length=64, default="")
-    model = fields.CharField(max_length=128, default="")
     calls = fields.BigIntField(default=0)
     prompt_tokens = fields.BigIntField(default=0)
     completion_tokens = fields.BigIntField(default=0)
@@ -418,12 +417,8 @@ class UsageDay(Model):
 
     class Meta:
         table = "usage_day"
-        unique_together = (("day", "platform", "workspace", "channel", "user", "model"),)
-        indexes = (
-            Index(fields=("user", "day"), name="idx_usage_day_user"),
-            Index(fields=("workspace", "channel", "day"), name="idx_usage_day_channel"),
-            Index(fields=("workspace", "day"), name="idx_usage_day_workspace"),
-        )
+        unique_together = (("dimension", "subject", "workspace", "day", "platform"),)
+        indexes = (Index(fields=("dimension", "day"), name="idx_usage_day_range"),)
 
 
 class LimitScope(StrEnum):

@@ -1,5 +1,6 @@
 """Each model call recorded once: a `usage_call` row and its share of the day's sums
-(`usage_day`), in one transaction.
+(`usage_day`: the day's row of its user, its channel, its workspace and its model), in one
+transaction.
 
 The row's key is its assistant message and the `usage` event's seq: the Bridge numbers a run's
 events once (a continuation after a Bridge restart goes on after the highest id the runtime
@@ -22,13 +23,14 @@ from core.usage.spenders import Spender
 
 _CALL = ("message_id, seq, run_id, session_id, platform, workspace, channel, \"user\", model, "
          "prompt_tokens, completion_tokens, cached_tokens, cost, at")
-_DAY_KEY = 'day, platform, workspace, channel, "user", model'
-_SUMS = ("prompt_tokens", "completion_tokens", "cached_tokens", "cost", "priced_calls")
+_DAY_KEY = "dimension, subject, workspace, day, platform"
+_SUMS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens", "cost", "priced_calls")
 _INSERT_CALL = (f"INSERT INTO usage_call ({_CALL}) VALUES ({{}}) "
                 "ON CONFLICT (message_id, seq) DO NOTHING RETURNING id")
-_ADD_TO_DAY = (f"INSERT INTO usage_day ({_DAY_KEY}, calls, {', '.join(_SUMS)}) VALUES ({{}}) "
-               f"ON CONFLICT ({_DAY_KEY}) DO UPDATE SET calls = usage_day.calls + 1, "
+_ADD_TO_DAY = (f"INSERT INTO usage_day ({_DAY_KEY}, {', '.join(_SUMS)}) VALUES {{}} "
+               f"ON CONFLICT ({_DAY_KEY}) DO UPDATE SET "
                + ", ".join(f"{c} = usage_day.{c} + excluded.{c}" for c in _SUMS))
+DIMENSIONS = ("user", "channel", "workspace", "model")  # the four sums of a day
 MODEL_CHARS = 128  # usage_call.model
 
 
@@ -53,22 +55,30 @@ async def record(call: Call) -> bool:
               usage.completion_tokens, usage.cached_tokens, usage.cost, at]
     postgres = _dialect() == "postgres"
     day = at.date() if postgres else at.date().isoformat()
-    sums = [day, spender.platform, spender.workspace, spender.channel, spender.user, model, 1,
-            usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, usage.cost or 0.0,
-            0 if usage.cost is None else 1]
+    sums = [1, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens,
+            usage.cost or 0.0, 0 if usage.cost is None else 1]
+    keys = [("user", spender.user, ""), ("channel", spender.channel, spender.workspace),
+            ("workspace", spender.workspace, ""), ("model", model, "")]
+    rows = [[dimension, subject, workspace, day, spender.platform, *sums]
+            for dimension, subject, workspace in keys]
     async with transaction() as connection:
         # The returned id says it was added (tortoise counts an INSERT's rows as 0 on asyncpg).
-        added = await connection.execute_query_dict(_sql(_INSERT_CALL, len(values), postgres),
-                                                    values)
+        added = await connection.execute_query_dict(
+            _INSERT_CALL.format(_marks(len(values), postgres)), values)
         if not added:
             return False
-        await connection.execute_query(_sql(_ADD_TO_DAY, len(sums), postgres), sums)
+        groups = ", ".join(f"({_marks(len(rows[0]), postgres, len(rows[0]) * k)})"
+                           for k in range(len(rows)))
+        await connection.execute_query(_ADD_TO_DAY.format(groups),
+                                       [value for row in rows for value in row])
     return True
 
 
-def _sql(template: str, count: int, postgres: bool) -> str:
-    marks = [f"${i}" for i in range(1, count + 1)] if postgres else ["?"] * count
-    return template.format(", ".join(marks))
+def _marks(count: int, postgres: bool, after: int = 0) -> str:
+    """`count` placeholders, numbered from `after + 1` on PostgreSQL."""
+    if postgres:
+        return ", ".join(f"${i}" for i in range(after + 1, after + count + 1))
+    return ", ".join("?" * count)
 
 
 def _dialect() -> str:

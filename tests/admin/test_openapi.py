@@ -36,6 +36,7 @@ ROUTES = {
     ("delete", "/api/chat/approval-rules/{rule_id}"),
     ("get", "/api/models"),
     ("get", "/api/skills"),
+    ("get", "/api/usage"),
 }
 
 

@@ -1,13 +1,19 @@
 """What the agent's model calls spent, as operators read it: each answer's usage and the
-session's totals in the detail and both exports."""
+session's totals in the detail and both exports; `/api/usage`, summed by user, channel,
+workspace, model or day."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 import httpx
 import pytest
 
+from core.agent.events import Usage
 from core.chat import sessions
 from core.runtime.pool import RunPool
+from core.usage import ledger
+from core.usage.spenders import Spender
 from tests.admin.conftest import AUTH, admin_on
 from tests.core.runtime.waiting import finished
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
@@ -45,3 +51,49 @@ async def test_the_detail_and_exports_show_each_answers_usage_and_the_sessions_t
         _usage(2, 2 * CALL), _usage(1, CALL)]
     assert "- Usage: 3 model calls · 330 tokens (300 in, 30 out) · $0.00084" in markdown
     assert "_Usage: 2 model calls · 220 tokens (200 in, 20 out) · $0.00056_" in markdown
+
+
+async def _spend(seq: int, spender: Spender, day: int, model: str = "small") -> None:
+    usage = Usage(seq=seq, at=datetime(2026, 8, day, 12, tzinfo=UTC), model=model,
+                  prompt_tokens=100, completion_tokens=10, cost=0.25)
+    await ledger.record(ledger.Call(1, "run", 1, spender, usage))
+
+
+@pytest.fixture
+async def spent(db: str) -> None:
+    alice, bob = Spender("slack", "T1", "C1", "U1"), Spender("discord", "G1", "D1", "D9")
+    for seq, (spender, day, model) in enumerate([(alice, 1, "small"), (alice, 2, "large"),
+                                                 (bob, 2, "small")], start=1):
+        await _spend(seq, spender, day, model)
+
+
+async def test_usage_sums_calls_by_what_is_asked_over_a_range_of_days(
+    api: httpx.AsyncClient, spent: None
+) -> None:
+    by_user = (await api.get("/api/usage", params={"by": "user"})).json()
+    assert by_user["by"] == "user" and by_user["from"] is None and by_user["nextCursor"] is None
+    assert [(i["key"], i["usage"]["calls"], i["usage"]["tokens"]) for i in by_user["items"]] == [
+        ({"platform": "discord", "user": "D9"}, 1, 110), ({"platform": "slack", "user": "U1"}, 2, 220)]
+    assert by_user["items"][1]["usage"]["cost"] == pytest.approx(0.5)
+    day = (await api.get("/api/usage", params={"by": "model", "from": "2026-08-02",
+                                               "to": "2026-08-02", "platform": "slack"})).json()
+    assert (day["from"], day["to"]) == ("2026-08-02", "2026-08-02")
+    assert [(i["key"], i["usage"]["calls"]) for i in day["items"]] == [({"model": "large"}, 1)]
+    first = (await api.get("/api/usage", params={"by": "day", "limit": 1})).json()
+    rest = (await api.get("/api/usage", params={"by": "day", "cursor": first["nextCursor"]})).json()
+    assert [i["key"]["day"] for i in first["items"] + rest["items"]] == ["2026-08-01", "2026-08-02"]
+    assert rest["nextCursor"] is None
+
+
+@pytest.mark.parametrize(("params", "field"), [
+    ({}, None), ({"by": "team"}, "by"), ({"by": "user", "from": "yesterday"}, "from"),
+    ({"by": "user", "from": "2026-08-02", "to": "2026-08-01"}, "from"),
+    ({"by": "user", "platform": "irc"}, "platform"), ({"by": "user", "limit": 0}, "limit"),
+    ({"by": "user", "cursor": "not-ours"}, None),
+])
+async def test_a_bad_question_is_400_naming_what_is_wrong(
+    api: httpx.AsyncClient, spent: None, params: dict, field: str | None
+) -> None:
+    answer = await api.get("/api/usage", params=params)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["code"] == "invalid_input" and answer.json().get("field") == field

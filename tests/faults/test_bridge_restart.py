@@ -76,7 +76,7 @@ async def test_each_call_is_counted_once_across_a_bridge_kill_mid_turn(
     # one made again once: what the model reported, each call once.
     assert [(c.prompt_tokens, c.completion_tokens) for c in calls] == [(100, 10), (120, 12)]
     assert len({c.seq for c in calls}) == 2
-    [day] = await UsageDay.all()
+    [day] = await UsageDay.filter(dimension="user")
     assert (day.calls, day.prompt_tokens, day.completion_tokens) == (2, 220, 22)
     assert (done.state.usage.calls, done.state.usage.tokens) == (2, 242)
     gate.set()

@@ -41,7 +41,7 @@ async def test_each_model_call_is_stored_once_with_its_model_and_who_asked(
     assert {(c.platform, c.workspace, c.channel, c.user, c.model, c.run_id, c.session_id)
             for c in calls} == {("slack", "T1", "C1", "U1", llm.model, done.run_id, session.id)}
     assert len({c.seq for c in calls}) == 2
-    [day] = await UsageDay.all()
+    [day] = await UsageDay.filter(dimension="user")
     assert (day.calls, day.prompt_tokens, day.completion_tokens) == (2, 200, 20)
     assert (done.state.usage.calls, done.state.usage.tokens) == (2, 220)
 
@@ -88,7 +88,7 @@ async def test_a_call_replayed_to_the_next_process_is_counted_once(
         finally:
             await later.close()
     assert [c.seq for c in await UsageCall.all().order_by("seq")] == [1, 3]
-    [day] = await UsageDay.all()
+    [day] = await UsageDay.filter(dimension="user")
     assert (day.calls, day.prompt_tokens) == (2, 200)
     assert done.state.usage.calls == 2
 
@@ -117,6 +117,6 @@ async def test_a_call_keeps_the_cost_of_its_day_when_the_price_changes(
     assert costs[free.message_id] is None  # a model without prices: tokens only
     assert cheap.state.usage.cost == costs[cheap.message_id]
     assert free.state.usage.cost is None
-    [day] = await UsageDay.all()
+    [day] = await UsageDay.filter(dimension="user")
     assert (day.calls, day.priced_calls) == (3, 2)
     assert day.cost == pytest.approx(costs[cheap.message_id] + costs[dear.message_id])

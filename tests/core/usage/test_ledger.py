@@ -5,9 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 from core.agent.events import Usage
-from core.agent.thinking import UsageTotals
 from core.store.models import UsageCall, UsageDay
-from core.usage import reports
 from core.usage.ledger import Call, record
 from core.usage.spenders import Spender
 
@@ -33,33 +31,24 @@ async def test_a_call_is_stored_once_and_added_to_its_day_once(db: str) -> None:
     assert (rows[0].platform, rows[0].workspace, rows[0].channel, rows[0].user,
             rows[0].model, rows[0].run_id, rows[0].session_id) == (
         "slack", "T1", "C1", "U1", "m", "run-1", 3)
-    [day] = await UsageDay.all()
-    assert (day.day, day.calls, day.prompt_tokens, day.completion_tokens, day.cached_tokens,
-            day.cost, day.priced_calls) == (date(2026, 8, 2), 2, 200, 20, 80, 0.5, 1)
+    days = await UsageDay.all().order_by("dimension").values_list(
+        "dimension", "subject", "workspace", "day", "platform", "calls", "prompt_tokens",
+        "completion_tokens", "cached_tokens", "cost", "priced_calls")
+    sums = (date(2026, 8, 2), "slack", 2, 200, 20, 80, 0.5, 1)
+    assert days == [("channel", "C1", "T1", *sums), ("model", "m", "", *sums),
+                    ("user", "U1", "", *sums), ("workspace", "T1", "", *sums)]
 
 
-async def test_calls_are_summed_by_day_where_and_model(db: str) -> None:
+async def test_calls_are_summed_by_day_and_platform_in_each_dimension(db: str) -> None:
     await record(call(1))
     await record(call(2, at=datetime(2026, 8, 3, 0, 0, tzinfo=UTC)))  # the next UTC day
     await record(call(3, model="other"))
     await record(call(1, message_id=8, spender=Spender("discord", "G1", "C9", "D1")))
-    keys = await UsageDay.all().order_by("day", "platform", "model").values_list(
-        "day", "platform", "user", "model", "calls")
-    assert keys == [(date(2026, 8, 2), "discord", "D1", "m", 1),
-                    (date(2026, 8, 2), "slack", "U1", "m", 1),
-                    (date(2026, 8, 2), "slack", "U1", "other", 1),
-                    (date(2026, 8, 3), "slack", "U1", "m", 1)]
-
-
-async def test_an_answer_and_its_conversation_sum_their_calls(db: str) -> None:
-    await record(call(1, cost=0.25))
-    await record(call(2))
-    await record(call(1, message_id=8, cost=0.5))
-    other = call(1, message_id=9)
-    await record(Call(9, "run-9", 4, ASKER, other.usage))  # another conversation
-
-    answers = await reports.of_messages([7, 8, 10])
-    assert answers == {7: UsageTotals(2, 200, 20, 80, 0.25), 8: UsageTotals(1, 100, 10, 40, 0.5)}
-    assert await reports.of_session(3) == UsageTotals(3, 300, 30, 120, 0.75)
-    assert await reports.of_session(5) == UsageTotals()
-    assert (await reports.of_messages([9]))[9].cost is None  # not priced
+    keys = await UsageDay.filter(dimension="user").order_by("day", "platform").values_list(
+        "day", "platform", "subject", "calls")
+    assert keys == [(date(2026, 8, 2), "discord", "D1", 1), (date(2026, 8, 2), "slack", "U1", 2),
+                    (date(2026, 8, 3), "slack", "U1", 1)]
+    models = await UsageDay.filter(dimension="model").order_by(
+        "day", "subject", "platform").values_list("day", "subject", "platform", "calls")
+    assert models == [(date(2026, 8, 2), "m", "discord", 1), (date(2026, 8, 2), "m", "slack", 1),
+                      (date(2026, 8, 2), "other", "slack", 1), (date(2026, 8, 3), "m", "slack", 1)]
