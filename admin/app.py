@@ -8,7 +8,7 @@ from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.datastructures import State
 
-from admin.auth import TOKEN_KEY, require_admin_token
+from admin.auth import TOKEN_KEY, UNLIMITED_KEY, require_admin_token
 from admin.catalogue import CatalogueController
 from admin.errors import handle_error
 from admin.health import HealthController
@@ -29,7 +29,8 @@ def create_app(settings: Settings, services: AdminServices) -> Litestar:
     """The Litestar app served by `hermes-chat serve` on ADMIN_HOST:ADMIN_PORT."""
     return Litestar(
         route_handlers=[HealthController, _guarded_api()],
-        state=State({SERVICES_KEY: services, TOKEN_KEY: settings.admin_token}),
+        state=State({SERVICES_KEY: services, TOKEN_KEY: settings.admin_token,
+                     UNLIMITED_KEY: settings.admin_unlimited_token}),
         exception_handlers={Exception: handle_error},
         before_request=check_request,
         openapi_config=openapi_config(_version()),

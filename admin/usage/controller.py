@@ -1,17 +1,31 @@
 """`GET /api/usage`: what the agent's model calls spent, summed by user, channel, workspace,
-model or day."""
+model or day; `/api/limits`: the spend limits, and the operators' own."""
 
 from __future__ import annotations
 
 from datetime import date
 from typing import Annotated, Literal
 
-from litestar import Controller, get
-from litestar.params import Parameter
+from litestar import Controller, delete, get, put
+from litestar.di import NamedDependency
+from litestar.params import JSONBody, Parameter
 
 from admin.openapi import errors
 from admin.params import PageCursor
-from admin.usage.schemas import UsageReportOut, report_out
+from admin.services import AdminServices
+from admin.usage.schemas import (
+    LimitIn,
+    LimitOut,
+    LimitsOut,
+    Period,
+    Scope,
+    Subject,
+    Unit,
+    UsageReportOut,
+    limit_out,
+    limits_out,
+    report_out,
+)
 from core.conversation import spending
 
 By = Annotated[Literal["user", "channel", "workspace", "model", "day"], Parameter(
@@ -35,3 +49,22 @@ class UsageController(Controller):
                     cursor: PageCursor = "") -> UsageReportOut:
         report = await spending.usage_report(by, from_, to, platform, limit, cursor or None)
         return report_out(by, from_, to, report)
+
+
+    @get("/limits", summary="The spend limits: the settings' defaults and the operators' own",
+         responses=errors())
+    async def limits(self, services: NamedDependency[AdminServices]) -> LimitsOut:
+        return limits_out(await spending.limits(services.runtime))
+
+    @put("/limits", summary="Set one user's, channel's or workspace's spend limit",
+         responses=errors(413))
+    async def set_limit(self, data: JSONBody[LimitIn]) -> LimitOut:
+        return limit_out(await spending.set_limit(data.scope, data.subject, data.period,
+                                                  data.unit, data.amount))
+
+    @delete("/limits", summary="Back to the setting's default for one user, channel or workspace",
+            responses=errors(404, meanings={404: "No such limit was set"}))
+    async def remove_limit(self, scope_: Annotated[Scope, Parameter(query="scope")],
+                           subject: Subject, period: Period, unit: Unit) -> None:
+        # `scope` is Litestar's own name (the ASGI scope): the query's is renamed
+        await spending.remove_limit(scope_, subject, period, unit)

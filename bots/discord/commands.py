@@ -180,7 +180,7 @@ class HermesCommands(app_commands.Group, name="hermes", description="Talk to Her
     async def usage(self, interaction: discord.Interaction) -> None:
         services = services_of(interaction)
         await place_of(interaction, services)  # where the bot answers at all
-        embed = usage_embed(await commands.own_usage(str(interaction.user.id)))
+        embed = usage_embed(await commands.own_usage(services.pool, str(interaction.user.id)))
         await interaction.response.send_message(embed=embed, ephemeral=True)
 
     @app_commands.command(name="status", description="This conversation's settings and the runs in flight")

@@ -56,7 +56,7 @@ class Commands:
         return status_payload(commands.status(self._services.pool, await self._existing(where)))
 
     async def usage(self, command: Command, where: Where) -> Payload:
-        return usage_payload(await commands.own_usage(where.user))
+        return usage_payload(await commands.own_usage(self._services.pool, where.user))
 
     async def new(self, command: Command, where: Where) -> Payload:
         replaced = await self._existing(where)
@@ -215,6 +215,8 @@ def usage_payload(usage: OwnUsage) -> Payload:
     """`/hermes usage`: what the person's messages spent today and this month."""
     lines = ["*What your messages have spent* (UTC)"]
     lines += [f"*{label}:* {escape(words)}" for label, words in usage.lines()]
+    if usage.limits:
+        lines.append(f"*Your limits:* {escape('; '.join(usage.limits))}")
     text = "\n".join(lines)
     return Payload(text, [section(text)])
 

@@ -21,8 +21,10 @@ from core.conversation import session_commands
 from core.conversation.session_commands import ResetOutcome, SessionChanges
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
-from core.store.models import ChatSession, LimitPeriod, LimitScope, MessageStatus, utc_now
+from core.store.models import ChatSession, LimitPeriod, LimitScope, MessageStatus
 from core.usage import periods, reports, words
+from core.usage.limits import Standing, amount_words
+from core.usage.spenders import Spender
 from core.agent.thinking import UsageTotals
 
 AGENT_NOT_DROPPED = ("The agent service is unreachable right now, so the old agent could not be "
@@ -142,10 +144,12 @@ class SpentIn:
 
 @dataclass(frozen=True, slots=True)
 class OwnUsage:
-    """`/hermes usage`: what a person's runs spent today and this month (UTC)."""
+    """`/hermes usage`: what a person's runs spent today and this month (UTC), and the spend
+    limits that apply to them as a person ("1,000 tokens a day: 220 tokens used")."""
 
     periods: tuple[SpentIn, ...]
     now: datetime
+    limits: tuple[str, ...] = ()
 
     def lines(self) -> list[tuple[str, str]]:
         """(label, words) per period, the same on every platform: "3 model calls · 330 tokens
@@ -155,16 +159,23 @@ class OwnUsage:
                 for p in self.periods]
 
 
-async def own_usage(user: str, now: datetime | None = None) -> OwnUsage:
+async def own_usage(pool: RunPool, user: str) -> OwnUsage:
     """What the runs `user` asked for (messages, edits, Regenerate) spent this UTC day and
-    this UTC month."""
-    now = now or utc_now()
+    this UTC month, and their own limits."""
+    now = pool.limits.clock()
     spent = []
     for label, period in (("Today", LimitPeriod.DAY), ("This month", LimitPeriod.MONTH)):
         window = periods.window(period, now)
         totals = await reports.spent_by(LimitScope.USER, user, window.first_day)
         spent.append(SpentIn(label, totals, window.resets_at))
-    return OwnUsage(tuple(spent), now)
+    standing = await pool.limits.standing(Spender(user=user), now)
+    return OwnUsage(tuple(spent), now, tuple(map(_limit_words, standing)))
+
+
+def _limit_words(standing: Standing) -> str:
+    unit = standing.unit
+    return (f"{amount_words(standing.amount, unit)} a {standing.period}: "
+            f"{amount_words(standing.used, unit)} used")
 
 
 def _spent_words(spent: UsageTotals) -> str:

@@ -43,6 +43,7 @@ class LiveRun:
     checkpoint_seq: int = 0  # the seq of the latest checkpoint received (or stored)
     answered: asyncio.Event = field(default_factory=asyncio.Event)  # a continuation waits on it
     spender: Spender | None = None  # who its model calls count against, once read
+    limit_stop: str | None = None  # the spend limit it was aborted at (what people are told)
 
     @property
     def session_id(self) -> int:

@@ -16,7 +16,8 @@ from core.errors import (
     BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound, RunLost,
 )
 from core.agent.events import (
-    ApprovalRequest, Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError, Usage,
+    ApprovalRequest, Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError, Step,
+    Usage,
 )
 from core.store.models import ENDED, MessageStatus, PauseKind
 from core.runtime import records, spending
@@ -205,6 +206,10 @@ async def _usage(pool: RunContext, live: LiveRun, event: Usage) -> None:
     await spending.record(pool, live, event)
 
 
+async def _step(pool: RunContext, live: LiveRun, event: Step) -> None:
+    await spending.enforce(pool, live)  # the step's model call is about to be made
+
+
 async def _compacted(pool: RunContext, live: LiveRun, event: ContextCompacted) -> None:
     """Hang the summary under the last message it replaced (or the run's user message)."""
     index = (event.compacted_until or 0) - 1
@@ -219,7 +224,9 @@ async def _compacted(pool: RunContext, live: LiveRun, event: ContextCompacted) -
 
 
 async def _ended_in_error(pool: RunContext, live: LiveRun, event: RunError) -> None:
-    if event.code == "aborted":
+    if event.code == "aborted" and live.limit_stop is not None:
+        status, error = MessageStatus.FAILED, live.limit_stop
+    elif event.code == "aborted":
         status, error = MessageStatus.STOPPED, "Stopped."
     else:
         status, error = MessageStatus.FAILED, event.message
@@ -259,5 +266,5 @@ _ASKS = (ClarifyRequest, ApprovalRequest)  # the events that put a pause on
 # What an event does beyond its row, its fold and the update (the other kinds: nothing).
 _STEPS: dict[type, Callable[[RunContext, LiveRun, Any], Awaitable[None]]] = {
     ClarifyRequest: _clarify, ApprovalRequest: _approval, ContextCompacted: _compacted,
-    Usage: _usage, Done: _done, RunError: _error,
+    Usage: _usage, Step: _step, Done: _done, RunError: _error,
 }

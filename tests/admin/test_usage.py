@@ -5,16 +5,25 @@ workspace, model or day."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import pytest
 
+from admin.app import create_app
+from admin.services import AdminServices
 from core.agent.events import Usage
 from core.chat import sessions
+from core.config import Settings
 from core.runtime.pool import RunPool
+from core.store.models import ChatMessage, LimitPeriod, LimitScope, LimitUnit, MessageStatus
 from core.usage import ledger
+from core.usage.limits import SpendLimits
 from core.usage.spenders import Spender
-from tests.admin.conftest import AUTH, admin_on
+from tests.admin.conftest import AUTH, TOKEN, admin_on
+from tests.admin.server import serving
+from tests.bridge.harness import RunningBridge
+from tests.support.runtime import PRICE, catalogue_for, opened_pool
 from tests.core.runtime.waiting import finished
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 
@@ -97,3 +106,76 @@ async def test_a_bad_question_is_400_naming_what_is_wrong(
     answer = await api.get("/api/usage", params=params)
     assert answer.status_code == 400, answer.text
     assert answer.json()["code"] == "invalid_input" and answer.json().get("field") == field
+
+
+async def test_limits_are_listed_set_and_removed(api: httpx.AsyncClient) -> None:
+    empty = (await api.get("/api/limits")).json()
+    assert empty == {"defaults": [], "overrides": []}
+    body = {"scope": "user", "subject": "U1", "period": "day", "unit": "tokens", "amount": 5000}
+    set_ = await api.put("/api/limits", json=body)
+    assert set_.status_code == 200, set_.text
+    assert {k: set_.json()[k] for k in body} == body
+    lifted = await api.put("/api/limits", json={**body, "scope": "channel", "subject": "C1",
+                                                "unit": "cost", "amount": None})
+    assert lifted.json()["amount"] is None
+    listed = (await api.get("/api/limits")).json()["overrides"]
+    assert [(o["scope"], o["subject"], o["unit"], o["amount"]) for o in listed] == [
+        ("channel", "C1", "cost", None), ("user", "U1", "tokens", 5000.0)]
+    again = await api.put("/api/limits", json={**body, "amount": 7000})
+    assert again.json()["amount"] == 7000 and len((await api.get("/api/limits")).json()[
+        "overrides"]) == 2  # the same limit, changed
+    query = {k: body[k] for k in ("scope", "subject", "period", "unit")}
+    removed = await api.delete("/api/limits", params=query)
+    assert removed.status_code == 204, removed.text
+    gone = await api.delete("/api/limits", params=query)
+    assert (gone.status_code, gone.json()["code"]) == (404, "not_found")
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"scope": "team"}, "scope"), ({"period": "week"}, "period"), ({"unit": "euros"}, "unit"),
+    ({"amount": -1}, "amount"), ({"subject": ""}, "subject"), ({"subject": "x" * 65}, "subject"),
+])
+async def test_a_bad_limit_is_400_naming_its_field(api: httpx.AsyncClient, db: str, body: dict,
+                                                   field: str) -> None:
+    good = {"scope": "user", "subject": "U1", "period": "day", "unit": "tokens", "amount": 1}
+    answer = await api.put("/api/limits", json={**good, **body})
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["field"] == field
+
+
+UNLIMITED = "operator-token-without-spend-limits"
+DAY_TOKENS = (LimitScope.USER, LimitPeriod.DAY, LimitUnit.TOKENS)
+
+
+async def test_a_start_over_a_limit_is_429_unless_the_operators_token_says_otherwise(
+    bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path, db: str
+) -> None:
+    llm.script(text_reply("One."), text_reply("Two."), text_reply("Three."))
+    session = (await sessions.create_session()).id
+    limits = SpendLimits({DAY_TOKENS: 100})
+    async with opened_pool(bridge.url, catalogue_for(llm, skills_dir, PRICE), limits=limits) as runs:
+        services = AdminServices(runs.bridge, runs.catalogue, runs)
+        settings = Settings(admin_token=TOKEN, admin_unlimited_token=UNLIMITED)
+        async with serving(create_app(settings, services)) as url, \
+                httpx.AsyncClient(base_url=url, headers=AUTH) as api:
+            runs_url = f"/api/chat/sessions/{session}/runs"
+            first = (await api.post(runs_url, json={"message": "one"})).json()
+            await finished(runs, first["runId"])  # 110 tokens: the operators' 100 a day spent
+            refused = await api.post(runs_url, json={"message": "two"})
+            again = await api.post(f"/api/chat/messages/{first['messageId']}/regenerate")
+            unlimited = {"Authorization": f"Bearer {UNLIMITED}"}
+            exempt = await api.post(runs_url, json={"message": "three"}, headers=unlimited)
+            done = await finished(runs, exempt.json()["runId"])
+    assert (refused.status_code, again.status_code) == (429, 429)
+    body = refused.json()
+    assert body["code"] == "spend_limit" and body["message"].startswith(
+        "The operators have used 110 tokens of the 100 tokens they may use a day")
+    assert "the bot's operators can raise it" in body["message"]
+    assert {k: body["limit"][k] for k in ("scope", "subject", "period", "unit", "amount",
+                                          "used")} == {
+        "scope": "user", "subject": "admin", "period": "day", "unit": "tokens", "amount": 100,
+        "used": 110}
+    assert 0 < int(refused.headers["Retry-After"]) <= 86400
+    assert exempt.status_code == 201 and done.status == MessageStatus.SUCCESS
+    assert (await ChatMessage.get(id=done.message_id)).spend_exempt
+    assert await ChatMessage.filter(content="two").count() == 0  # refused: nothing written

@@ -8,13 +8,16 @@ from pathlib import Path
 from tortoise import Tortoise, connections
 from tortoise.migrations.api.migrate import migrate
 
-from core.store.db import tortoise_config
+from core.store.db import open_database, tortoise_config
 from tests.conftest import BACKEND, new_database
 
 BEFORE = "hermes.0016_discord_shard_claim"
 
 
-async def test_existing_messages_are_not_exempt_from_spend_limits(tmp_path: Path) -> None:
+async def test_existing_messages_are_not_exempt_from_spend_limits(
+    tmp_path: Path, migrated_database: str
+) -> None:
+    """The ORM of this process is pointed at another database meanwhile, and back after."""
     async with new_database(tmp_path) as url:
         config = tortoise_config(url)
         try:
@@ -38,3 +41,4 @@ async def test_existing_messages_are_not_exempt_from_spend_limits(tmp_path: Path
             assert [bool(r["spend_exempt"]) for r in rows] == [False]
         finally:
             await Tortoise.close_connections()
+            await open_database(migrated_database)

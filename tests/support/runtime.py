@@ -14,6 +14,7 @@ from core.agent.bridge.stream import StreamPolicy
 from core.agent.catalogue import Catalogue, ModelEntry
 from core.agent.prices import Price
 from core.runtime.pool import RunPool
+from core.usage.limits import SpendLimits
 from tests.bridge.harness import RunningBridge
 from tests.fakes.fake_bridge import FakeBridge
 from tests.fakes.llm_server import ScriptedLLM
@@ -34,11 +35,12 @@ def catalogue_for(llm: ScriptedLLM | None, skills: Path, price: Price | None = N
 
 @asynccontextmanager
 async def opened_pool(url: str, catalogue: Catalogue, policy: StreamPolicy = FAST,
-                      max_active_runs: int = 5, token: str | None = None) -> AsyncIterator[RunPool]:
-    """A RunPool on the Bridge at `url` (with its token, if it has one), closed (log flushed)
-    on exit."""
+                      max_active_runs: int = 5, token: str | None = None,
+                      limits: SpendLimits | None = None) -> AsyncIterator[RunPool]:
+    """A RunPool on the Bridge at `url` (with its token, if it has one; with these spend
+    `limits`), closed (log flushed) on exit."""
     async with BridgeClient(url, policy=policy, token=token) as client:
-        runs = RunPool(client, catalogue, max_active_runs=max_active_runs)
+        runs = RunPool(client, catalogue, max_active_runs=max_active_runs, limits=limits)
         await runs.open()
         yield runs
         await runs.close()

@@ -31,4 +31,6 @@ def usage_embed(usage: OwnUsage) -> discord.Embed:
                           colour=discord.Colour.blurple())
     for label, words in usage.lines():
         embed.add_field(name=label, value=words, inline=False)
+    if usage.limits:
+        embed.add_field(name="Your limits", value="\n".join(usage.limits), inline=False)
     return embed
