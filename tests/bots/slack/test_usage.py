@@ -1,13 +1,20 @@
-"""What a person sees of the agent's spend in Slack: the answer's footer (SHOW_USAGE)."""
+"""What a person sees of the agent's spend in Slack: the answer's footer (SHOW_USAGE), and
+`/hermes usage` with their own limits."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from core.runtime.pool import RunPool
+from core.store.models import LimitPeriod, LimitScope, LimitUnit
+from core.usage.limits import SpendLimits
+from tests.bridge.harness import RunningBridge
 from tests.bots.slack.clocks import FastClock
 from tests.bots.slack.harness import running, texts
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID
+from tests.support.runtime import PRICE, catalogue_for, opened_pool
 
 TODO = {"todos": [{"id": "1", "content": "add up", "status": "in_progress"}]}
 
@@ -51,3 +58,18 @@ async def test_hermes_usage_tells_a_person_their_own_spend_today_and_this_month(
     assert f"*Today:* {spent}; resets at midnight UTC" in mine
     assert f"*This month:* {spent}; resets " in mine
     assert "*Today:* nothing yet" in theirs  # their own, not the channel's
+
+
+async def test_hermes_usage_names_the_persons_own_limits(
+    fake_slack: FakeSlack, db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path,
+    fast_clock: FastClock,
+) -> None:
+    llm.script(text_reply("One."))
+    limits = SpendLimits({(LimitScope.USER, LimitPeriod.DAY, LimitUnit.TOKENS): 1000,
+                          (LimitScope.CHANNEL, LimitPeriod.MONTH, LimitUnit.COST): 5.0})
+    async with opened_pool(bridge.url, catalogue_for(llm, skills_dir, PRICE), limits=limits) as runs, \
+            running(fake_slack, runs, fast_clock) as h:
+        thread = (await h.event("app_mention", text="count"))["ts"]
+        await h.answered(CHANNEL_ID, thread)
+        mine = (await h.command("usage"))["text"]
+    assert "*Your limits:* 1,000 tokens a day: 110 tokens used" in mine  # a channel's is not theirs
