@@ -8,7 +8,7 @@ from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.datastructures import State
 
-from admin.auth import TOKEN_KEY, require_admin_token
+from admin.auth import TOKEN_KEY, UNLIMITED_KEY, require_admin_token
 from admin.catalogue import CatalogueController
 from admin.errors import handle_error
 from admin.health import HealthController
@@ -19,6 +19,7 @@ from admin.approvals.controller import ApprovalController
 from admin.runs.controller import RunController
 from admin.services import SERVICES_KEY, AdminServices, provide_services
 from admin.sessions.controller import SessionController
+from admin.usage.controller import UsageController
 from core.config import Settings
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -28,7 +29,8 @@ def create_app(settings: Settings, services: AdminServices) -> Litestar:
     """The Litestar app served by `hermes-chat serve` on ADMIN_HOST:ADMIN_PORT."""
     return Litestar(
         route_handlers=[HealthController, _guarded_api()],
-        state=State({SERVICES_KEY: services, TOKEN_KEY: settings.admin_token}),
+        state=State({SERVICES_KEY: services, TOKEN_KEY: settings.admin_token,
+                     UNLIMITED_KEY: settings.admin_unlimited_token}),
         exception_handlers={Exception: handle_error},
         before_request=check_request,
         openapi_config=openapi_config(_version()),
@@ -43,7 +45,7 @@ def _guarded_api() -> Router:
     return Router(
         path="/",
         route_handlers=[SessionController, MessageController, RunController, CatalogueController,
-                        ApprovalController],
+                        ApprovalController, UsageController],
         guards=[require_admin_token],
         security=SECURITY,
         dependencies={"services": Provide(provide_services, sync_to_thread=False)},

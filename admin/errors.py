@@ -10,13 +10,15 @@ and answered 500 `internal`.
 from __future__ import annotations
 
 import logging
+import math
 import re
+from typing import Any
 
 import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
-from core.errors import BridgeUnavailable, Conflict, HermesChatError, NotFound
+from core.errors import BridgeUnavailable, Conflict, HermesChatError, NotFound, SpendLimitReached
 from core.conversation.vocabulary import is_outage
 from core.text.field_errors import InvalidField
 
@@ -24,15 +26,18 @@ log = logging.getLogger(__name__)
 
 
 class ErrorBody(msgspec.Struct, frozen=True, omit_defaults=True):
-    """Every error answer; `field` names the input at fault (camelCase, as sent)."""
+    """Every error answer; `field` names the input at fault (camelCase, as sent); `limit` the
+    spend limit that refused a run (code `spend_limit`): scope, subject, period, unit, amount,
+    used, resetsAt."""
 
     code: str
     message: str
     field: str | None = None
+    limit: dict[str, Any] | None = None
 
 
 _CORE_STATUS: tuple[tuple[type[HermesChatError], int], ...] = (
-    (NotFound, 404), (Conflict, 409), (BridgeUnavailable, 503),
+    (NotFound, 404), (Conflict, 409), (BridgeUnavailable, 503), (SpendLimitReached, 429),
 )
 _NAMED_FIELD = re.compile(r"field `([^`]+)`")
 _HTTP_CODES = {
@@ -48,7 +53,7 @@ def handle_error(request: Request, exc: Exception) -> Response[ErrorBody]:
         if isinstance(exc, BridgeUnavailable):  # the client gets plain words, the log the rest
             log.warning("Bridge unavailable on %s %s: %s", request.method, request.url.path,
                         exc.message)
-        return _answer(_core_status(exc), _core_body(exc))
+        return _answer(_core_status(exc), _core_body(exc), _core_headers(exc))
     if isinstance(exc, ValidationException):
         return _answer(400, _validation_body(exc, _sent_names(request)))
     if isinstance(exc, HTTPException) and exc.status_code < 500:
@@ -70,7 +75,15 @@ def _core_body(exc: HermesChatError) -> ErrorBody:
     if isinstance(exc, InvalidField):
         name = camel(exc.field)
         return ErrorBody(exc.code, f"{name}: {exc.message}", name)
+    if isinstance(exc, SpendLimitReached):
+        return ErrorBody(exc.code, exc.public, limit=exc.limit)
     return ErrorBody(exc.code, exc.public)
+
+
+def _core_headers(exc: HermesChatError) -> dict[str, str] | None:
+    if isinstance(exc, SpendLimitReached):  # when the limit resets
+        return {"Retry-After": str(math.ceil(exc.retry_after))}
+    return None
 
 
 def _validation_body(exc: ValidationException, sent_names: dict[str, str]) -> ErrorBody:

@@ -34,6 +34,8 @@ _MEANINGS = {
     404: "No such session or message",
     409: "The session is busy with a run",
     413: "The body is larger than 1 MiB",
+    429: "A spend limit is reached (code `spend_limit`; `limit` says which, `Retry-After` when "
+         "it resets)",
     503: "The database or the Hermes Bridge is unreachable (`Retry-After` on a database outage)",
 }
 _DATABASE_DOWN = "The database is unreachable: try again after `Retry-After` seconds"

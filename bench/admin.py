@@ -1,17 +1,23 @@
-"""Admin API on a large PostgreSQL database: list pages and exports, over real HTTP.
+"""Admin API on a large PostgreSQL database: list pages, exports and usage reports, over real
+HTTP.
 
     .venv/bin/python -m bench.admin [--sessions 100000] [--messages 10000] [--pages 200]
+                                    [--calls 1000000] [--reports 30]
 
 Fills a fresh database (dropped afterwards) with `--sessions` sessions of two messages each
-and one session of `--messages` messages, serves the real admin app with uvicorn on loopback,
-and prints, beside the row counts: list-page latency p50/p99 (newest first, then paging
-deeper by cursor), one text search, and the time to stream the big session's export.
+and one session of `--messages` messages, and `--calls` recorded model calls (90 days, 1,000
+people in 5 workspaces of 10 channels, 4 models, 1 % operators' runs; their day's sums as the
+ledger keeps them), serves the real admin app with uvicorn on loopback, and prints, beside the
+row counts: list-page latency p50/p99 (newest first, then paging deeper by cursor), one text
+search, the time to stream the big session's export, and `GET /api/usage` p50/p99 by each
+`by`, over every day and over one month (`--reports` requests each).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import statistics
 import time
 import uuid
@@ -100,7 +106,75 @@ async def measure(base: str, pages: int, big: int) -> None:
         print(f"export {fmt:4} of the big session: {seconds * 1000:7.1f} ms, {size / 1e6:.1f} MB")
 
 
-async def main(sessions: int, messages: int, pages: int) -> None:
+USAGE_DAYS = 90
+MODELS = (("small", 0.15, 0.6), ("large", 2.5, 10.0), ("local", None, None), ("code", 1.0, 4.0))
+WORKSPACES = (("slack", "T0"), ("slack", "T1"), ("slack", "T2"), ("discord", "G0"),
+              ("discord", "G1"))
+ROLLUPS = {"user": ('"user"', "''"), "channel": ("channel", "workspace"),
+           "workspace": ("workspace", "''"), "model": ("model", "''")}
+
+
+def usage_calls(count: int) -> list[tuple]:
+    """`count` model calls of 1,000 people, each talking in 3 channels of their workspace."""
+    rng = random.Random(1)
+    people = [(f"U{i}", WORKSPACES[i % 5], rng.sample(range(10), 3)) for i in range(1000)]
+    rows = []
+    for ident in range(count):
+        user, (platform, workspace), channels = people[rng.randrange(1000)]
+        if rng.random() < 0.01:
+            user, platform = "admin", "api"
+        model, price_in, price_out = rng.choices(MODELS, weights=(6, 2, 1, 1))[0]
+        prompt, completion = rng.randrange(200, 4000), rng.randrange(10, 800)
+        cost = None if price_in is None else (prompt * price_in + completion * (price_out or 0)) / 1e6
+        at = T0 + timedelta(seconds=rng.randrange(USAGE_DAYS * 86400))
+        rows.append((ident // 3 + 1, ident % 3 + 1, f"run-{ident // 3}", ident // 30 + 1, platform, workspace,
+                     f"{workspace}-C{rng.choice(channels)}", user, model, prompt, completion,
+                     prompt // 4, cost, at))
+    return rows
+
+
+async def fill_usage(url: str, calls: int) -> int:
+    """The calls with COPY, then their day's sums as the ledger adds them up; the sums' rows."""
+    conn = await asyncpg.connect("postgresql://" + url.split("://", 1)[1])
+    columns = ["message_id", "seq", "run_id", "session_id", "platform", "workspace", "channel",
+               "user", "model", "prompt_tokens", "completion_tokens", "cached_tokens", "cost", "at"]
+    rows = usage_calls(calls)
+    for start in range(0, len(rows), 100_000):
+        await conn.copy_records_to_table("usage_call", records=rows[start:start + 100_000],
+                                         columns=columns)
+    for dimension, (subject, workspace) in ROLLUPS.items():
+        await conn.execute(
+            "INSERT INTO usage_day (dimension, subject, workspace, day, platform, calls, "
+            "prompt_tokens, completion_tokens, cached_tokens, cost, priced_calls) "
+            f"SELECT '{dimension}', {subject}, {workspace}, (at AT TIME ZONE 'UTC')::date, "
+            "platform, count(*), sum(prompt_tokens), sum(completion_tokens), "
+            "sum(cached_tokens), coalesce(sum(cost), 0), count(cost) FROM usage_call "
+            "GROUP BY 2, 3, 4, 5")
+    await conn.execute("ANALYZE")
+    rollup = await conn.fetchval("SELECT count(*) FROM usage_day")
+    await conn.close()
+    return int(rollup)
+
+
+async def measure_usage(base: str, requests: int) -> None:
+    month = {"from": T0.date().isoformat(), "to": (T0 + timedelta(days=30)).date().isoformat()}
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        for by in ("user", "channel", "workspace", "model", "day"):
+            for label, window in (("every day", {}), ("one month", month)):
+                took = []
+                for _ in range(requests):
+                    started = time.perf_counter()
+                    answer = await client.get("/api/usage", params={"by": by, "limit": 200,
+                                                                    **window})
+                    took.append(time.perf_counter() - started)
+                    assert answer.status_code == 200, answer.text
+                groups = len(answer.json()["items"])
+                print(f"usage by {by:9} {label:9}: p50 {statistics.median(took) * 1000:6.1f} ms"
+                      f"   p99 {percentile(took, 0.99) * 1000:6.1f} ms   ({groups} groups on "
+                      f"the first page, {requests} requests)")
+
+
+async def main(sessions: int, messages: int, pages: int, calls: int, reports: int) -> None:
     name = f"hermes_chat_bench_admin_{uuid.uuid4().hex[:8]}"
     admin = await asyncpg.connect(ADMIN_URL)
     await admin.execute(f'CREATE DATABASE "{name}"')
@@ -108,17 +182,19 @@ async def main(sessions: int, messages: int, pages: int) -> None:
     try:
         await db.migrate(url)
         await fill(url, sessions, messages)
+        rollup = await fill_usage(url, calls)
         await db.open_database(url)
         print(f"rows: {sessions + 1:,} sessions, {2 * sessions + messages:,} messages "
-              f"(one session of {messages:,}); PostgreSQL, admin API over loopback HTTP")
-        await serve_and_measure(pages, sessions + 1)
+              f"(one session of {messages:,}), {calls:,} model calls ({rollup:,} rows of "
+              f"their day's sums); PostgreSQL, admin API over loopback HTTP")
+        await serve_and_measure(pages, sessions + 1, reports)
         await db.close_database()
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
 
 
-async def serve_and_measure(pages: int, big: int) -> None:
+async def serve_and_measure(pages: int, big: int, reports: int) -> None:
     bridge = BridgeClient("http://127.0.0.1:9")  # not called by these routes
     pool = RunPool(bridge, Catalogue((), Path(".")))
     app = create_app(Settings(), AdminServices(bridge=bridge, catalogue=pool.catalogue, runtime=pool))
@@ -129,6 +205,7 @@ async def serve_and_measure(pages: int, big: int) -> None:
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
         await measure(f"http://127.0.0.1:{port}", pages, big)
+        await measure_usage(f"http://127.0.0.1:{port}", reports)
     finally:
         server.should_exit = True
         await task
@@ -140,5 +217,7 @@ if __name__ == "__main__":
     parser.add_argument("--sessions", type=int, default=100_000)
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--pages", type=int, default=200)
+    parser.add_argument("--calls", type=int, default=1_000_000)
+    parser.add_argument("--reports", type=int, default=30)
     args = parser.parse_args()
-    asyncio.run(main(args.sessions, args.messages, args.pages))
+    asyncio.run(main(args.sessions, args.messages, args.pages, args.calls, args.reports))

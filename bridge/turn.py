@@ -17,6 +17,7 @@ from bridge.compaction import compaction_data
 from bridge.emitter import RunEmitter
 from bridge.session_history import SessionHistories
 from bridge.threads import run_in_thread
+from bridge.usage import UsageTap
 from bridge.wire import RunRequest, message_content
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class Turn:
                                        self._interrupt, tap)
             callbacks.install(agent)
             tap.install(agent)
+            usage = UsageTap(self._emitter, self.plan.model.name)
+            usage.install(agent)
             gate = ApprovalGate(self._board, request.run_id, tuple(request.approved_patterns),
                                 self.plan.stored_decision, callbacks.approval, callbacks.tool_of)
             self._agent = agent
@@ -86,6 +89,7 @@ class Turn:
             finally:
                 self._agent = None
                 tap.remove(agent)
+                usage.remove()
             current = self._pool.holds(request.session_id, agent)  # False: reset meanwhile
         self._finish(result, callbacks, history, current)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from urllib.parse import unquote, urlsplit
@@ -17,11 +18,13 @@ from core.chat.attachments import (
 )
 from core.chat.policy import Policy
 from core.chat.thread_context import DEFAULT_MESSAGES, MAX_MESSAGES
+from core.conversation.presenting import UsageShown
 from core.edge.platform_links import DOWN_SECONDS
 from core.edge.urls import Origins, redacted_url
 from core.errors import InvalidInput
 from core.store.db import check_url
 from core.store.outage import Patience
+from core.usage.limits import KEYS, LimitKey, setting_name
 
 DEFAULT_DATABASE_URL = "sqlite://data/hermes-chat.sqlite3"
 DISCORD_CDN_HOSTS = ("cdn.discordapp.com", "media.discordapp.net")
@@ -40,6 +43,7 @@ class Settings:
     discord_token: str | None = None
     discord_channels: tuple[str, ...] = ()
     admin_token: str | None = None
+    admin_unlimited_token: str | None = None  # like ADMIN_TOKEN; its runs have no spend limit
     admin_host: str = "127.0.0.1"
     admin_port: int = 8080
     public_url: str | None = None  # where Slack reaches the admin server (https://...)
@@ -67,6 +71,21 @@ class Settings:
     chat_admins: tuple[str, ...] = ()
     allowed_users: tuple[str, ...] = ()
     discord_allowed_roles: tuple[str, ...] = ()
+    show_usage: str = UsageShown.OFF
+    # Spend limits (core/usage/limits.py): 0 = none. Tokens are prompt + completion; cost is
+    # at MODELS_FILE's prices. The operators' own limits (/api/limits) take their place.
+    limit_user_day_tokens: int = 0
+    limit_user_day_cost: float = 0.0
+    limit_user_month_tokens: int = 0
+    limit_user_month_cost: float = 0.0
+    limit_channel_day_tokens: int = 0
+    limit_channel_day_cost: float = 0.0
+    limit_channel_month_tokens: int = 0
+    limit_channel_month_cost: float = 0.0
+    limit_workspace_day_tokens: int = 0
+    limit_workspace_day_cost: float = 0.0
+    limit_workspace_month_tokens: int = 0
+    limit_workspace_month_cost: float = 0.0
     models_file: str = "models.toml"
     skills_dir: str = "skills/"
     openai_base_url: str | None = None
@@ -88,7 +107,8 @@ class Settings:
         passwords = (p for url in (self.database_url, *self.bridge_url.split(","))
                      for p in _url_password(url.strip()))
         values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token,
-                  self.discord_token, self.admin_token, self.openai_api_key, self.bridge_token,
+                  self.discord_token, self.admin_token, self.admin_unlimited_token,
+                  self.openai_api_key, self.bridge_token,
                   *passwords)
         return tuple(v for v in values if v)
 
@@ -125,6 +145,16 @@ class Settings:
         """Every Bridge the runtime places runs on: HERMES_BRIDGE_URL's comma-separated list,
         else the one `serve` starts. InvalidInput for an entry that is not an http(s) URL."""
         return _bridge_urls(self.bridge_url)
+
+    @property
+    def spend_limits(self) -> dict[LimitKey, float]:
+        """The LIMIT_* settings by limit (0: none), what SpendLimits takes as its defaults."""
+        return {key: float(getattr(self, setting_name(key).lower())) for key in KEYS}
+
+    @property
+    def usage_shown(self) -> UsageShown:
+        """SHOW_USAGE: what an answer's footer says of its model calls."""
+        return UsageShown(self.show_usage)
 
     @property
     def policy(self) -> Policy:
@@ -199,6 +229,8 @@ def _convert(name: str, kind: object, raw: str) -> object:
             raise InvalidInput(f"{name.upper()} must be an integer, got {raw!r}") from None
         if name in _AT_LEAST_ONE and value < 1:
             raise InvalidInput(f"{name.upper()} must be at least 1, got {value}")
+        if name.startswith("limit_") and value < 0:
+            raise InvalidInput(f"{name.upper()} must be 0 (none) or more, got {value}")
         if name == "discord_shard_count" and value < 0:
             raise InvalidInput(f"DISCORD_SHARD_COUNT must be 0 (Discord's recommendation) or "
                                f"more, got {value}")
@@ -209,6 +241,14 @@ def _convert(name: str, kind: object, raw: str) -> object:
         if name == "thread_context_messages" and not 0 <= value <= MAX_MESSAGES:
             raise InvalidInput(f"{name.upper()} must be between 0 (off) and {MAX_MESSAGES}, got {value}")
         return value
+    if kind == "float":
+        try:
+            amount = float(raw)
+        except ValueError:
+            raise InvalidInput(f"{name.upper()} must be a number, got {raw!r}") from None
+        if not math.isfinite(amount) or amount < 0:
+            raise InvalidInput(f"{name.upper()} must be 0 (none) or more, got {raw!r}")
+        return amount
     if kind == "bool":
         if raw.lower() not in ("1", "true", "yes", "0", "false", "no"):
             raise InvalidInput(f"{name.upper()} must be true or false, got {raw!r}")
@@ -218,6 +258,11 @@ def _convert(name: str, kind: object, raw: str) -> object:
     if name == "conversation_actions":
         Policy.of(raw)  # InvalidInput naming the key and both values
         return raw.strip().lower()
+    if name == "show_usage":
+        shown = raw.strip().lower()
+        if shown not in tuple(UsageShown):
+            raise InvalidInput(f"SHOW_USAGE must be off, tokens or cost, got {raw!r}")
+        return UsageShown(shown)
     if name == "log_format" and raw not in ("text", "json"):
         raise InvalidInput(f"LOG_FORMAT must be 'text' or 'json', got {raw!r}")
     return raw

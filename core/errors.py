@@ -94,6 +94,20 @@ class RateLimited(HermesChatError):
         self.retry_after = retry_after
 
 
+class SpendLimitReached(HermesChatError):
+    """A run refused, or stopped, because a spend limit is reached (core/usage/limits.py): the
+    message says which, when it resets and who can raise it; `limit` says it for API clients
+    (scope, subject, period, unit, amount, used, resetsAt) and `retry_after` is the seconds
+    until it resets."""
+
+    code = "spend_limit"
+
+    def __init__(self, message: str, limit: dict[str, object], retry_after: float) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.retry_after = retry_after
+
+
 class NotYours(HermesChatError):
     """A click on a turn someone else started, under CONVERSATION_ACTIONS=asker; `asker` is
     who may (with the chat admins), None when nobody on a platform started it."""

@@ -342,9 +342,9 @@ class Conversation:
             raise StreamCut()  # the stream ended before the run: follow it again
         if run.state.final_text is not None:
             status = MessageStatus.SUCCESS
-        elif run.state.error is not None:
-            status = (MessageStatus.STOPPED if run.state.error.code == "aborted"
-                      else MessageStatus.FAILED)
+        elif run.state.error is not None:  # aborted: stopped, unless a spend limit stopped it
+            stopped = run.state.error.code == "aborted" and status != MessageStatus.FAILED
+            status = MessageStatus.STOPPED if stopped else MessageStatus.FAILED
         failure = run.state.error.message if run.state.error is not None else None
         run.state = _timed(run.state, float(state["thinking"]["elapsedSeconds"]))
         view.finish(run.update(status, state["error"] or failure))

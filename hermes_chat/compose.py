@@ -22,6 +22,7 @@ from core.runtime.pool import RunPool
 from core.runtime.recovery import keep_taking_over, recover
 from core.runtime.singleton import UPKEEP_HERE, SchedulerLock, Upkeep
 from core.store import db
+from core.usage.limits import SpendLimits
 from hermes_chat.bridge_process import BridgeEndpoint, BridgeSupervisor, bridge_child
 from hermes_chat.startup import reaching_database, read_catalogue
 
@@ -64,6 +65,7 @@ async def running_parts(settings: Settings,
                            metrics=metrics, leases=leases, log_notices=notices,
                            patience=settings.database_patience,
                            quota=RunQuota(settings.runs_per_user_per_minute),
+                           limits=SpendLimits(settings.spend_limits),
                            run_buffer_bytes=settings.run_buffer_bytes,
                            history_attachment_bytes=settings.history_attachment_bytes)
             await pool.open()

@@ -4,7 +4,7 @@ scrape config's `authorization: {credentials: ...}`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from litestar import Response, get
 from litestar.handlers import HTTPRouteHandler
@@ -47,6 +47,7 @@ class RuntimeCollector(Collector):
         flush.add_metric([], count_value=metrics.flushes, sum_value=sum(metrics.flush_seconds))
         yield flush
         yield from _platform_counters(metrics.platform_calls, metrics.rate_limited)
+        yield from _spend_counters(metrics.tokens, metrics.cost)
 
 
 class FeedbackCollector(Collector):
@@ -105,6 +106,22 @@ class BridgeFleetCollector(Collector):
             up.add_metric([name], 1.0 if self.answering.get(name) else 0.0)
             held.add_metric([name], holding[name])
         yield from (up, held)
+
+
+def _spend_counters(tokens: Mapping[tuple[str, str], int],
+                    cost: Mapping[str, float]) -> Iterator[Metric]:
+    """The model calls this process recorded: tokens by model and kind (prompt, completion,
+    cached: the cached ones are among the prompt's), and the cost of the priced ones."""
+    counted = CounterMetricFamily("hermes_tokens", "tokens of the model calls recorded, by "
+                                  "model and kind (prompt includes cached)",
+                                  labels=["model", "kind"])
+    for (model, kind), count in sorted(tokens.items()):
+        counted.add_metric([model, kind], count)
+    spent = CounterMetricFamily("hermes_cost", "cost of the priced model calls recorded, at "
+                                "MODELS_FILE's prices", labels=["model"])
+    for model, amount in sorted(cost.items()):
+        spent.add_metric([model], amount)
+    yield from (counted, spent)
 
 
 def _waiting(pause: PauseView | None) -> bool:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 
-from litestar import Controller, get, patch, post
+from litestar import Controller, Request, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from admin.messages.schemas import EditOut, MessageEdit, VersionOut, versions_out
+from admin.auth import unlimited
 from admin.openapi import errors
 from admin.params import MessageId
 from admin.runs import commands
@@ -22,11 +23,12 @@ class MessageController(Controller):
     tags = ("messages",)
 
     @post("/{message_id:int}/regenerate", summary="A new version of an answer, by a new run",
-          responses=errors(404, 409))
+          responses=errors(404, 409, 429))
     async def regenerate_message(
-        self, services: NamedDependency[AdminServices], message_id: MessageId
+        self, request: Request, services: NamedDependency[AdminServices], message_id: MessageId
     ) -> RegeneratedOut:
-        return regenerated_out(await commands.regenerate(services.runtime, message_id))
+        update = await commands.regenerate(services.runtime, message_id, unlimited(request))
+        return regenerated_out(update)
 
     @patch("/{message_id:int}", summary="Edit a user message (a new version; no run)",
            responses=errors(404, 409, 413))

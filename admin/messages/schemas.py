@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from admin.messages.thinking import ThinkingOut, thinking_out
+from admin.usage.schemas import UsageOut, usage_out
 from admin.text import MessageText
 from core.conversation.browsing import MessagePage, MessageView, preview
 from core.conversation.vocabulary import (
@@ -63,9 +64,10 @@ class ThreadContextOut(msgspec.Struct, frozen=True):
 
 
 class MessageOut(msgspec.Struct, frozen=True, rename="camel"):
-    """A node of the message tree; assistant messages carry `logs`, replayed `thinking` and
-    `feedback`, user messages their `attachments` and `threadContext` (the thread's earlier
-    messages the agent was given with it)."""
+    """A node of the message tree; assistant messages carry `logs`, replayed `thinking`,
+    `feedback` and `usage` (what their run's model calls spent), user messages their
+    `attachments` and `threadContext` (the thread's earlier messages the agent was given with
+    it)."""
 
     id: int
     session_id: int
@@ -87,6 +89,7 @@ class MessageOut(msgspec.Struct, frozen=True, rename="camel"):
     feedback: list[FeedbackOut] | None = None
     attachments: list[AttachmentOut] | None = None
     thread_context: list[ThreadContextOut] | None = None
+    usage: UsageOut | None = None
 
 
 class MessagePageOut(msgspec.Struct, frozen=True, rename="camel"):
@@ -127,6 +130,7 @@ def message_out(view: MessageView) -> MessageOut:
         feedback=[FeedbackOut(f.user, f.value, f.at) for f in view.feedback] if assistant else None,
         attachments=[attachment_out(a) for a in view.attachments] if m.role == Role.USER else None,
         thread_context=_thread_context_out(m) if m.role == Role.USER else None,
+        usage=usage_out(view.usage) if view.usage is not None else None,
     )
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 
-from litestar import Controller, get, post
+from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 from litestar.response import ServerSentEvent
 
+from admin.auth import unlimited
 from admin.openapi import errors
 from admin.params import LastEventIdHeader, LastEventIdQuery, RunId, SessionId
 from admin.runs import commands
@@ -41,12 +42,15 @@ class RunController(Controller):
 
     @post(
         "/sessions/{session_id:int}/runs", summary="Send a message: a user message and its run",
-        responses=errors(404, 409, 413, meanings={404: "No such session"}),
+        responses=errors(404, 409, 413, 429, meanings={404: "No such session"}),
     )
     async def start_run(
-        self, services: Services, session_id: SessionId, data: JSONBody[RunStart]
+        self, request: Request, services: Services, session_id: SessionId,
+        data: JSONBody[RunStart],
     ) -> StartedOut:
-        return started_out(await commands.start(services.runtime, session_id, data.order()))
+        order = data.order()
+        return started_out(await commands.start(services.runtime, session_id, order,
+                                                unlimited(request)))
 
     @get("/runs", summary="Runs in flight here: running, and the queue",
          responses=errors(database=False))

@@ -9,6 +9,7 @@ import msgspec
 
 from admin.messages.schemas import MessageOut, message_out
 from admin.text import ModelId, SkillFolder, Title
+from admin.usage.schemas import UsageOut, usage_out
 from core.conversation.browsing import SessionDetail, SessionSummary, SummaryPage, summarize
 from core.conversation.session_commands import ResetOutcome, SessionChanges
 from core.conversation.vocabulary import ChatSession, Memory, Platform, SessionStatus
@@ -72,10 +73,12 @@ class SessionPageOut(msgspec.Struct, frozen=True, rename="camel"):
 
 
 class SessionDetailOut(msgspec.Struct, frozen=True):
-    """The session and its active branch, root to leaf."""
+    """The session and its active branch, root to leaf; `usage`: what every run of the session
+    spent (every version of every answer, on the active branch or not)."""
 
     session: SessionOut
     messages: list[MessageOut]
+    usage: UsageOut
 
 
 class ResetOut(msgspec.Struct, frozen=True, rename="camel"):
@@ -113,7 +116,8 @@ def session_page_out(page: SummaryPage) -> SessionPageOut:
 
 
 def detail_out(detail: SessionDetail) -> SessionDetailOut:
-    return SessionDetailOut(session_out(detail.summary), [message_out(m) for m in detail.messages])
+    return SessionDetailOut(session_out(detail.summary), [message_out(m) for m in detail.messages],
+                            usage_out(detail.usage))
 
 
 async def describe(session: ChatSession) -> SessionOut:

@@ -84,7 +84,7 @@ class DiscordBot:
             self.client, pool, catalogue, bridge, limiter or RateLimiter(clock),
             settings.discord_channels, settings.policy, write_timeout, self.files,
             settings.thread_context_messages, self.cached_channel,
-            DiscordFiles(settings.discord_file_origins))
+            DiscordFiles(settings.discord_file_origins), usage=settings.usage_shown)
         self.client.attach(self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None

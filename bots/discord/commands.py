@@ -1,4 +1,4 @@
-"""`/hermes new|reset|model|skill|export|memory|status`, on core's platform-neutral commands
+"""`/hermes new|reset|model|skill|export|memory|status|usage`, on core's platform-neutral commands
 (`core.conversation.commands`).
 
 Each command finds its place and session, calls core and renders the result; what goes wrong
@@ -22,7 +22,7 @@ from bots.discord.delivery.components import view_of
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.inbound import component_data
 from bots.discord.render.parts import Part, SelectSpec, clip
-from bots.discord.render.status import status_embed
+from bots.discord.render.status import status_embed, usage_embed
 from bots.discord.render.titles import NEW_THREAD_NAME
 from bots.discord.services import DiscordServices, services_of
 from core.conversation import bindings, commands
@@ -175,6 +175,13 @@ class HermesCommands(app_commands.Group, name="hermes", description="Talk to Her
         files = [discord.File(io.BytesIO(text.encode()), filename=name)
                  for name, text in notes if len(text.strip()) > NOTE_CHARS]
         await interaction.edit_original_response(embed=embed, attachments=files)
+
+    @app_commands.command(name="usage", description="What your messages have spent today and this month")
+    async def usage(self, interaction: discord.Interaction) -> None:
+        services = services_of(interaction)
+        await place_of(interaction, services)  # where the bot answers at all
+        embed = usage_embed(await commands.own_usage(services.pool, str(interaction.user.id)))
+        await interaction.response.send_message(embed=embed, ephemeral=True)
 
     @app_commands.command(name="status", description="This conversation's settings and the runs in flight")
     async def status(self, interaction: discord.Interaction) -> None:

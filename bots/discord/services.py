@@ -15,6 +15,7 @@ from bots.discord.delivery.writer import WRITE_TIMEOUT, Writer
 from bots.discord.files import DiscordFiles
 from bots.discord.intake import DiscordIntake
 from bots.discord.refs import DiscordRefs
+from core.conversation.presenting import UsageShown
 from core.conversation.vocabulary import DEFAULT_MESSAGES, Bridge, Catalogue, FileReader, Policy, RunPool
 from core.edge.ratelimit import RateLimiter
 
@@ -43,16 +44,19 @@ class DiscordServices:
               write_timeout: float = WRITE_TIMEOUT, reader: FileReader | None = None,
               context_messages: int = DEFAULT_MESSAGES,
               cached: Callable[[int], object | None] | None = None,
-              files: DiscordFiles | None = None) -> DiscordServices:
+              files: DiscordFiles | None = None,
+              usage: UsageShown = UsageShown.OFF) -> DiscordServices:
         """`cached`: a channel as this replica's gateway caches have it (`client`'s by default);
-        `files`: where attachments are downloaded from (Discord's CDN by default)."""
+        `files`: where attachments are downloaded from (Discord's CDN by default); `usage`:
+        SHOW_USAGE."""
         outboxes, writer, refs = Outboxes.on(limiter), Writer(client, write_timeout), DiscordRefs()
         notices, sessions = Notices(writer, outboxes.messages), SessionFinder(client, refs)
         intake = DiscordIntake(policy, notices)
         conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list,
                                            reader or FileReader(), context_messages, files)
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
-                   RunFollower(pool, refs, writer, outboxes, client, cached or client.get_channel),
+                   RunFollower(pool, refs, writer, outboxes, client, cached or client.get_channel,
+                               usage),
                    outboxes)
 
 

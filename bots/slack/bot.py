@@ -74,7 +74,7 @@ class SlackBot:
         sender = SlackSender(self.client, limiter)
         boundary = ErrorBoundary(lambda inbound: reply_to(self.services.sender, inbound))
         self.services = SlackServices(pool, catalogue, bridge, sender, Background(boundary),
-                                 settings.policy)
+                                 settings.policy, usage=settings.usage_shown)
         self.follower = RunFollower(self.services)
         self._socket: SupervisedSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None

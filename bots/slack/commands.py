@@ -14,7 +14,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from core.conversation import bindings, commands
-from core.conversation.commands import COMMANDS, Status
+from core.conversation.commands import COMMANDS, OwnUsage, Status
 from core.conversation.presenting import status_line
 from core.conversation.refusals import NO_CONVERSATION, NOT_ALLOWED
 from core.conversation.vocabulary import ChatSession, Memory, Platform, ThreadKey
@@ -54,6 +54,9 @@ class Commands:
 
     async def status(self, command: Command, where: Where) -> Payload:
         return status_payload(commands.status(self._services.pool, await self._existing(where)))
+
+    async def usage(self, command: Command, where: Where) -> Payload:
+        return usage_payload(await commands.own_usage(self._services.pool, where.user))
 
     async def new(self, command: Command, where: Where) -> Payload:
         replaced = await self._existing(where)
@@ -125,7 +128,7 @@ class Commands:
 HANDLERS: dict[str, Handler] = {
     "help": Commands.help, "status": Commands.status, "new": Commands.new,
     "reset": Commands.reset, "model": Commands.model, "skill": Commands.skill,
-    "memory": Commands.memory, "export": Commands.export,
+    "memory": Commands.memory, "export": Commands.export, "usage": Commands.usage,
 }
 
 
@@ -190,8 +193,8 @@ def help_text(command: Command) -> str:
     return HELP
 
 
-# --- status and memory (pure) -------------------------------------------------------------
-# `/hermes status` and `/hermes memory` as messages (pure).
+# --- status, usage and memory (pure) ------------------------------------------------------
+# `/hermes status`, `/hermes usage` and `/hermes memory` as messages (pure).
 
 MEMORY_CHARS = 2800
 
@@ -204,6 +207,16 @@ def status_payload(status: Status) -> Payload:
         lines.append(f"*This conversation:* {escape(status_line(mine)) if mine else 'idle'}")
         lines.append(f"*Model:* `{escape(session.model_id or 'default')}` · "
                      f"*Skill:* `{escape(session.skill_folder or 'none')}`")
+    text = "\n".join(lines)
+    return Payload(text, [section(text)])
+
+
+def usage_payload(usage: OwnUsage) -> Payload:
+    """`/hermes usage`: what the person's messages spent today and this month."""
+    lines = ["*What your messages have spent* (UTC)"]
+    lines += [f"*{label}:* {escape(words)}" for label, words in usage.lines()]
+    if usage.limits:
+        lines.append(f"*Your limits:* {escape('; '.join(usage.limits))}")
     text = "\n".join(lines)
     return Payload(text, [section(text)])
 

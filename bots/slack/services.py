@@ -7,6 +7,7 @@ import asyncio
 import weakref
 from dataclasses import dataclass, field
 
+from core.conversation.presenting import UsageShown
 from core.conversation.titles import ShownTitles
 from core.conversation.vocabulary import Bridge, Catalogue, Policy, RunPool
 from core.edge.dedupe import Seen
@@ -48,3 +49,4 @@ class SlackServices:
     # database has it for all of them: policy.first_refusal)
     told_not_allowed: Seen = field(default_factory=Seen)
     titles: ShownTitles = field(default_factory=ShownTitles)
+    usage: UsageShown = UsageShown.OFF  # SHOW_USAGE: what an answer's footer says of its calls

@@ -9,6 +9,13 @@ models.toml:
     base_url = "http://127.0.0.1:8000/v1"   # optional; default: the Bridge's OPENAI_BASE_URL
     api_key_env = "FAST_API_KEY"      # optional; names a variable of the Bridge, never the key
     default = true                    # optional; the model of sessions that chose none
+    input_price = 0.15                # optional; per million prompt tokens (USD)
+    output_price = 0.60               # optional; per million completion tokens
+    cached_price = 0.075              # optional; per million cached prompt tokens (default:
+                                      # the input price)
+
+A model without `input_price` and `output_price` is counted in tokens only (its calls have no
+cost); a call's cost is stored with it, so a later price change does not rewrite history.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.agent.prices import Price
 from core.errors import InvalidInput, NotFound
 
 _SKILL_FOLDER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -31,6 +39,7 @@ class ModelEntry:
     base_url: str | None = None
     api_key_env: str | None = None
     default: bool = False
+    price: Price | None = None  # None: its calls are counted in tokens only
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +121,25 @@ def _model_entry(item: object, source: str) -> ModelEntry:
         id=item["id"], name=str(item.get("name") or item["id"]),
         model=str(item.get("model") or item["id"]), base_url=item.get("base_url"),
         api_key_env=item.get("api_key_env"), default=bool(item.get("default", False)),
+        price=_price(item, source),
     )
+
+
+_PRICES = ("input_price", "output_price", "cached_price")
+
+
+def _price(item: dict, source: str) -> Price | None:
+    """The entry's prices, or None when it names neither an input nor an output price."""
+    given = {key: item[key] for key in _PRICES if item.get(key) is not None}
+    for key, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise InvalidInput(f"model {item['id']!r} of {source}: {key} must be a number "
+                               f"of at least 0 (per million tokens), not {value!r}")
+    if "input_price" not in given and "output_price" not in given:
+        return None
+    cached = given.get("cached_price")
+    return Price(float(given.get("input_price", 0.0)), float(given.get("output_price", 0.0)),
+                 None if cached is None else float(cached))
 
 
 def _read_skill(folder: str, path: Path) -> Skill:

@@ -123,6 +123,21 @@ class Checkpoint(_Event, frozen=True, tag="checkpoint"):
     approval: CheckpointApproval | None = None
 
 
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class Usage(_Event, frozen=True, tag="usage"):
+    """One model call's tokens as the provider reported them (`prompt_tokens` includes the
+    cached ones). `cost` is never sent by the Bridge: the runtime sets it from the model's
+    prices in MODELS_FILE before it stores the event (None: not priced)."""
+
+    model: str | None = None
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
+    cached_tokens: Count = 0
+    cost: float | None = None
+
+
 class Done(_Event, frozen=True, tag="done"):
     final_text: str
     model: str | None = None  # the model that answered, as the Bridge called it
@@ -135,8 +150,8 @@ class RunError(_Event, frozen=True, tag="error"):
 
 Event = (
     TextDelta | ThinkingStatus | Step | Status | ToolProgress | ToolStart | ToolEnd
-    | TodoUpdate | ClarifyRequest | ApprovalRequest | ContextCompacted | Checkpoint | Done
-    | RunError
+    | TodoUpdate | ClarifyRequest | ApprovalRequest | ContextCompacted | Checkpoint | Usage
+    | Done | RunError
 )
 _BY_KIND: MappingProxyType[str, type[_Event]] = MappingProxyType(
     {cls.__struct_config__.tag: cls for cls in Event.__args__}

@@ -11,6 +11,8 @@ The slot is reset, so lower priorities may write again, when
 - the tool whose progress the slot shows ends (`tool_end` with that tool name, or any
   `tool_end` when the progress named no tool): the slot becomes empty;
 - the run ends (`done` / `error`): the slot becomes empty.
+
+Beside the areas, the state sums the run's `usage` events (the footer's tokens and cost).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from core.errors import InvalidInput
 from core.agent.events import (
     ApprovalRequest, ClarifyRequest, ContextCompacted, Done, Event, LogRecord, RunError, Status,
     Step,
-    TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
+    TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart, Usage,
     event_from_log,
 )
 from core.text.safe_text import bounded
@@ -107,6 +109,30 @@ class RunFailure:
 
 
 @dataclass(frozen=True, slots=True)
+class UsageTotals:
+    """What model calls spent: their tokens as reported, and their cost (None: no call was
+    priced; a run whose model has prices has every call priced)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0  # the cached ones included
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float | None = None
+
+    @property
+    def tokens(self) -> int:
+        """Prompt and completion tokens: what a token limit counts."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def plus(self, call: Usage) -> UsageTotals:
+        """These totals and one more call."""
+        cost = self.cost if call.cost is None else (self.cost or 0.0) + call.cost
+        return UsageTotals(self.calls + 1, self.prompt_tokens + call.prompt_tokens,
+                           self.completion_tokens + call.completion_tokens,
+                           self.cached_tokens + call.cached_tokens, cost)
+
+
+@dataclass(frozen=True, slots=True)
 class ThinkingState:
     """Everything a renderer shows of one run; build new ones with `reduce`."""
 
@@ -121,6 +147,7 @@ class ThinkingState:
     final_text: str | None = None
     model: str | None = None  # the model that answered, as the Bridge reported it at `done`
     error: RunFailure | None = None
+    usage: UsageTotals = UsageTotals()  # the run's model calls so far
     last_seq: int = 0
     first_at: datetime | None = None
     last_at: datetime | None = None
@@ -220,8 +247,8 @@ def _stamp(state: ThinkingState, event: Event) -> ThinkingState:
 
 def _stamp_fields(state: ThinkingState, event: Event) -> dict[str, Any]:
     # Any event but ambient ones (spinner text, tool progress, which may tick while the agent
-    # is blocked on the question) shows the run moved past a pending clarify.
-    moved_on = not isinstance(event, (ThinkingStatus, ToolProgress))
+    # is blocked on the question; a call's usage) shows the run moved past a pending clarify.
+    moved_on = not isinstance(event, (ThinkingStatus, ToolProgress, Usage))
     return {
         "last_seq": event.seq,
         "first_at": state.first_at or event.at,
@@ -257,6 +284,8 @@ def _apply(state: ThinkingState, event: Event) -> ThinkingState:
             return replace(state, pending_approval=_approval(event))
         case ContextCompacted():
             return replace(state, compactions=state.compactions + 1)
+        case Usage():
+            return replace(state, usage=state.usage.plus(event))
         case Done(final_text=final_text, model=model):
             return replace(state, final_text=final_text, status=None,
                            model=bounded(model, MODEL_LIMIT) if model else None)

@@ -1,5 +1,6 @@
 """Export a session as Markdown or JSON, streamed in pages: each message
-with its logs and the clarify questions its run asked (choices, who answered what).
+with its logs, the clarify questions its run asked (choices, who answered what) and what its
+model calls spent, and the session's total spend.
 
 `prepare_export` checks the request (a bad id or format fails before anything is sent);
 `Export.chunks()` then reads the tree's links and loads messages and their logs a page at a
@@ -23,6 +24,7 @@ from tortoise.backends.base.client import BaseDBAsyncClient
 
 from core.chat import export_format as fmt
 from core.chat import attachment_store, feedback
+from core.agent.thinking import UsageTotals
 from core.chat.branch import Node, walk_active, walk_all
 from core.errors import InvalidInput, NotFound
 from core.store.models import (
@@ -30,6 +32,7 @@ from core.store.models import (
 )
 from core.chat.sessions import get_session
 from core.store.snapshot import read_snapshot
+from core.usage import reports
 
 FORMATS = {"md": "text/markdown; charset=utf-8", "json": "application/json"}
 BRANCHES = ("active", "all")
@@ -71,6 +74,7 @@ class _Plan:
     bindings: list[ConversationBinding]
     ids: list[int]
     context: fmt.ExportContext
+    usage: UsageTotals  # what every run of the session spent
 
 
 async def prepare_export(
@@ -97,7 +101,7 @@ async def _plan(db: BaseDBAsyncClient, session_id: int, branch: str) -> _Plan:
     active = [n.id for n in walk_active(nodes)]
     ids = active if branch == "active" else [n.id for n in walk_all(nodes)]
     context = fmt.ExportContext(branch, frozenset(active), _sibling_positions(nodes))
-    return _Plan(session, bindings, ids, context)
+    return _Plan(session, bindings, ids, context, await reports.of_session(session_id, db))
 
 
 def _sibling_positions(nodes: list[Node]) -> dict[int, tuple[int, int]]:
@@ -126,19 +130,21 @@ async def _pages(db: BaseDBAsyncClient, ids: list[int]) -> AsyncGenerator[list[f
             pauses[pause.message_id].append(pause)
         rated = await feedback.of_messages(page_ids, db)
         files = await attachment_store.listing(page_ids, db)
-        yield [fmt.Turn(rows[i], logs[i], pauses[i], rated.get(i, []), files.get(i, []))
+        spent = await reports.of_messages(page_ids, db)
+        yield [fmt.Turn(rows[i], logs[i], pauses[i], rated.get(i, []), files.get(i, []),
+                        spent.get(i, UsageTotals()))
                for i in page_ids if i in rows]
 
 
 async def _markdown(db: BaseDBAsyncClient, plan: _Plan, now: datetime) -> AsyncGenerator[str, None]:
-    yield fmt.md_header(plan.session, plan.bindings, len(plan.ids), plan.context)
+    yield fmt.md_header(plan.session, plan.bindings, len(plan.ids), plan.context, plan.usage)
     async with aclosing(_pages(db, plan.ids)) as pages:
         async for page in pages:
             yield "".join(fmt.md_message(turn, plan.context) for turn in page)
 
 
 async def _json(db: BaseDBAsyncClient, plan: _Plan, now: datetime) -> AsyncGenerator[str, None]:
-    head = fmt.json_session(plan.session, plan.bindings, plan.context.branch, now)
+    head = fmt.json_session(plan.session, plan.bindings, plan.context.branch, now, plan.usage)
     yield '{"session": ' + json.dumps(head, ensure_ascii=False) + ', "messages": ['
     first = True
     async with aclosing(_pages(db, plan.ids)) as pages:

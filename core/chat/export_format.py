@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from core.agent.thinking import UsageTotals
 from core.chat.attachment_store import AttachmentInfo
 from core.chat.attachments import describe_size
 from core.chat import thread_context
@@ -15,6 +16,7 @@ from core.chat.feedback import Feedback
 from core.store.models import (
     ChatMessage, ChatMessageLog, ChatSession, ClarifyPause, ConversationBinding, PauseStatus, Role,
 )
+from core.usage import words
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +37,7 @@ class Turn:
     pauses: list[ClarifyPause] = field(default_factory=list)
     rated: Sequence[Feedback] = ()
     files: Sequence[AttachmentInfo] = ()  # a user message's attachments
+    usage: UsageTotals = UsageTotals()  # what an assistant message's run spent
 
 
 def stamp(at: datetime | None) -> str:
@@ -46,9 +49,10 @@ def iso(at: datetime | None) -> str | None:
 
 
 def md_header(
-    session: ChatSession, bindings: list[ConversationBinding], count: int, ctx: ExportContext
+    session: ChatSession, bindings: list[ConversationBinding], count: int, ctx: ExportContext,
+    usage: UsageTotals,
 ) -> str:
-    """Title and metadata of a Markdown export."""
+    """Title and metadata of a Markdown export; `usage`: what every run of the session spent."""
     scope = "active branch" if ctx.branch == "active" else "every version"
     lines = [
         f"# {session.title or 'Untitled conversation'}",
@@ -59,7 +63,14 @@ def md_header(
         f"- Exported: {scope}, {count} messages",
     ]
     lines += [f"- Chat: {b.platform} {b.workspace}/{b.channel}/{b.thread or '-'}" for b in bindings]
+    if usage.calls:
+        lines.append(f"- Usage: {md_usage(usage)}, every version of every answer")
     return "\n".join(lines) + "\n"
+
+
+def md_usage(usage: UsageTotals) -> str:
+    """"3 model calls · 330 tokens (300 in, 30 out) · $0.00084"."""
+    return f"{usage.calls} model call{'s' if usage.calls != 1 else ''} · {words.spent(usage)}"
 
 
 def md_message(turn: Turn, ctx: ExportContext) -> str:
@@ -79,7 +90,7 @@ def md_message(turn: Turn, ctx: ExportContext) -> str:
     questions = "".join(md_question(pause) + "\n" for pause in turn.pauses)
     questions = md_thread_context(message) + questions
     body = message.content or "_(no text)_"
-    tail = _md_tail(message, turn.logs, turn.rated)
+    tail = _md_tail(message, turn.logs, turn.rated, turn.usage)
     files = "".join(md_attachment(f) for f in turn.files)
     return "\n" + " · ".join(head) + "\n\n" + questions + body + "\n" + files + tail
 
@@ -139,11 +150,14 @@ def _version_marks(message: ChatMessage, ctx: ExportContext) -> list[str]:
     return marks
 
 
-def _md_tail(message: ChatMessage, logs: list[ChatMessageLog], rated: Sequence[Feedback]) -> str:
+def _md_tail(message: ChatMessage, logs: list[ChatMessageLog], rated: Sequence[Feedback],
+             usage: UsageTotals) -> str:
     lines = []
     tools = sorted({log.tool_name for log in logs if log.kind == "tool_start" and log.tool_name})
     if tools:
         lines.append(f"_Tools used: {', '.join(tools)}_")
+    if usage.calls:
+        lines.append(f"_Usage: {md_usage(usage)}_")
     if message.error:
         lines.append(f"_Failed: {message.error}_")
     if rated:
@@ -153,9 +167,10 @@ def _md_tail(message: ChatMessage, logs: list[ChatMessageLog], rated: Sequence[F
 
 
 def json_session(
-    session: ChatSession, bindings: list[ConversationBinding], branch: str, now: datetime
+    session: ChatSession, bindings: list[ConversationBinding], branch: str, now: datetime,
+    usage: UsageTotals,
 ) -> dict[str, Any]:
-    """The session part of a JSON export."""
+    """The session part of a JSON export; `usage`: what every run of the session spent."""
     return {
         "id": session.id,
         "uuid": str(session.uuid),
@@ -173,7 +188,15 @@ def json_session(
         ],
         "branch": branch,
         "exportedAt": iso(now),
+        "usage": json_usage(usage),
     }
+
+
+def json_usage(usage: UsageTotals) -> dict[str, Any]:
+    """What model calls spent, as the admin API shows it (`cost` null: none was priced)."""
+    return {"calls": usage.calls, "promptTokens": usage.prompt_tokens,
+            "completionTokens": usage.completion_tokens, "cachedTokens": usage.cached_tokens,
+            "tokens": usage.tokens, "cost": usage.cost}
 
 
 def json_message(turn: Turn) -> dict[str, Any]:
@@ -207,6 +230,7 @@ def json_message(turn: Turn) -> dict[str, Any]:
         item["clarify"] = [json_question(pause) for pause in turn.pauses]
         item["feedback"] = [{"user": f.user, "value": str(f.value), "at": iso(f.at)}
                             for f in turn.rated]
+        item["usage"] = json_usage(turn.usage)
     return item
 
 

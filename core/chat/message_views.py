@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.agent.events import LogRecord
-from core.agent.thinking import ThinkingState, replay
+from core.agent.thinking import ThinkingState, UsageTotals, replay
 from core.chat import attachment_store, feedback, tree
 from core.chat.attachment_store import AttachmentInfo
 from core.chat.feedback import Feedback
@@ -15,6 +15,7 @@ from core.chat.session_queries import SessionSummary, session_summary
 from core.chat.sessions import get_session
 from core.store.models import ChatMessage, ChatMessageLog, Role
 from core.text.field_errors import InvalidField
+from core.usage import reports
 
 CHUNK = 500  # ids per query: far below every backend's limit of bound parameters
 MAX_PAGE = 200
@@ -29,12 +30,14 @@ class MessageView:
     thinking: ThinkingState | None = None
     feedback: tuple[Feedback, ...] = ()
     attachments: tuple[AttachmentInfo, ...] = ()  # a user message's files
+    usage: UsageTotals | None = None  # what an assistant message's run spent
 
 
 @dataclass(frozen=True, slots=True)
 class SessionDetail:
     summary: SessionSummary
     messages: list[MessageView]
+    usage: UsageTotals = UsageTotals()  # what every run of the session spent, every version
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +51,8 @@ class MessagePage:
 async def session_detail(session_id: int) -> SessionDetail:
     """The session and its whole active branch, root to leaf."""
     summary = await session_summary(session_id)
-    return SessionDetail(summary, await message_views(await tree.active_branch_ids(session_id)))
+    messages = await message_views(await tree.active_branch_ids(session_id))
+    return SessionDetail(summary, messages, await reports.of_session(session_id))
 
 
 async def message_page(session_id: int, before: int | None = None, limit: int = 50) -> MessagePage:
@@ -74,6 +78,7 @@ async def message_views(ids: Sequence[int]) -> list[MessageView]:
     logs: dict[int, list[ChatMessageLog]] = defaultdict(list)
     rated: dict[int, list[Feedback]] = {}
     files: dict[int, list[AttachmentInfo]] = {}
+    spent: dict[int, UsageTotals] = {}
     for start in range(0, len(ids), CHUNK):
         chunk = list(ids[start : start + CHUNK])
         rows.update({m.id: m for m in await ChatMessage.filter(id__in=chunk)})
@@ -85,15 +90,17 @@ async def message_views(ids: Sequence[int]) -> list[MessageView]:
             for log in await query:
                 logs[log.message_id].append(log)
             rated.update(await feedback.of_messages(assistants))
-    return [_view(rows[i], logs.get(i, []), rated.get(i, []), files.get(i, []))
+            spent.update(await reports.of_messages(assistants))
+    return [_view(rows[i], logs.get(i, []), rated.get(i, []), files.get(i, []), spent.get(i))
             for i in ids if i in rows]
 
 
 def _view(message: ChatMessage, logs: list[ChatMessageLog], rated: list[Feedback],
-          files: list[AttachmentInfo]) -> MessageView:
+          files: list[AttachmentInfo], spent: UsageTotals | None) -> MessageView:
     if message.role != Role.ASSISTANT:
         return MessageView(message, attachments=tuple(files))
-    return MessageView(message, tuple(logs), replay(log_record(row) for row in logs), tuple(rated))
+    return MessageView(message, tuple(logs), replay(log_record(row) for row in logs), tuple(rated),
+                       usage=spent or UsageTotals())
 
 
 def log_record(row: ChatMessageLog) -> LogRecord:

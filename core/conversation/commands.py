@@ -9,6 +9,7 @@ transaction; `model`/`skill` accept only what the catalogue has.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from core.agent.bridge.port import Bridge
 from core.agent.bridge.types import Memory
@@ -20,7 +21,11 @@ from core.conversation import session_commands
 from core.conversation.session_commands import ResetOutcome, SessionChanges
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
-from core.store.models import ChatSession, MessageStatus
+from core.store.models import ChatSession, LimitPeriod, LimitScope, MessageStatus
+from core.usage import periods, reports, words
+from core.usage.limits import Standing, amount_words
+from core.usage.spenders import Spender
+from core.agent.thinking import UsageTotals
 
 AGENT_NOT_DROPPED = ("The agent service is unreachable right now, so the old agent could not be "
                      "cleared there yet; your next message starts a fresh agent all the same.")
@@ -35,6 +40,7 @@ COMMANDS = {  # name -> what it does (help texts and command descriptions)
     "export": "export this conversation as a file (Markdown or JSON; the active branch or all)",
     "memory": "show what the agent remembers",
     "status": "runs in flight, the queue, and this conversation's settings",
+    "usage": "what your messages have spent today and this month",
     "help": "these commands",
 }
 
@@ -125,3 +131,54 @@ def status(pool: RunPool, session: ChatSession | None) -> Status:
     queued = sum(1 for u in active if u.status == MessageStatus.QUEUED)
     current = next((u for u in active if session and u.session_id == session.id), None)
     return Status(running, queued, session, current)
+
+
+@dataclass(frozen=True, slots=True)
+class SpentIn:
+    """What a person's runs spent in one period, and when the period resets."""
+
+    label: str  # "Today", "This month"
+    spent: UsageTotals
+    resets_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class OwnUsage:
+    """`/hermes usage`: what a person's runs spent today and this month (UTC), and the spend
+    limits that apply to them as a person ("1,000 tokens a day: 220 tokens used")."""
+
+    periods: tuple[SpentIn, ...]
+    now: datetime
+    limits: tuple[str, ...] = ()
+
+    def lines(self) -> list[tuple[str, str]]:
+        """(label, words) per period, the same on every platform: "3 model calls · 330 tokens
+        (300 in, 30 out) · $0.00084; resets at midnight UTC (in 3 h 05 min)"."""
+        return [(p.label, f"{_spent_words(p.spent)}; resets "
+                          f"{periods.reset_words(p.resets_at, self.now)}")
+                for p in self.periods]
+
+
+async def own_usage(pool: RunPool, user: str) -> OwnUsage:
+    """What the runs `user` asked for (messages, edits, Regenerate) spent this UTC day and
+    this UTC month, and their own limits."""
+    now = pool.limits.clock()
+    spent = []
+    for label, period in (("Today", LimitPeriod.DAY), ("This month", LimitPeriod.MONTH)):
+        window = periods.window(period, now)
+        totals = await reports.spent_by(LimitScope.USER, user, window.first_day)
+        spent.append(SpentIn(label, totals, window.resets_at))
+    standing = await pool.limits.standing(Spender(user=user), now)
+    return OwnUsage(tuple(spent), now, tuple(map(_limit_words, standing)))
+
+
+def _limit_words(standing: Standing) -> str:
+    unit = standing.unit
+    return (f"{amount_words(standing.amount, unit)} a {standing.period}: "
+            f"{amount_words(standing.used, unit)} used")
+
+
+def _spent_words(spent: UsageTotals) -> str:
+    if not spent.calls:
+        return "nothing yet"
+    return f"{spent.calls:,} model call{'s' if spent.calls != 1 else ''} · {words.spent(spent)}"

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from enum import StrEnum
 
 from core.agent.events import Todo
-from core.agent.thinking import ThinkingState, ToolCall
+from core.agent.thinking import ThinkingState, ToolCall, UsageTotals
 from core.runtime.updates import PauseView, RunUpdate
 from core.store.models import MessageStatus, PauseStatus
+from core.usage import words
 
 TODO_MARKS = {"completed": "☑", "in_progress": "▶", "pending": "☐", "cancelled": "✖"}
 # The buttons of a tool approval, by decision (the order they are offered in).
@@ -90,17 +92,34 @@ def todos_done(state: ThinkingState) -> str | None:
     return f"{done}/{len(state.todos)} todos"
 
 
-def footer(update: RunUpdate) -> str:
-    """The finished answer's context line: elapsed, tool calls, todos, model, skill."""
-    return " · ".join([duration(update.state.elapsed), *_footer_details(update)])
+class UsageShown(StrEnum):
+    """SHOW_USAGE: what a finished answer's footer says of its model calls."""
+
+    OFF = "off"
+    TOKENS = "tokens"  # the tokens
+    COST = "cost"  # the tokens, and the cost where the model has prices
 
 
-def closing_line(update: RunUpdate) -> str:
+def footer(update: RunUpdate, usage: UsageShown = UsageShown.OFF) -> str:
+    """The finished answer's context line: elapsed, tool calls, todos, model, skill, and its
+    tokens (and cost) as SHOW_USAGE says."""
+    return " · ".join([duration(update.state.elapsed), *_footer_details(update, usage)])
+
+
+def closing_line(update: RunUpdate, usage: UsageShown = UsageShown.OFF) -> str:
     """How a finished run ended, then its footer, in one line that says the time once:
     "✅ Done in 42s · 2 tool calls · model fast", "⏹ Stopped · 42s · 2 tool calls"."""
     if update.status == MessageStatus.SUCCESS:  # "Done in 42s" has said the time already
-        return " · ".join([status_line(update), *_footer_details(update)])
-    return f"{status_line(update)} · {footer(update)}"
+        return " · ".join([status_line(update), *_footer_details(update, usage)])
+    return f"{status_line(update)} · {footer(update, usage)}"
+
+
+def spent(usage: UsageTotals, shown: UsageShown) -> str | None:
+    """"1,234 tokens (1,200 in, 34 out)", with " · $0.0042" when the cost is shown and known;
+    None when nothing is shown (SHOW_USAGE off, or no call reported usage)."""
+    if shown == UsageShown.OFF or usage.calls == 0:
+        return None
+    return words.spent(usage, cost=shown == UsageShown.COST)
 
 
 def answered_by(update: RunUpdate) -> str | None:
@@ -109,7 +128,7 @@ def answered_by(update: RunUpdate) -> str | None:
     return update.model_id or update.state.model
 
 
-def _footer_details(update: RunUpdate) -> list[str]:
+def _footer_details(update: RunUpdate, usage: UsageShown) -> list[str]:
     state = update.state
     calls = state.tool_calls
     parts = [f"{calls} tool call{'s' if calls != 1 else ''}"]
@@ -118,6 +137,8 @@ def _footer_details(update: RunUpdate) -> list[str]:
         parts.append(f"model {model}")
     if update.skill_folder:
         parts.append(f"skill {update.skill_folder}")
+    if words := spent(state.usage, usage):
+        parts.append(words)
     return parts
 
 

@@ -16,6 +16,7 @@ from core.errors import (
     HermesChatError,
     InvalidInput,
     NotFound,
+    SpendLimitReached,
 )
 from core.runtime.updates import PauseView
 from core.store.models import PauseStatus
@@ -66,6 +67,8 @@ def refusal_text(error: BaseException) -> str:
         return f"🔎 {_sentence(error.public)}"
     if isinstance(error, InvalidInput):
         return f"✋ {_sentence(error.public)}"
+    if isinstance(error, SpendLimitReached):
+        return f"🪙 {error.public}"
     if isinstance(error, HermesChatError):
         return f"⚠️ {_sentence(error.public)}"
     return INTERNAL

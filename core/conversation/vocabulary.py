@@ -21,6 +21,7 @@ from core.agent.thinking import (
     RunFailure,
     ThinkingState,
     ToolCall,
+    UsageTotals,
     reduce,
 )
 from core.chat.attachment_store import AttachmentInfo
@@ -56,6 +57,6 @@ __all__ = [
     "FileOffer", "FileReader", "Memory", "MessageStatus", "PauseKind", "PauseStatus", "PauseView",
     "PendingApproval", "PendingClarify", "Platform", "Policy", "Refused", "Role", "RunFailure",
     "RunPool", "RunUpdate", "SessionStatus", "Shards", "Subscription", "ThinkingState",
-    "ThreadKey", "ToolCall", "from_stored", "is_outage", "is_terminal", "kind_of", "ping",
+    "ThreadKey", "ToolCall", "UsageTotals", "from_stored", "is_outage", "is_terminal", "kind_of", "ping",
     "reduce",
 ]

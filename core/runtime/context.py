@@ -14,6 +14,7 @@ from core.runtime.live import LiveRun
 from core.runtime.log_buffer import LogBuffer
 from core.runtime.metrics import RunMetrics
 from core.runtime.slots import RunSlots
+from core.usage.limits import SpendLimits
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -26,6 +27,7 @@ class RunContext(Protocol):
     slots: RunSlots  # the global cap of runs in flight
     leases: Leases  # this replica's claim on the run
     metrics: RunMetrics
+    limits: SpendLimits  # checked before each further model call
     run_buffer_bytes: int  # events kept in memory per live run
     history_attachment_bytes: int  # of earlier files each request carries again
 

@@ -12,6 +12,7 @@ from core.agent.thinking import ThinkingState, fold
 from core.runtime.records import Turn
 from core.runtime.updates import PauseView, RunUpdate
 from core.store.models import MessageStatus, PauseKind, PauseStatus
+from core.usage.spenders import Spender
 
 
 @dataclass(eq=False)
@@ -41,6 +42,8 @@ class LiveRun:
     dirty: bool = False  # an announcement to subscribers is already scheduled
     checkpoint_seq: int = 0  # the seq of the latest checkpoint received (or stored)
     answered: asyncio.Event = field(default_factory=asyncio.Event)  # a continuation waits on it
+    spender: Spender | None = None  # who its model calls count against, once read
+    limit_stop: str | None = None  # the spend limit it was aborted at (what people are told)
 
     @property
     def session_id(self) -> int:

@@ -6,6 +6,8 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 
+from core.agent.events import Usage
+
 
 @dataclass
 class RunMetrics:
@@ -16,6 +18,8 @@ class RunMetrics:
     platform_calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # (platform, method)
     rate_limited: Counter[str] = field(default_factory=Counter)  # platform -> 429 answers
     bridge_reconnects: int = 0
+    tokens: Counter[tuple[str, str]] = field(default_factory=Counter)  # (model, kind) -> tokens
+    cost: dict[str, float] = field(default_factory=dict)  # model -> cost of its priced calls
 
     async def reconnect_pause(self, seconds: float) -> None:
         """The Bridge client's backoff sleep: each one is a stream being resumed."""
@@ -27,6 +31,15 @@ class RunMetrics:
         self.platform_calls[(platform, method)] += 1
         if rate_limited:
             self.rate_limited[platform] += 1
+
+    def spent(self, usage: Usage) -> None:
+        """A model call this process recorded: its tokens by kind, and its cost if priced."""
+        model = usage.model or ""
+        self.tokens[(model, "prompt")] += usage.prompt_tokens
+        self.tokens[(model, "completion")] += usage.completion_tokens
+        self.tokens[(model, "cached")] += usage.cached_tokens
+        if usage.cost is not None:
+            self.cost[model] = self.cost.get(model, 0.0) + usage.cost
 
     def flushed(self, seconds: float, rows: int) -> None:
         self.flushes += 1

@@ -34,6 +34,8 @@ from core.runtime.notify import LogNotices
 from core.runtime.runner import RunOptions, drive
 from core.runtime.slots import RunSlots
 from core.runtime.updates import Hub, RunUpdate, Subscription
+from core.usage.limits import SpendLimits
+from core.usage.spenders import spender_of
 
 log = logging.getLogger(__name__)
 FINISHED_TTL = 300.0  # seconds a finished run stays in memory for late subscribers
@@ -49,7 +51,8 @@ class RunPool:
                  buffer: LogBuffer | None = None, leases: Leases | None = None,
                  metrics: RunMetrics | None = None, log_notices: LogNotices | None = None,
                  patience: Patience = Patience(),
-                 quota: RunQuota | None = None, run_buffer_bytes: int = RUN_BUFFER_BYTES,
+                 quota: RunQuota | None = None, limits: SpendLimits | None = None,
+                 run_buffer_bytes: int = RUN_BUFFER_BYTES,
                  history_attachment_bytes: int = HISTORY_ATTACHMENT_BYTES,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
@@ -62,6 +65,7 @@ class RunPool:
         self.log_notices = log_notices or LogNotices()  # wakes followers of other replicas' runs
         self.patience = patience
         self.quota = quota or RunQuota(0)  # RUNS_PER_USER_PER_MINUTE, by `author`
+        self.limits = limits or SpendLimits()  # LIMIT_* and the operators' spend limits
         self.run_buffer_bytes = run_buffer_bytes  # events kept in memory per live run
         self.history_attachment_bytes = history_attachment_bytes  # earlier files per request
         self._runs: dict[str, LiveRun] = {}
@@ -105,13 +109,15 @@ class RunPool:
                     **fields: Any) -> RunUpdate:
         """A user message (or an edit's new user node) and the run that answers it.
 
-        `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id.
-        An `author` over their quota is refused (RateLimited) before anything is written.
+        `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id,
+        spend_exempt. A start over a spend limit (SpendLimitReached), or by an `author` over
+        their quota (RateLimited), is refused before anything is written.
         """
         session = await self._session_defaults(session_id, fields)
         previous = self._sessions.get(session.id)
         if not queue:
             await self._refuse_if_busy(session.id)
+        await self._within_limits(session.id, fields)
         await self.quota.take(fields.get("author"))
         return await self._launch(
             session_id, RunOptions(max_iterations, after=self.done_future(previous)),
@@ -123,6 +129,7 @@ class RunPool:
         """A new version of an assistant message, generated live."""
         message = await tree.get_message(message_id, session_id)
         await self._refuse_if_busy(message.session_id)
+        await self._within_limits(message.session_id, fields)
         await self.quota.take(fields.get("author"))
         return await self._launch(message.session_id, self._after_previous(message.session_id),
                                   regenerate_of=message_id, **fields)
@@ -134,6 +141,7 @@ class RunPool:
         message = await tree.get_message(message_id, session_id)
         await self._refuse_if_busy(message.session_id)
         await self._session_defaults(message.session_id, fields)  # refuse before writing
+        await self._within_limits(message.session_id, fields)
         await self.quota.take(fields.get("author"))
         return await self._launch(message.session_id, self._after_previous(message.session_id),
                                   text=text, edit_of=message.id, **fields)
@@ -334,6 +342,13 @@ class RunPool:
         if fields["skill_folder"]:
             self.catalogue.skill(str(fields["skill_folder"]))
         return session
+
+    async def _within_limits(self, session_id: int, fields: dict[str, Any]) -> None:
+        """SpendLimitReached when who asks (`author`; none: an operator) or where (the
+        session's channel and workspace) has reached a spend limit."""
+        spender = await spender_of(session_id, fields.get("author"),
+                                   bool(fields.get("spend_exempt")))
+        await self.limits.check(spender)
 
     async def _refuse_if_busy(self, session_id: int) -> None:
         """Busy while a run of the session is in flight here. The database decides: a run

@@ -15,9 +15,12 @@ from typing import Any
 from core.errors import (
     BridgeUnavailable, DatabaseUnavailable, HermesChatError, NotFound, RunLost,
 )
-from core.agent.events import ApprovalRequest, Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError
+from core.agent.events import (
+    ApprovalRequest, Checkpoint, ClarifyRequest, ContextCompacted, Done, Event, RunError, Step,
+    Usage,
+)
 from core.store.models import ENDED, MessageStatus, PauseKind
-from core.runtime import records
+from core.runtime import records, spending
 from core.runtime.approvals import find_approval, persist_approval
 from core.runtime.clarify import find_pause, persist_pause, view
 from core.runtime.continuation import continue_run
@@ -138,6 +141,8 @@ async def _drive(pool: RunContext, live: LiveRun, events: AsyncIterator[Event]) 
             buffer.checkpoint(message_id, event)
             live.checkpoint_seq = event.seq
             continue
+        if type(event) is Usage:  # stored, shown and exported with its cost at today's price
+            event = spending.priced(pool.catalogue, live, event)
         buffer.add(message_id, event)
         live.fold(event)
         if live.event_bytes > pool.run_buffer_bytes:
@@ -197,6 +202,14 @@ async def _error(pool: RunContext, live: LiveRun, event: RunError) -> None:
     await _ended_in_error(pool, live, event)
 
 
+async def _usage(pool: RunContext, live: LiveRun, event: Usage) -> None:
+    await spending.record(pool, live, event)
+
+
+async def _step(pool: RunContext, live: LiveRun, event: Step) -> None:
+    await spending.enforce(pool, live)  # the step's model call is about to be made
+
+
 async def _compacted(pool: RunContext, live: LiveRun, event: ContextCompacted) -> None:
     """Hang the summary under the last message it replaced (or the run's user message)."""
     index = (event.compacted_until or 0) - 1
@@ -211,7 +224,9 @@ async def _compacted(pool: RunContext, live: LiveRun, event: ContextCompacted) -
 
 
 async def _ended_in_error(pool: RunContext, live: LiveRun, event: RunError) -> None:
-    if event.code == "aborted":
+    if event.code == "aborted" and live.limit_stop is not None:
+        status, error = MessageStatus.FAILED, live.limit_stop
+    elif event.code == "aborted":
         status, error = MessageStatus.STOPPED, "Stopped."
     else:
         status, error = MessageStatus.FAILED, event.message
@@ -250,5 +265,6 @@ _ASKS = (ClarifyRequest, ApprovalRequest)  # the events that put a pause on
 
 # What an event does beyond its row, its fold and the update (the other kinds: nothing).
 _STEPS: dict[type, Callable[[RunContext, LiveRun, Any], Awaitable[None]]] = {
-    ClarifyRequest: _clarify, ApprovalRequest: _approval, ContextCompacted: _compacted, Done: _done, RunError: _error,
+    ClarifyRequest: _clarify, ApprovalRequest: _approval, ContextCompacted: _compacted,
+    Usage: _usage, Step: _step, Done: _done, RunError: _error,
 }

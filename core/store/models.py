@@ -136,6 +136,9 @@ class ChatMessage(Model):
     bridge = fields.CharField(max_length=255, null=True)
     created_at = fields.DatetimeField(default=utc_now)
     completed_at = fields.DatetimeField(null=True)
+    # An operator's run started with ADMIN_UNLIMITED_TOKEN: no spend limit stops it, before
+    # it starts or at any later model call (core/usage/limits.py), on whichever replica.
+    spend_exempt = fields.BooleanField(default=False, db_default=False)
 
     class Meta:
         table = "chat_message"
@@ -369,3 +372,82 @@ class RateBudget(Model):
 
     class Meta:
         table = "rate_budget"
+
+
+class UsageCall(Model):
+    """One model call of a run: its tokens as the model reported them and its cost at the prices of that time (null: not priced). One row per (message, event seq), so a replayed event counts once. Kept when its conversation is deleted: what was spent stays spent."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    message_id = fields.BigIntField()  # the assistant message (no foreign key: see above)
+    seq = fields.IntField()  # the `usage` event's id in its run
+    run_id = fields.CharField(max_length=64)
+    session_id = fields.BigIntField()
+    platform = fields.CharField(max_length=16, default="")  # where the run was asked: slack, discord, api
+    workspace = fields.CharField(max_length=64, default="")  # the session's team / guild, if bound
+    channel = fields.CharField(max_length=64, default="")
+    user = fields.CharField(max_length=64, default="")  # who asked: a platform user id, or admin
+    model = fields.CharField(max_length=128, default="")  # as the Bridge called it
+    prompt_tokens = fields.BigIntField(default=0)  # cached ones included, as providers count
+    completion_tokens = fields.BigIntField(default=0)
+    cached_tokens = fields.BigIntField(default=0)
+    cost = fields.FloatField(null=True)
+    at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "usage_call"
+        unique_together = (("message_id", "seq"),)
+        indexes = (Index(fields=("session_id",), name="idx_usage_call_session"),)
+
+
+class UsageDay(Model):
+    """The model calls of one UTC day summed four ways (`dimension`): by user, channel, workspace and model (`subject`), each with the platform they were asked from and a channel with its workspace: what usage reports and spend limits read."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    dimension = fields.CharField(max_length=16)  # user, channel, workspace or model
+    subject = fields.CharField(max_length=128)  # the user, channel or workspace id, the model
+    workspace = fields.CharField(max_length=64, default="")  # a channel's workspace
+    day = fields.DateField()
+    platform = fields.CharField(max_length=16, default="")
+    calls = fields.BigIntField(default=0)
+    prompt_tokens = fields.BigIntField(default=0)
+    completion_tokens = fields.BigIntField(default=0)
+    cached_tokens = fields.BigIntField(default=0)
+    cost = fields.FloatField(default=0.0)
+    priced_calls = fields.BigIntField(default=0)  # of `calls`, those with a price
+
+    class Meta:
+        table = "usage_day"
+        unique_together = (("dimension", "subject", "workspace", "day", "platform"),)
+        indexes = (Index(fields=("dimension", "day"), name="idx_usage_day_range"),)
+
+
+class LimitScope(StrEnum):
+    USER = "user"
+    CHANNEL = "channel"
+    WORKSPACE = "workspace"
+
+
+class LimitPeriod(StrEnum):
+    DAY = "day"
+    MONTH = "month"
+
+
+class LimitUnit(StrEnum):
+    TOKENS = "tokens"
+    COST = "cost"
+
+
+class SpendLimit(Model):
+    """An operator's spend limit for one user, channel or workspace, in place of the default of its settings (amount null: no limit)."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    scope = fields.CharEnumField(LimitScope, max_length=16)
+    subject = fields.CharField(max_length=64)  # the user, channel or workspace id
+    period = fields.CharEnumField(LimitPeriod, max_length=8)
+    unit = fields.CharEnumField(LimitUnit, max_length=8)
+    amount = fields.FloatField(null=True)
+    updated_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "spend_limit"
+        unique_together = (("scope", "subject", "period", "unit"),)

@@ -36,6 +36,10 @@ ROUTES = {
     ("delete", "/api/chat/approval-rules/{rule_id}"),
     ("get", "/api/models"),
     ("get", "/api/skills"),
+    ("get", "/api/usage"),
+    ("get", "/api/limits"),
+    ("put", "/api/limits"),
+    ("delete", "/api/limits"),
 }
 
 
@@ -47,6 +51,7 @@ BODIES = {  # the routes that take a JSON body: its schema, and whether it may b
     ("post", "/api/chat/sessions/{session_id}/runs"): ("RunStart", True),
     ("post", "/api/chat/runs/{run_id}/resume"): ("ResumeIn", True),
     ("post", "/api/chat/approvals/{approval_id}/decision"): ("DecisionIn", True),
+    ("put", "/api/limits"): ("LimitIn", True),
 }
 NO_DATABASE = {("get", "/api/models"), ("get", "/api/skills"), ("get", "/api/chat/runs")}
 

@@ -24,7 +24,9 @@ async def test_create_with_catalogue_choices_and_read_it_back(db: str, api: http
     assert created["lastMessagePreview"] is None
     detail = await api.get(f"/api/chat/sessions/{created['id']}")
     assert detail.status_code == 200
-    assert detail.json() == {"session": created, "messages": []}
+    nothing = {"calls": 0, "promptTokens": 0, "completionTokens": 0, "cachedTokens": 0,
+               "tokens": 0, "cost": None}
+    assert detail.json() == {"session": created, "messages": [], "usage": nothing}
 
 
 async def test_create_with_nothing_chosen(db: str, api: httpx.AsyncClient) -> None:

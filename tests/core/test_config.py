@@ -32,10 +32,30 @@ def test_values_are_converted_and_blank_means_unset() -> None:
                                  {"THREAD_CONTEXT_MESSAGES": "201"},
                                  {"HISTORY_ATTACHMENT_BYTES": "-1"},
                                  {"HISTORY_ATTACHMENT_BYTES": "20MiB"},
-                                 {"HISTORY_ATTACHMENT_BYTES": str(128 * 1024 * 1024 + 1)}])
+                                 {"HISTORY_ATTACHMENT_BYTES": str(128 * 1024 * 1024 + 1)},
+                                 {"SHOW_USAGE": "dollars"}, {"LIMIT_USER_DAY_TOKENS": "-1"},
+                                 {"LIMIT_USER_DAY_TOKENS": "1e6"}, {"LIMIT_CHANNEL_MONTH_COST": "-0.5"},
+                                 {"LIMIT_WORKSPACE_DAY_COST": "nan"},
+                                 {"LIMIT_WORKSPACE_DAY_COST": "five"}])
 def test_bad_values_are_named(env: dict[str, str]) -> None:
     with pytest.raises(InvalidInput, match=next(iter(env))):
         Settings.from_env(env)
+
+
+def test_answers_show_no_usage_unless_asked_for_tokens_or_cost() -> None:
+    assert Settings.from_env({}).usage_shown == "off"
+    assert Settings.from_env({"SHOW_USAGE": "Cost"}).usage_shown == "cost"
+    assert Settings.from_env({"SHOW_USAGE": "tokens"}).usage_shown == "tokens"
+
+
+def test_spend_limits_are_none_unless_set_and_the_unlimited_token_is_a_secret() -> None:
+    assert set(Settings.from_env({}).spend_limits.values()) == {0.0}
+    settings = Settings.from_env({"LIMIT_USER_DAY_TOKENS": "12000",
+                                  "LIMIT_WORKSPACE_MONTH_COST": "49.5",
+                                  "ADMIN_UNLIMITED_TOKEN": "op-secret"})
+    limits = {k: v for k, v in settings.spend_limits.items() if v}
+    assert limits == {("user", "day", "tokens"): 12000.0, ("workspace", "month", "cost"): 49.5}
+    assert "op-secret" in settings.secrets()
 
 
 def test_thread_context_is_twenty_messages_unless_set_and_zero_turns_it_off() -> None:

@@ -3,7 +3,8 @@
 Tests queue `Reply` objects; each `POST .../chat/completions` pops the first reply whose
 `match` accepts the request (replies without `match` are taken in order). Every request
 body (and its Authorization header) is recorded so a test can assert exactly what the model
-saw. Any other path (model metadata probes such as `/models`, `/v1/models/x`, `/api/show`,
+saw. Every answer reports its usage as OpenAI does (100 prompt + 10 completion tokens unless the
+reply says otherwise). Any other path (model metadata probes such as `/models`, `/v1/models/x`, `/api/show`,
 `/props`) answers 404.
 
     async with ScriptedLLM() as llm:
@@ -51,7 +52,11 @@ class Reply:
     content_type: str = "application/json"
     chunk_size: int = 3  # characters of text per streamed chunk
     gate: asyncio.Event | None = None  # streaming pauses after the first chunk until set
-    prompt_tokens: int = 10  # reported usage; a large value makes the agent compact
+    # Reported usage: 100 prompt + 10 completion tokens a call unless told otherwise (a large
+    # prompt makes the agent compact); `cached_tokens` of the prompt's as the provider's cache.
+    prompt_tokens: int = 100
+    completion_tokens: int = 10
+    cached_tokens: int = 0
     match: Callable[[RequestBody], bool] | None = None
 
 
@@ -193,11 +198,13 @@ def _tool_call_json(call: ToolCall, index: int) -> dict[str, Any]:
     }
 
 
-def _usage(reply: Reply) -> dict[str, int]:
-    completion = max(1, len(reply.text) // 4)
-    total = reply.prompt_tokens + completion
-    return {"prompt_tokens": reply.prompt_tokens, "completion_tokens": completion,
-            "total_tokens": total}
+def _usage(reply: Reply) -> dict[str, Any]:
+    total = reply.prompt_tokens + reply.completion_tokens
+    usage: dict[str, Any] = {"prompt_tokens": reply.prompt_tokens,
+                             "completion_tokens": reply.completion_tokens, "total_tokens": total}
+    if reply.cached_tokens:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    return usage
 
 
 def _completion(reply: Reply, model: str) -> dict[str, Any]:

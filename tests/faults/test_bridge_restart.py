@@ -15,7 +15,7 @@ from core.agent.bridge.stream import StreamPolicy
 from core.chat import sessions
 from core.errors import BridgeUnavailable
 from core.runtime.pool import RunPool
-from core.store.models import ChatMessageLog, MessageStatus, PauseStatus
+from core.store.models import ChatMessageLog, MessageStatus, PauseStatus, UsageCall, UsageDay
 from tests.core.runtime.waiting import finished, message, stored_seqs, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
@@ -53,6 +53,32 @@ async def test_a_run_cut_mid_step_by_a_bridge_kill_goes_on_from_its_last_step(
 
     again = await finished(child_pool, (await child_pool.start(session, "try again")).run_id)
     assert (again.status, again.state.final_text) == (MessageStatus.SUCCESS, "Back again.")
+    gate.set()
+
+
+async def test_each_call_is_counted_once_across_a_bridge_kill_mid_turn(
+    child_pool: RunPool, bridge_child: BridgeChild, llm: ScriptedLLM
+) -> None:
+    gate = asyncio.Event()
+    llm.script(tool_reply(ToolCall("todo", TODO, call_id="call-todo")),
+               text_reply("Counting", gate=gate, chunk_size=8, completion_tokens=99),
+               text_reply("Counted.", prompt_tokens=120, completion_tokens=12))
+    run = await child_pool.start((await sessions.create_session()).id, "count", author="U1")
+    await until(child_pool, run.run_id, lambda u: "Counting" in str(u.state.thinking))
+
+    await bridge_child.kill()  # the second call streams: it never reported its usage
+    await bridge_child.start()
+    done = await finished(child_pool, run.run_id)
+
+    assert done.status == MessageStatus.SUCCESS and len(llm.requests) == 3
+    calls = await UsageCall.filter(message_id=done.message_id).order_by("seq")
+    # The first call once (the continuation goes on after it), the cut one not at all, the
+    # one made again once: what the model reported, each call once.
+    assert [(c.prompt_tokens, c.completion_tokens) for c in calls] == [(100, 10), (120, 12)]
+    assert len({c.seq for c in calls}) == 2
+    [day] = await UsageDay.filter(dimension="user")
+    assert (day.calls, day.prompt_tokens, day.completion_tokens) == (2, 220, 22)
+    assert (done.state.usage.calls, done.state.usage.tokens) == (2, 242)
     gate.set()
 
 

@@ -249,3 +249,27 @@ async def test_stop_ends_a_run_started_elsewhere(served: Service, llm: ScriptedL
 
     await _until(stopped, "the run stopped")
     assert len(llm.requests) == 1  # "me too" never reached the agent
+
+
+async def test_a_spend_limit_stops_the_operators_run_and_refuses_the_next_saying_why(
+    tmp_path: Path, llm: ScriptedLLM
+) -> None:
+    """The LIMIT_* settings of `serve` (the composition root) reach the run pool: the
+    terminal chat's runs count as the operators', as the admin API's do."""
+    held = asyncio.Event()  # the third call streams until the abort ends it
+    todo = ToolCall("todo", {"todos": [{"id": "1", "content": "go on", "status": "pending"}]})
+    llm.script(tool_reply(todo), tool_reply(todo), tool_reply(todo, text="Third", gate=held))
+    async with service(tmp_path, llm, "LIMIT_USER_DAY_TOKENS=150") as served:
+        with served.chat() as chat:
+            await chat.expect("you> ")
+            chat.type("go on")
+            await chat.expect("so I stopped this answer")
+            await chat.expect("you> ")
+            chat.type("and again")
+            await chat.expect("so I did not answer")
+            chat.ctrl_d()
+            assert await chat.exit_code() == 0
+    held.set()
+    assert "The operators have used 220 tokens of the 150 tokens they may use a day" in chat.output
+    assert "the bot's operators can raise it" in chat.output and "Stopped" not in chat.output
+    assert len(llm.requests) == 3

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry, generate_latest
 
 from core.agent.bridge.client import BridgeClient
 from core.agent.bridge.fleet import BridgeFleet
+from core.agent.events import Usage
 from core.chat import sessions
 from core.edge.platform_links import PlatformLinks
 from core.runtime.pool import RunPool
@@ -84,3 +86,22 @@ async def test_each_bridge_of_several_shows_whether_it_answers_and_the_runs_it_h
     assert f'hermes_bridge_answering{{bridge="{gone.url}"}} 0.0' in text
     assert f'hermes_bridge_runs{{bridge="{fake_bridge.url}"}} 1.0' in text
     assert f'hermes_bridge_runs{{bridge="{gone.url}"}} 0.0' in text
+
+
+async def test_tokens_and_cost_count_each_recorded_call_by_model(
+    fake_pool: RunPool, fake_bridge: FakeBridge
+) -> None:
+    registry = CollectorRegistry()
+    registry.register(RuntimeCollector(fake_pool))
+    call = {"model": "m-1", "prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 40}
+    fake_bridge.default_script = lambda run_id: [ev("usage", **call), ev("usage", **call),
+                                                 ev("done", final_text="a")]
+    await finished(fake_pool, (await fake_pool.start((await sessions.create_session()).id, "x")).run_id)
+    text = generate_latest(registry).decode()
+    assert 'hermes_tokens_total{kind="prompt",model="m-1"} 200.0' in text
+    assert 'hermes_tokens_total{kind="completion",model="m-1"} 20.0' in text
+    assert 'hermes_tokens_total{kind="cached",model="m-1"} 80.0' in text
+    assert 'hermes_cost_total{model="m-1"}' not in text  # no price in the catalogue: no cost
+    priced = Usage(seq=1, at=datetime.now(UTC), model="m-2", prompt_tokens=1, cost=0.25)
+    fake_pool.metrics.spent(priced)
+    assert 'hermes_cost_total{model="m-2"} 0.25' in generate_latest(registry).decode()

@@ -65,7 +65,7 @@ async def test_a_slack_turn_moves_to_its_user_message(tmp_path: Path) -> None:
     out = json.loads(done.stdout.strip().splitlines()[-1])
     user, old, new, summary = out["ids"]
     rows = out["rows"]
-    assert out["applied"] == ["hermes.0017_turn_refs_on_user"]
+    assert out["applied"][0] == "hermes.0017_turn_refs_on_user"
     # The active version's record, its `final` now the answer it was true of; Discord's kept.
     assert rows[str(user)]["discord"] == {"channel": "9"}
     assert rows[str(user)]["slack"]["ts"] == "1.2" and rows[str(user)]["slack"]["final"] == new

@@ -12,7 +12,9 @@ import pytest
 from core.agent.bridge.client import BridgeClient
 from core.agent.bridge.stream import StreamPolicy
 from core.agent.catalogue import Catalogue, ModelEntry
+from core.agent.prices import Price
 from core.runtime.pool import RunPool
+from core.usage.limits import SpendLimits
 from tests.bridge.harness import RunningBridge
 from tests.fakes.fake_bridge import FakeBridge
 from tests.fakes.llm_server import ScriptedLLM
@@ -23,20 +25,22 @@ FAST = StreamPolicy(read_timeout=2.0, connect_timeout=5.0, backoff_base=0.01, ba
                     max_reconnects=4)
 
 
-def catalogue_for(llm: ScriptedLLM | None, skills: Path) -> Catalogue:
+def catalogue_for(llm: ScriptedLLM | None, skills: Path, price: Price | None = None) -> Catalogue:
+    """`llm` as the default model (at `price`, if it has one), and the skills of `skills`."""
     models = ()
     if llm is not None:
-        models = (ModelEntry("scripted", "Scripted", llm.model, llm.base_url, None, True),)
+        models = (ModelEntry("scripted", "Scripted", llm.model, llm.base_url, None, True, price),)
     return Catalogue(models, skills)
 
 
 @asynccontextmanager
 async def opened_pool(url: str, catalogue: Catalogue, policy: StreamPolicy = FAST,
-                      max_active_runs: int = 5, token: str | None = None) -> AsyncIterator[RunPool]:
-    """A RunPool on the Bridge at `url` (with its token, if it has one), closed (log flushed)
-    on exit."""
+                      max_active_runs: int = 5, token: str | None = None,
+                      limits: SpendLimits | None = None) -> AsyncIterator[RunPool]:
+    """A RunPool on the Bridge at `url` (with its token, if it has one; with these spend
+    `limits`), closed (log flushed) on exit."""
     async with BridgeClient(url, policy=policy, token=token) as client:
-        runs = RunPool(client, catalogue, max_active_runs=max_active_runs)
+        runs = RunPool(client, catalogue, max_active_runs=max_active_runs, limits=limits)
         await runs.open()
         yield runs
         await runs.close()
@@ -57,6 +61,17 @@ async def pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Pat
                ) -> AsyncIterator[RunPool]:
     """A pool on the real Bridge whose default model is this test's scripted LLM."""
     async with opened_pool(bridge.url, catalogue_for(llm, skills_dir)) as runs:
+        yield runs
+
+
+PRICE = Price(input=2.0, output=8.0)  # per million tokens: a scripted call costs $0.00028
+
+
+@pytest.fixture
+async def priced_pool(db: str, bridge: RunningBridge, llm: ScriptedLLM, skills_dir: Path
+                      ) -> AsyncIterator[RunPool]:
+    """`pool`, its default model priced at PRICE."""
+    async with opened_pool(bridge.url, catalogue_for(llm, skills_dir, PRICE)) as runs:
         yield runs
 
 

@@ -33,6 +33,7 @@ from bots.discord.render.pages import divider_part
 from bots.discord.render.parts import Part
 from bots.discord.render.turn import TurnContext, turn_parts
 from core.conversation import turns, views
+from core.conversation.presenting import UsageShown
 from core.conversation.vocabulary import PauseKind, PauseStatus, PauseView, RunPool, RunUpdate
 from core.edge.dedupe import Recent, Seen
 
@@ -43,8 +44,9 @@ class TurnPresenter:
     follows (after the answer's write, on a budget of its own)."""
 
     def __init__(self, refs: DiscordRefs, writer: Writer, outbox: Outbox,
-                 reactions: ReactionPresenter) -> None:
+                 reactions: ReactionPresenter, usage: UsageShown = UsageShown.OFF) -> None:
         self._refs = refs
+        self._usage = usage  # SHOW_USAGE
         self._writer = writer
         self._outbox = outbox
         self._reactions = reactions
@@ -65,7 +67,8 @@ class TurnPresenter:
     async def _render(self, update: RunUpdate, slot: Slot, permit: Permit) -> None:
         context = TurnContext(branched=slot.branched)
         if update.finished:
-            context = TurnContext(await views.versions(update.message_id), slot.branched)
+            context = TurnContext(await views.versions(update.message_id), slot.branched,
+                                  self._usage)
         await self._sync(update, slot, turn_parts(update, context), permit)
         if slot.asked is not None:
             self._reactions.show(slot.asked, update.status)
@@ -184,11 +187,13 @@ class RunFollower:
     dividers and, as it ends, of its thread's name."""
 
     def __init__(self, pool: RunPool, refs: DiscordRefs, writer: Writer, outboxes: Outboxes,
-                 client: discord.Client, cached: Callable[[int], object | None]) -> None:
+                 client: discord.Client, cached: Callable[[int], object | None],
+                 usage: UsageShown = UsageShown.OFF) -> None:
         self._pool = pool
         self._refs = refs
         outbox = outboxes.messages
-        self.turns = TurnPresenter(refs, writer, outbox, ReactionPresenter(writer, outboxes.reactions))
+        self.turns = TurnPresenter(refs, writer, outbox,
+                                   ReactionPresenter(writer, outboxes.reactions), usage)
         self.pauses = PausePresenter(refs, writer, outbox)
         self.dividers = DividerPresenter(refs, writer, outbox)
         self.titles = ThreadTitlePresenter(client, writer, outboxes.renames, cached)

@@ -1,10 +1,11 @@
-"""`/hermes status`: this conversation's settings and run, and the runs in flight overall."""
+"""`/hermes status`: this conversation's settings and run, and the runs in flight overall;
+`/hermes usage`: what the person's messages spent today and this month."""
 
 from __future__ import annotations
 
 import discord
 
-from core.conversation.commands import Status
+from core.conversation.commands import OwnUsage, Status
 from core.conversation.presenting import status_line
 
 
@@ -22,4 +23,14 @@ def status_embed(status: Status) -> discord.Embed:
         ]))
     embed.add_field(name="All conversations", inline=False,
                     value=f"{status.running} running · {status.queued} queued")
+    return embed
+
+
+def usage_embed(usage: OwnUsage) -> discord.Embed:
+    embed = discord.Embed(title="🪙 What your messages have spent (UTC)",
+                          colour=discord.Colour.blurple())
+    for label, words in usage.lines():
+        embed.add_field(name=label, value=words, inline=False)
+    if usage.limits:
+        embed.add_field(name="Your limits", value="\n".join(usage.limits), inline=False)
     return embed

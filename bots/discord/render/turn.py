@@ -13,7 +13,7 @@ import discord
 from bots.discord import ids
 from bots.discord.render.live import colour, live_part
 from bots.discord.render.parts import ButtonSpec, FilePart, Part
-from core.conversation.presenting import footer, status_line
+from core.conversation.presenting import UsageShown, footer, status_line
 from core.conversation.views import Versions
 from core.conversation.vocabulary import MessageStatus, RunUpdate
 from core.text.splitting import split_markdown
@@ -27,6 +27,7 @@ BRANCH_NOTE = "↪️ New branch: answering your edited message"
 class TurnContext:
     versions: Versions | None = None
     branched: bool = False
+    usage: UsageShown = UsageShown.OFF  # SHOW_USAGE: what the footer says of its model calls
 
 
 def turn_parts(update: RunUpdate, context: TurnContext) -> list[Part]:
@@ -39,7 +40,7 @@ def turn_parts(update: RunUpdate, context: TurnContext) -> list[Part]:
     embed = discord.Embed(description=status_line(update), colour=colour(update.status))
     if note:
         embed.set_author(name=note)
-    embed.set_footer(text=footer(update))
+    embed.set_footer(text=footer(update, context.usage))
     return [Part(embed, controls(update, context))]
 
 
@@ -55,7 +56,7 @@ def answer_parts(update: RunUpdate, context: TurnContext, note: str | None = Non
     if note:
         parts[0].embed.set_author(name=note)
     last = parts[-1]
-    last.embed.set_footer(text=footer(update))
+    last.embed.set_footer(text=footer(update, context.usage))
     parts[-1] = Part(last.embed, controls(update, context), file)
     return parts
 

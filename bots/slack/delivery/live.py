@@ -198,9 +198,10 @@ class LiveMessage:
         workspace's call reserved: answers ending together never queue for it), else
         posted as a new message and the old one tidied afterwards."""
         latest, versions, sender = self._latest, self._versions, self._services.sender
+        usage = self._services.usage
         if self._stream is not None:
             await self._finish_stream(self._stream, slot.moved(streamed=False), session)
-        elif self._edited and self._sent == render_answer(latest, versions, slot.branched).main:
+        elif self._edited and self._sent == render_answer(latest, versions, slot.branched, usage).main:
             # The last progress call was sent (or retried after a 429) once the run had
             # ended, so it rendered the answer: posting it again would show it twice.
             await show_answer(self._services, latest, slot, upload=True, versions=versions,
@@ -230,7 +231,7 @@ class LiveMessage:
                         latest.run_id, broken)
             await show_answer(self._services, latest, slot, upload=True, versions=versions)
             return
-        layout = render_answer(latest, versions, slot.branched)
+        layout = render_answer(latest, versions, slot.branched, self._services.usage)
         await show_rest(self._services, latest, slot, layout, upload=True)
 
     def _tidy(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -246,7 +247,8 @@ class LiveMessage:
         self._sending = True
         latest, branched = self._latest, self.slot.branched if self.slot else False
         if latest.finished:
-            self._sent = render_answer(latest, self._versions, branched).main
+            self._sent = render_answer(latest, self._versions, branched,
+                                       self._services.usage).main
         else:
             self._sent = render_live(latest, branched)
         return self._sent
@@ -276,7 +278,7 @@ async def show_answer(services: SlackServices, update: RunUpdate, slot: Slot, up
     `reserved`: the workspace's chat.update call for it was taken already."""
     assert slot.ts is not None, "the live message is posted before the answer"
     versions = versions or await views.versions(update.message_id)
-    layout = render_answer(update, versions, slot.branched)
+    layout = render_answer(update, versions, slot.branched, services.usage)
     async with services.locks.of(slot.channel, slot.ts):
         if layout.main != shown:
             await services.sender.edit(slot.team, slot.channel, slot.ts, lambda: layout.main,
@@ -289,7 +291,7 @@ async def post_answer(services: SlackServices, update: RunUpdate, slot: Slot,
     """The answer as a new message in the thread, for a turn whose own message cannot take it
     at once (its budget is spent elsewhere) or that has none: an answer never waits behind
     progress. The new message becomes the turn's."""
-    layout = render_answer(update, versions, slot.branched)
+    layout = render_answer(update, versions, slot.branched, services.usage)
     ts = await services.sender.post(slot.team, slot.channel, slot.thread_ts, layout.main)
     return await show_rest(services, update, slot.moved(ts=ts, followups=()), layout, upload=True)
 

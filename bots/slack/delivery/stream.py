@@ -135,9 +135,10 @@ class StreamedMessage:
     def closing_blocks(self, update: RunUpdate, versions: Versions) -> list[Block]:
         head = [context(BRANCHED)] if self.slot.branched else []
         if update.status != MessageStatus.SUCCESS:
-            return [*head, *render_answer(update, versions).main.blocks]
+            return [*head, *render_answer(update, versions, usage=self._services.usage).main.blocks]
         long = len(answer_parts(update.state.final_text or "")) > MAX_MESSAGES
-        return [*head, *([section(ATTACHED)] if long else []), *answer_controls(update, versions)]
+        controls = answer_controls(update, versions, self._services.usage)
+        return [*head, *([section(ATTACHED)] if long else []), *controls]
 
 
 # --- the Stop beside a stream ---------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.conversation import presenting
+from core.conversation.presenting import UsageShown
 from core.conversation.views import Versions
 from core.conversation.vocabulary import MessageStatus, RunUpdate, ToolCall
 from core.text.splitting import split_markdown
@@ -190,10 +191,12 @@ def answer_parts(markdown: str) -> list[str]:
     return split_markdown(markdown.strip(), MAX_MARKDOWN) if markdown.strip() else []
 
 
-def render_answer(update: RunUpdate, versions: Versions = Versions(), branched: bool = False) -> AnswerLayout:
-    """The message(s) of a finished turn; the first replaces the live message."""
+def render_answer(update: RunUpdate, versions: Versions = Versions(), branched: bool = False,
+                  usage: UsageShown = UsageShown.OFF) -> AnswerLayout:
+    """The message(s) of a finished turn; the first replaces the live message. `usage`:
+    SHOW_USAGE, what the footer says of its model calls."""
     head = [context(BRANCHED)] if branched else []
-    tail = answer_controls(update, versions)
+    tail = answer_controls(update, versions, usage)
     if update.status != MessageStatus.SUCCESS:
         status = presenting.status_line(update)
         return AnswerLayout(Payload(status, [*head, section(f"*{escape(status)}*"), *tail]), [])
@@ -205,9 +208,10 @@ def render_answer(update: RunUpdate, versions: Versions = Versions(), branched: 
     return AnswerLayout(main, [Payload(fallback_text(p), [markdown(p)]) for p in parts[1:]])
 
 
-def answer_controls(update: RunUpdate, versions: Versions) -> list[Block]:
+def answer_controls(update: RunUpdate, versions: Versions,
+                    usage: UsageShown = UsageShown.OFF) -> list[Block]:
     """What ends every answer: the footer, our buttons and (for an answer) 👍 / 👎."""
-    blocks = [context(escape(presenting.footer(update))), _buttons(update, versions)]
+    blocks = [context(escape(presenting.footer(update, usage))), _buttons(update, versions)]
     if update.status == MessageStatus.SUCCESS:
         blocks.append(feedback_buttons(ids.FEEDBACK, ids.feedback_value("good", update.message_id),
                                        ids.feedback_value("bad", update.message_id)))

@@ -11,6 +11,7 @@ import pytest
 
 from core.chat import tree
 from core.conversation import commands, refusals
+from core.agent.events import Usage
 from core.edge.run_quota import RunQuota
 from core.errors import BridgeUnavailable
 from core.runtime.pool import RunPool
@@ -22,7 +23,10 @@ from core.store.models import (
     MessageStatus,
     PauseStatus,
     Role,
+    utc_now,
 )
+from core.usage import ledger, limits
+from core.usage.spenders import Spender
 from tests.bots.contract.drivers import Chat, Conversation, Shown
 from tests.core.runtime.waiting import until
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
@@ -461,6 +465,53 @@ async def over_quota_is_refused(chat: Chat, runs: RunPool, other: RunPool,
     said = await chat.shown(conv, "the most allowed per person")
     assert "⚠️ You have started 1 runs in the last minute" in chat.showing(said)
     assert await ChatMessage.filter(content="and another").count() == 0
+
+
+# Each spend limit, what the earlier call spent of it (1,100 tokens, $0.50), and its words.
+LIMITED = [(key, 1000 if key[2] == "tokens" else 0.25) for key in limits.KEYS]
+
+
+@scenario
+async def each_spend_limit_is_refused_saying_which_when_it_resets_and_who_raises_it(
+        chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    """Who asked, the channel or the workspace spent what a limit allows: the next message is
+    refused in the thread, naming the limit, its reset and who can raise it; nothing runs."""
+    conv = await started(chat, bridge)
+    binding = await ConversationBinding.get()
+    asker = (await ChatMessage.filter(role=Role.USER).first()).author
+    spender = Spender(str(binding.platform), binding.workspace, binding.channel, asker or "")
+    call = Usage(seq=1, at=utc_now(), model="fast", prompt_tokens=1000, completion_tokens=100,
+                 cost=0.5)
+    await ledger.record(ledger.Call(1, "earlier", 1, spender, call))
+    place = "server" if binding.platform == "discord" else "workspace"
+    for key, amount in LIMITED:
+        runs.limits = limits.SpendLimits({key: amount})
+        await chat.say(conv, f"and under {limits.setting_name(key)}?")
+        used, allowed = ("1,100 tokens", "1,000 tokens") if key[2] == "tokens" else ("$0.50", "$0.25")
+        who, may = {"user": ("You have", "you may"), "channel": ("This channel has", "it may"),
+                    "workspace": (f"This {place} has", "it may")}[key[0]]
+        verb = "use" if key[2] == "tokens" else "spend"
+        refusal = f"{who} used {used} of the {allowed} {may} {verb} a {key[1]}, so I did not answer"
+        words = chat.showing(await chat.shown(conv, refusal))
+        assert words.startswith(f"🪙 {refusal}. It resets ")
+        assert words.endswith("; the bot's operators can raise it.")
+    assert await ChatMessage.filter(content__startswith="and under").count() == 0
+    assert len(run_starts(bridge)) == 1
+
+
+@scenario
+async def a_run_over_a_spend_limit_is_stopped_at_its_next_step_saying_why(
+        chat: Chat, runs: RunPool, other: RunPool, bridge: FakeBridge) -> None:
+    usage = ev("usage", model="fast", prompt_tokens=1000, completion_tokens=100)
+    bridge.default_script = lambda run_id: [
+        ev("step", iteration=1), usage, ev("step", iteration=2), Stall(run_id),
+        ev("done", final_text="Never shown.")]
+    runs.limits = limits.SpendLimits({("user", "day", "tokens"): 1000})
+    conv = await chat.start("a long job")
+    said = await chat.shown(conv, "so I stopped this answer")
+    assert "You have used 1,100 tokens of the 1,000 tokens you may use a day" in chat.showing(said)
+    answer = await ChatMessage.get(role=Role.ASSISTANT)
+    assert answer.status == MessageStatus.FAILED and "the bot's operators" in (answer.error or "")
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

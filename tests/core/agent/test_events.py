@@ -13,7 +13,7 @@ from core.agent.events import (
     KINDS, TOOL_NAME_MAX, ApprovalRequest, Checkpoint, CheckpointApproval, CheckpointClarify,
     ClarifyRequest, ContextCompacted, Done, LogRecord,
     RunError, Status, Step, TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart,
-    event_from_log, event_to_log, is_terminal, kind_of, parse_event,
+    Usage, event_from_log, event_to_log, is_terminal, kind_of, parse_event,
 )
 from core.store.models import ChatMessageLog, ClarifyPause
 from core.text.safe_text import REPLACEMENT
@@ -59,6 +59,8 @@ WIRE = [
      Checkpoint(seq=1, at=AT, messages=(), clarify=CheckpointClarify("c1", "k1"))),
     ("checkpoint", {"messages": [], "clarify": None, "approval": {"approval_id": "a1"}},
      Checkpoint(seq=1, at=AT, messages=(), approval=CheckpointApproval("a1"))),
+    ("usage", {"model": "m-1", "prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 40},
+     Usage(seq=1, at=AT, model="m-1", prompt_tokens=100, completion_tokens=10, cached_tokens=40)),
     ("done", {"final_text": "All done."}, Done(seq=1, at=AT, final_text="All done.")),
     ("error", {"message": "stopped", "code": "aborted"},
      RunError(seq=1, at=AT, message="stopped", code="aborted")),

@@ -11,11 +11,12 @@ from hypothesis import strategies as st
 
 from core.agent.events import (
     ApprovalRequest, ClarifyRequest, ContextCompacted, Done, Event, LogRecord, RunError, Status, Step,
-    TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart, event_to_log,
+    TextDelta, ThinkingStatus, Todo, TodoUpdate, ToolEnd, ToolProgress, ToolStart, Usage,
+    event_to_log,
 )
 from core.agent.thinking import (
     ARGS_PREVIEW_CHARS, COMMAND_LIMIT, RESULT_PREVIEW_CHARS, CurrentStatus, StatusSource, ThinkingState,
-    ThinkingText, answered, fold, reduce, replay,
+    ThinkingText, UsageTotals, answered, fold, reduce, replay,
 )
 
 T0 = datetime(2026, 8, 2, 9, 0, tzinfo=UTC)
@@ -59,6 +60,12 @@ def todos(*items: tuple[str, str]) -> Event:
 
 def clarify(cid: str, *choices: str) -> Event:
     return ClarifyRequest(seq=1, at=T0, clarify_id=cid, question=f"{cid}?", choices=choices)
+
+
+def usage(prompt: int = 100, completion: int = 10, cached: int = 0,
+          cost: float | None = None) -> Event:
+    return Usage(seq=1, at=T0, model="m", prompt_tokens=prompt, completion_tokens=completion,
+                 cached_tokens=cached, cost=cost)
 
 
 def done(final: str = "answer") -> Event:
@@ -250,6 +257,19 @@ def test_counters_and_elapsed() -> None:
     assert run(ctx, ctx).compactions == 2
 
 
+def test_usage_sums_each_call_and_a_cost_only_where_priced() -> None:
+    state = run(step(1), usage(), step(2), usage(250, 7, 200), done())
+    assert state.usage == UsageTotals(calls=2, prompt_tokens=350, completion_tokens=17,
+                                      cached_tokens=200)
+    assert state.usage.tokens == 367 and state.usage.cost is None
+    priced = run(usage(cost=0.25), usage(cost=None), usage(cost=0.5))
+    assert priced.usage.calls == 3 and priced.usage.cost == 0.75
+
+
+def test_a_calls_usage_does_not_move_past_a_pending_question() -> None:
+    assert run(clarify("k1", "a"), usage()).pending_clarify is not None
+
+
 def test_done_and_error_are_terminal_and_later_events_are_ignored() -> None:
     finished = run(text("a"), done("the answer"), text("late"))
     assert finished.terminal and finished.final_text == "the answer"
@@ -292,6 +312,8 @@ EVENTS = st.one_of(
     st.builds(clarify, st.sampled_from(["k1", "k2"]), words),
     st.builds(lambda s, n: ContextCompacted(seq=1, at=T0, summary=s, compacted_until=n),
               words, st.none() | st.integers(0, 50)),
+    st.builds(usage, st.integers(0, 999), st.integers(0, 99), st.integers(0, 99),
+              st.none() | st.floats(0, 1)),
     st.builds(done, words),
     st.builds(failed, st.sampled_from(["aborted", "llm_error", "internal", "clarify_expired"])),
 )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.agent.events import Usage
 from core.chat import sessions, tree
 from core.errors import InvalidInput, NotFound
 from core.chat.export import export_filename, prepare_export
@@ -22,6 +23,8 @@ from core.store.models import (
     Platform,
     Role,
 )
+from core.usage import ledger
+from core.usage.spenders import Spender
 from tests.core.chat.tree_helpers import answer, finish, user_turn
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -39,6 +42,8 @@ async def _conversation() -> int:
                       model_id="gpt-test", skill_folder="planner")
     await _log(a1, [("tool_start", "todo", None), ("tool_end", "todo", '{"todos": []}'),
                     ("done", None, None)])
+    await _spent(a1, 1, cost=0.0012)
+    await _spent(a1, 3, cost=0.0009)
     await _ask(a1, "Which day?\nThe office is shut on Monday.", ["Thursday", "Friday"],
                answer="Friday", by="U7")
     await _ask(a1, "Who announces it?", ["You", "Me"], answer="Ana from marketing", by="U42")
@@ -48,6 +53,7 @@ async def _conversation() -> int:
     u2 = await user_turn(s, "And the risks?")
     await tree.add_summary(s, a1.id, "The user plans a Friday launch.\nA plan was given.")
     a2 = await answer(s, u2, "Mostly the weather.")
+    await _spent(a2, 1)  # a model without prices
     await _ask(a2, "Which risks?", ["Weather", "People"], status=PauseStatus.EXPIRED)
     a2b = await tree.regenerate(a2.id, s)
     await finish(a2b, "Mostly people being away.")
@@ -65,6 +71,15 @@ async def _log(message: ChatMessage, rows: list[tuple[str, str | None, str | Non
             for i, (kind, tool, meta) in enumerate(rows, start=1)
         ]
     )
+
+
+async def _spent(message: ChatMessage, seq: int, cost: float | None = None) -> None:
+    """A model call of the message's run, as the runtime records it."""
+    usage = Usage(seq=seq, at=T0, model="gpt-test", prompt_tokens=1200, completion_tokens=34,
+                  cached_tokens=200, cost=cost)
+    spender = Spender("slack", "T1", "C1", "U42")
+    await ledger.record(ledger.Call(message.id, message.run_id or "run", message.session_id,
+                                    spender, usage))
 
 
 async def _ask(message: ChatMessage, question: str, choices: list[str], *,

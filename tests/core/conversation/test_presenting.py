@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, UTC
 
 from core.conversation import presenting
-from core.agent.events import Done, TextDelta, TodoUpdate, Todo, ToolEnd, ToolStart
+from core.agent.events import Done, TextDelta, TodoUpdate, Todo, ToolEnd, ToolStart, Usage
 from core.store.models import MessageStatus, PauseKind, PauseStatus
 from core.conversation.presenting import APPROVAL_LABELS, approval_outcome, approval_question
 from core.runtime.updates import PauseView, RunUpdate
@@ -49,6 +49,28 @@ def test_checklist_tools_and_footer() -> None:
     update = _update(MessageStatus.SUCCESS, state, model_id="fast", skill_folder="readme-gen")
     assert presenting.footer(update) == "1m 15s · 2 tool calls · 1/2 todos · model fast · skill readme-gen"
     assert presenting.thinking_tail(state, 11) == "…second line"
+
+
+def _spent(*costs: float | None, cached: int = 0) -> ThinkingState:
+    calls = [Usage(seq=10 + i, at=T0, prompt_tokens=1000, completion_tokens=234,
+                   cached_tokens=cached, cost=cost) for i, cost in enumerate(costs)]
+    return fold([*calls, Done(final_text="x", seq=20, at=T0 + timedelta(seconds=80))], _state())
+
+
+def test_the_footer_shows_tokens_and_cost_as_show_usage_says() -> None:
+    done = _update(MessageStatus.SUCCESS, _spent(0.0021, 0.0021), model_id="fast")
+    shown = presenting.UsageShown
+    base = "1m 20s · 2 tool calls · 1/2 todos · model fast"
+    assert presenting.footer(done) == base  # SHOW_USAGE=off, the default
+    assert presenting.footer(done, shown.TOKENS) == f"{base} · 2,468 tokens (2,000 in, 468 out)"
+    assert presenting.footer(done, shown.COST) == (
+        f"{base} · 2,468 tokens (2,000 in, 468 out) · $0.0042")
+    unpriced = _update(MessageStatus.SUCCESS, _spent(None, cached=600), model_id="fast")
+    assert presenting.footer(unpriced, shown.COST) == (
+        f"{base} · 1,234 tokens (1,000 in, 600 cached, 234 out)")  # no price: tokens only
+    nothing = _update(MessageStatus.SUCCESS, fold([Done(final_text="x", seq=6, at=T0)], _state()))
+    assert presenting.footer(nothing, shown.COST) == presenting.footer(nothing)
+    assert presenting.closing_line(done, shown.TOKENS).endswith("· 2,468 tokens (2,000 in, 468 out)")
 
 
 def test_the_closing_line_says_the_time_once() -> None:
