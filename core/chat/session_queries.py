@@ -54,10 +54,11 @@ async def list_summaries(
     limit: int = 50,
     cursor: str | None = None,
     feedback: FeedbackValue | None = None,
+    waiting: bool = False,
 ) -> SummaryPage:
     """One page of `core.chat.sessions.list_sessions`, each session summarised (a few queries a page)."""
     page = await list_sessions(status=status, platform=platform, q=q, limit=limit, cursor=cursor,
-                               feedback=feedback)
+                               feedback=feedback, waiting=waiting)
     return SummaryPage(await summarize(page.items), page.next_cursor)
 
 
