@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright, expect
 
 from admin.app import create_app
 from admin.services import AdminServices
@@ -38,6 +38,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
 ROOT = Path(__file__).parents[2]
 SHOTS = Path(os.environ.get("TEST_OUTPUT_DIR", ROOT / "test-output")) / "console"
 LOCAL_HOSTS = {"127.0.0.1"}
+expect.set_options(timeout=DEADLINE * 1000)  # a loaded machine: the same deadline as every wait
 
 
 @asynccontextmanager
@@ -128,8 +129,14 @@ async def context(browser: Browser, request: pytest.FixtureRequest) -> AsyncIter
             await route.abort()
 
     await context.route("**/*", guard)
-    context.on("page", lambda page: page.on(
-        "console", lambda m: visits.console_errors.append(m.text) if m.type == "error" else None))
+    def watch(page: Page) -> None:
+        page.on("pageerror", lambda error: visits.console_errors.append(str(error)))
+        # A refused policy or a failing script says so in the console; an answer's status
+        # (a 401 of a wrong token) is the tests' to check, not an error of the page.
+        page.on("console", lambda m: visits.console_errors.append(m.text) if m.type == "error"
+                and not m.text.startswith("Failed to load resource") else None)
+
+    context.on("page", watch)
     context.visits = visits  # type: ignore[attr-defined]
     yield context
     await context.close()
