@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
-from litestar.params import Body
+from litestar.params import Body, PathParameter
 from litestar.response import Redirect, ServerSentEvent, Template
 
 from admin.params import LastEventIdHeader, MessageId, RunId
@@ -28,7 +28,7 @@ from core.text.field_errors import InvalidField
 Services = NamedDependency[AdminServices]
 OPERATOR = "console"  # who a console answer or decision is recorded as (the admin token's holder)
 OPERATOR_POLICY = Policy.of(admins=[OPERATOR])
-ApprovalId = Annotated[str, RunId]  # the same shape: a URL-safe id
+ApprovalId = Annotated[str, PathParameter(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._~-]+$")]
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,7 +99,7 @@ class ConversationController(Controller):
     @get("/{session_id:int}/delete")
     async def confirm_delete(self, request: Request[Any, Any, Any],
                              session_id: SessionId) -> Template:
-        summary = await browsing.session_summary(session_id)
+        summary = await browsing.session_summary(session_id, previews=False)
         return page(request, "delete.html", summary=summary)
 
     @post("/{session_id:int}/delete")

@@ -53,7 +53,7 @@ class ConversationPage:
 async def conversation_page(pool: RunPool, session_id: int,
                             before: int | None = None) -> ConversationPage:
     """The newest PAGE_MESSAGES of the active branch (before message `before`)."""
-    summary = await browsing.session_summary(session_id)
+    summary = await browsing.session_summary(session_id, previews=False)  # the page shows them
     messages = await browsing.message_page(session_id, before, PAGE_MESSAGES)
     shown = await _shown(pool, session_id, messages.messages)
     first = messages.messages[0].message.id if messages.messages and messages.has_more else None
