@@ -21,7 +21,7 @@ from admin.sessions.export import export_response
 from console.reading import conversation_page
 from console.rendering import PREFIX, back, page
 from core.conversation import browsing, session_commands
-from core.conversation.vocabulary import Platform, SessionStatus
+from core.conversation.vocabulary import FeedbackValue, Platform, SessionStatus
 
 Services = NamedDependency[AdminServices]
 LIST_PAGE = 50
@@ -41,11 +41,12 @@ class Filters:
     platform: str = ""
     status: str = "ACTIVE"
     waiting: bool = False
+    rated: str = ""  # good or bad: an answer of the conversation was rated so
 
     def query(self, cursor: str = "") -> str:
         """This search as a query string (for the next page and the live refresh)."""
         values = {"q": self.q, "platform": self.platform, "status": self.status,
-                  "waiting": "1" if self.waiting else "", "cursor": cursor}
+                  "waiting": "1" if self.waiting else "", "rated": self.rated, "cursor": cursor}
         return urlencode({k: v for k, v in values.items() if v})
 
 
@@ -58,12 +59,14 @@ class ConversationController(Controller):
         platform: FromQuery[Literal["", "slack", "discord"]] = "",
         status: FromQuery[Literal["", "ACTIVE", "ARCHIVED", "any"]] = "ACTIVE",
         waiting: FromQuery[Literal["", "1"]] = "",
+        rated: FromQuery[Literal["", "good", "bad"]] = "",
     ) -> Template:
-        filters = Filters(q.strip(), platform, status or "ACTIVE", waiting == "1")
+        filters = Filters(q.strip(), platform, status or "ACTIVE", waiting == "1", rated)
         listing = await browsing.list_summaries(
             q=filters.q, platform=Platform(platform) if platform else None,
             status=None if filters.status == "any" else SessionStatus(filters.status),
-            waiting=filters.waiting, limit=LIST_PAGE, cursor=cursor,
+            waiting=filters.waiting, feedback=FeedbackValue(rated) if rated else None,
+            limit=LIST_PAGE, cursor=cursor,
         )
         return page(request, "conversations.html", listing=listing, filters=filters,
                     cursor=cursor)

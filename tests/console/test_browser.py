@@ -11,7 +11,7 @@ from pathlib import Path
 from playwright.async_api import Page, expect
 
 from core.chat import sessions, tree
-from core.conversation import turns
+from core.conversation import feedback, turns
 from core.runtime.pool import RunPool
 from core.store.models import MessageStatus, Platform
 from tests.admin.builders import conversation, store_logs, thinking_events
@@ -30,8 +30,9 @@ async def test_sign_in_and_find_a_conversation_by_text(
     deploy = await conversation("Deploy failed", ("why did the deploy fail?",
                                                   "The invoices job ran out of memory."),
                                 platform=Platform.SLACK, thread="1.1")
-    await conversation("Lunch plans", ("where do we eat?", "The usual place."),
-                       platform=Platform.DISCORD, thread="2.2")
+    lunch = await conversation("Lunch plans", ("where do we eat?", "The usual place."),
+                               platform=Platform.DISCORD, thread="2.2")
+    await feedback.rate((await _branch(lunch.id))[1], Platform.DISCORD, "U9", "bad")
     await conversation("Quarterly report", ("summarise Q3", "Revenue grew."))
     [_, answer] = await _branch(deploy.id)
     await store_logs(answer, thinking_events())
@@ -57,6 +58,13 @@ async def test_sign_in_and_find_a_conversation_by_text(
     await expect(rows).to_have_count(1)
     await expect(rows.first).to_contain_text("Lunch plans")
     await page.get_by_label("Platform").select_option("")
+    await page.get_by_label("Rated").select_option("bad")
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("Lunch plans")
+    await page.get_by_role("link", name="Lunch plans").click()
+    await expect(page.locator(".feedback")).to_contain_text("👎 1 (U9)")
+    await page.go_back()
+    await page.get_by_label("Rated").select_option("")
     await page.get_by_label("Search titles and messages").fill("invoices")
     await page.get_by_label("Search titles and messages").press("Enter")
     await expect(rows).to_have_count(1)
@@ -117,7 +125,13 @@ async def test_now_lists_runs_and_questions_and_takes_an_answer_typed_there(
     run = await turns.start(pool, session.id, "ship it")
     await until(pool, run.run_id, lambda u: u.pause is not None)
 
-    await sign_in(page, console_url, "/console/now")
+    await sign_in(page, console_url)
+    await page.get_by_label("Waiting on a question").check()
+    rows = page.locator("#results tbody tr")
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("Ship it")
+    await expect(rows.first.locator(".live")).to_have_text("running")
+    await page.get_by_role("link", name="Now").click()
     runs = page.locator("#runs")
     await expect(runs.locator("tbody tr")).to_have_count(1)
     await expect(runs).to_contain_text("Ship it")
