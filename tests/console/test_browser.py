@@ -197,3 +197,21 @@ async def test_regenerate_switch_versions_export_reset_and_delete(
 
 async def _branch(session_id: int) -> list[int]:
     return await tree.active_branch_ids(session_id)
+
+
+async def test_stop_ends_a_run_from_its_page(
+    page: Page, console_url: str, pool: RunPool, llm: ScriptedLLM
+) -> None:
+    llm.script(text_reply("A very long answer that nobody waits for.", gate=asyncio.Event()))
+    session = await sessions.create_session(title="Too long")
+    run = await turns.start(pool, session.id, "write a novel")
+    await until(pool, run.run_id, lambda u: str(u.state.thinking) != "")
+
+    await sign_in(page, console_url, f"/console/conversations/{session.id}")
+    answer = page.locator(f"#m{run.message_id}")
+    await answer.get_by_role("button", name="Stop").focus()
+    await page.keyboard.press("Enter")
+    await expect(page.get_by_role("status").first).to_have_text("Stopped.")
+    assert (await finished(pool, run.run_id)).status == MessageStatus.STOPPED
+    await expect(page.locator(f"#m{run.message_id} .status")).to_contain_text("Stopped")
+    await expect(page.locator(f"#m{run.message_id}").get_by_role("button", name="Regenerate")).to_be_visible()
