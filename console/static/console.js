@@ -6,6 +6,7 @@
   "use strict";
 
   var followed = {}; // answer element id -> {source, busy, again, ended, reopen}
+  var refocus = null; // the id of the control that had the focus in a part being re-rendered
 
   function typingIn(element) {
     var active = document.activeElement;
@@ -83,6 +84,17 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     followAll(document);
+    // A re-rendered part keeps the focus where it was (its controls have stable ids), so a
+    // keyboard user on an answer's Stop button is not thrown back to the top of the page.
+    document.body.addEventListener("htmx:beforeSwap", function (event) {
+      var active = document.activeElement;
+      refocus = event.detail.target.contains(active) && active !== document.body ? active.id || null : null;
+    });
+    document.body.addEventListener("htmx:afterSwap", function () {
+      var control = refocus && document.getElementById(refocus);
+      refocus = null;
+      if (control && document.activeElement !== control) { control.focus(); }
+    });
     document.body.addEventListener("htmx:beforeRequest", function (event) {
       var element = event.detail.elt;
       if (element.hasAttribute("data-poll") && typingIn(element)) { event.preventDefault(); }

@@ -166,8 +166,8 @@ async def test_regenerate_switch_versions_export_reset_and_delete(
     await answers.get_by_role("button", name="Previous version").click()
     await expect(page.locator("article.answer .final")).to_have_text("First draft.")
     await expect(page.locator("article.answer .versions .position")).to_have_text("1/2")
-    await page.locator("article.answer").get_by_role("button", name="Next version").focus()
-    await page.keyboard.press("Enter")  # a button works from the keyboard
+    async with page.expect_navigation():  # a button works from the keyboard
+        await page.locator("article.answer").get_by_role("button", name="Next version").press("Enter")
     await expect(page.locator("article.answer .final")).to_have_text("Second draft.")
     await shot(page, shots, "conversation-versions")
 
@@ -209,8 +209,8 @@ async def test_stop_ends_a_run_from_its_page(
 
     await sign_in(page, console_url, f"/console/conversations/{session.id}")
     answer = page.locator(f"#m{run.message_id}")
-    await answer.get_by_role("button", name="Stop").focus()
-    await page.keyboard.press("Enter")
+    async with page.expect_navigation():
+        await answer.get_by_role("button", name="Stop").press("Enter")
     await expect(page.get_by_role("status").first).to_have_text("Stopped.")
     assert (await finished(pool, run.run_id)).status == MessageStatus.STOPPED
     await expect(page.locator(f"#m{run.message_id} .status")).to_contain_text("Stopped")
