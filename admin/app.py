@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.datastructures import State
+from litestar.plugins import PluginProtocol
 
 from admin.auth import TOKEN_KEY, UNLIMITED_KEY, require_admin_token
 from admin.catalogue import CatalogueController
@@ -25,8 +27,10 @@ from core.config import Settings
 MAX_BODY_BYTES = 1024 * 1024
 
 
-def create_app(settings: Settings, services: AdminServices) -> Litestar:
-    """The Litestar app served by `hermes-chat serve` on ADMIN_HOST:ADMIN_PORT."""
+def create_app(settings: Settings, services: AdminServices,
+               plugins: Sequence[PluginProtocol] = ()) -> Litestar:
+    """The Litestar app served by `hermes-chat serve` on ADMIN_HOST:ADMIN_PORT; `plugins` add
+    the front ends served beside the API (the console: console.plugin.ConsolePlugin)."""
     return Litestar(
         route_handlers=[HealthController, _guarded_api()],
         state=State({SERVICES_KEY: services, TOKEN_KEY: settings.admin_token,
@@ -34,7 +38,7 @@ def create_app(settings: Settings, services: AdminServices) -> Litestar:
         exception_handlers={Exception: handle_error},
         before_request=check_request,
         openapi_config=openapi_config(_version()),
-        plugins=[StrictStructSchemaPlugin()],
+        plugins=[StrictStructSchemaPlugin(), *plugins],
         request_max_body_size=MAX_BODY_BYTES,
         logging_config=None,
     )

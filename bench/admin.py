@@ -1,5 +1,5 @@
-"""Admin API on a large PostgreSQL database: list pages, exports and usage reports, over real
-HTTP.
+"""Admin API and console on a large PostgreSQL database: list pages, exports, usage reports
+and the console's pages, over real HTTP.
 
     .venv/bin/python -m bench.admin [--sessions 100000] [--messages 10000] [--pages 200]
                                     [--calls 1000000] [--reports 30]
@@ -10,7 +10,10 @@ people in 5 workspaces of 10 channels, 4 models, 1 % operators' runs; their day'
 ledger keeps them), serves the real admin app with uvicorn on loopback, and prints, beside the
 row counts: list-page latency p50/p99 (newest first, then paging deeper by cursor), one text
 search, the time to stream the big session's export, and `GET /api/usage` p50/p99 by each
-`by`, over every day and over one month (`--reports` requests each).
+`by`, over every day and over one month (`--reports` requests each). The console is
+served with the app (open on loopback, as without ADMIN_TOKEN); each console page's time
+p50/p99 (`--pages` requests each; rendered in full by the server: its server time plus a
+loopback round trip).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import uvicorn
 
 from admin.app import create_app
 from admin.services import AdminServices
+from console.plugin import ConsolePlugin
 from core.store import db
 from core.agent.bridge.client import BridgeClient
 from core.agent.catalogue import Catalogue
@@ -174,6 +178,29 @@ async def measure_usage(base: str, requests: int) -> None:
                       f"the first page, {requests} requests)")
 
 
+async def measure_console(base: str, pages: int, big: int) -> None:
+    """Each console page, `pages` times; a page's answer is checked before it is counted."""
+    needle = f"question {big // 2} about"
+    paths = {
+        "conversations, first page": "/console/conversations",
+        "conversations, search q": f"/console/conversations?q={needle.replace(' ', '+')}",
+        "conversations, has-question filter": "/console/conversations?waiting=1",
+        "a conversation of 2 messages": f"/console/conversations/{big // 2}",
+        "the big conversation (its last 40 messages)": f"/console/conversations/{big}",
+        "now": "/console/now",
+    }
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        for name, path in paths.items():
+            times = []
+            for _ in range(pages):
+                started = time.perf_counter()
+                response = await client.get(path)
+                times.append(time.perf_counter() - started)
+                assert response.status_code == 200, (path, response.status_code)
+            print(f"console {name}: p50 {statistics.median(times) * 1000:7.1f} ms"
+                  f"   p99 {percentile(times, 0.99) * 1000:7.1f} ms   ({pages} requests)")
+
+
 async def main(sessions: int, messages: int, pages: int, calls: int, reports: int) -> None:
     name = f"hermes_chat_bench_admin_{uuid.uuid4().hex[:8]}"
     admin = await asyncpg.connect(ADMIN_URL)
@@ -197,7 +224,8 @@ async def main(sessions: int, messages: int, pages: int, calls: int, reports: in
 async def serve_and_measure(pages: int, big: int, reports: int) -> None:
     bridge = BridgeClient("http://127.0.0.1:9")  # not called by these routes
     pool = RunPool(bridge, Catalogue((), Path(".")))
-    app = create_app(Settings(), AdminServices(bridge=bridge, catalogue=pool.catalogue, runtime=pool))
+    app = create_app(Settings(), AdminServices(bridge=bridge, catalogue=pool.catalogue, runtime=pool),
+                     plugins=[ConsolePlugin(None)])
     server = uvicorn.Server(uvicorn.Config(app, port=0, log_level="warning", lifespan="on"))
     task = asyncio.create_task(server.serve())
     while not server.started:
@@ -206,6 +234,7 @@ async def serve_and_measure(pages: int, big: int, reports: int) -> None:
     try:
         await measure(f"http://127.0.0.1:{port}", pages, big)
         await measure_usage(f"http://127.0.0.1:{port}", reports)
+        await measure_console(f"http://127.0.0.1:{port}", pages, big)
     finally:
         server.should_exit = True
         await task

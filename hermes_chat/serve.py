@@ -13,6 +13,7 @@ import uvicorn
 
 from admin.app import create_app
 from admin.services import AdminServices
+from console.plugin import ConsolePlugin
 from core.agent.default_model import DefaultModel, default_model
 from core.config import Settings
 from core.edge.access import check_binding
@@ -55,7 +56,7 @@ async def _run(settings: Settings, environ: Mapping[str, str] | None,
         services = AdminServices(bridge=parts.bridge, catalogue=parts.catalogue,
                                  runtime=parts.pool, platforms=links,
                                  bridge_child=parts.bridge_child, model=model)
-        app = create_app(settings, services)
+        app = create_app(settings, services, plugins=[ConsolePlugin(settings.admin_token)])
         app.register(metrics_route(parts.pool, links, parts.bridge_child))
         platforms = await start_platforms(settings, parts, app, links)
         try:
@@ -63,7 +64,8 @@ async def _run(settings: Settings, environ: Mapping[str, str] | None,
                 app, host=settings.admin_host, port=settings.admin_port,
                 log_config=None, lifespan="on", timeout_graceful_shutdown=3,
             )
-            log.info("admin API: listening on http://%s:%s, %s", settings.admin_host,
+            log.info("admin API: listening on http://%s:%s (console at /console), %s",
+                     settings.admin_host,
                      settings.admin_port, "bearer token required" if settings.admin_token
                      else "open to loopback callers (ADMIN_TOKEN unset)")
             await stop.serve(_QuietServer(config), admin_socket)

@@ -51,11 +51,11 @@ POSTGRES_ADMIN_URL = os.environ.get(
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 
-# Where the chat platforms and the admin API are tested, what the store returns is what they
-# check, whichever database holds it: their `db` tests run on SQLite only. A test there that
+# Where the chat platforms, the admin API and the console are tested, what the store returns is
+# what they check, whichever database holds it: their `db` tests run on SQLite only. A test there that
 # does exercise the backend (replicas, shared budgets, locks and races, NOTIFY, shards, the SQL
 # of paging or search) says so with `@pytest.mark.backend`, or reads BACKEND.
-FRONT_ENDS = {"admin", "bots", "security"}
+FRONT_ENDS = {"admin", "bots", "console", "security"}
 TESTS = Path(__file__).parent
 
 

@@ -1,4 +1,4 @@
-"""The front ends (the Slack and Discord adapters, the admin API, the terminal chat) run no
+"""The front ends (the Slack and Discord adapters, the admin API, the console, the terminal chat) run no
 database query themselves: what they read or change goes through the conversation layer
 (docs/architecture.md, DESIGN §15). import-linter keeps their imports there
 (`[tool.importlinter]`); this keeps the records that core.conversation.vocabulary names from being
@@ -15,7 +15,7 @@ from core.store import models
 
 ROOT = Path(__file__).parents[1]
 FRONT_ENDS = [*sorted((ROOT / "bots").rglob("*.py")), *sorted((ROOT / "admin").rglob("*.py")),
-              ROOT / "hermes_chat" / "chat.py"]
+              *sorted((ROOT / "console").rglob("*.py")), ROOT / "hermes_chat" / "chat.py"]
 RECORDS = {name for name, value in vars(models).items()
            if isinstance(value, type) and issubclass(value, Model) and value is not Model}
 QUERIES = {"all", "annotate", "bulk_create", "bulk_update", "create", "delete", "exclude",

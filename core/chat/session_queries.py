@@ -54,20 +54,23 @@ async def list_summaries(
     limit: int = 50,
     cursor: str | None = None,
     feedback: FeedbackValue | None = None,
+    waiting: bool = False,
 ) -> SummaryPage:
     """One page of `core.chat.sessions.list_sessions`, each session summarised (a few queries a page)."""
     page = await list_sessions(status=status, platform=platform, q=q, limit=limit, cursor=cursor,
-                               feedback=feedback)
+                               feedback=feedback, waiting=waiting)
     return SummaryPage(await summarize(page.items), page.next_cursor)
 
 
-async def session_summary(session_id: int) -> SessionSummary:
-    """The summary of one session, or NotFound."""
-    return (await summarize([await get_session(session_id)]))[0]
+async def session_summary(session_id: int, previews: bool = True) -> SessionSummary:
+    """The summary of one session, or NotFound; without `previews` its last words are left
+    out (None), which saves a walk of its whole active branch."""
+    return (await summarize([await get_session(session_id)], previews))[0]
 
 
-async def summarize(sessions: Sequence[ChatSession]) -> list[SessionSummary]:
-    """Summaries of these sessions, in their order, with three queries whatever their number."""
+async def summarize(sessions: Sequence[ChatSession], previews: bool = True) -> list[SessionSummary]:
+    """Summaries of these sessions, in their order, with three queries whatever their number
+    (two without `previews`)."""
     ids = [s.id for s in sessions]
     if not ids:
         return []
@@ -78,9 +81,9 @@ async def summarize(sessions: Sequence[ChatSession]) -> list[SessionSummary]:
         await ChatMessage.filter(session_id__in=ids, status__in=IN_FLIGHT)
         .distinct().values_list("session_id", flat=True)
     )
-    previews = await _last_message_previews(ids)
+    said = await _last_message_previews(ids) if previews else {}
     return [
-        SessionSummary(s, tuple(bindings[s.id]), previews.get(s.id), s.id in busy)
+        SessionSummary(s, tuple(bindings[s.id]), said.get(s.id), s.id in busy)
         for s in sessions
     ]
 

@@ -18,8 +18,10 @@ from core.chat.feedback import with_feedback
 from core.store.models import (
     ChatMessage,
     ChatSession,
+    ClarifyPause,
     ConversationBinding,
     FeedbackValue,
+    PauseStatus,
     Platform,
     SessionStatus,
     utc_now,
@@ -197,15 +199,17 @@ async def list_sessions(
     limit: int = 50,
     cursor: str | None = None,
     feedback: FeedbackValue | None = None,
+    waiting: bool = False,
 ) -> SessionPage:
     """Sessions by last activity, newest first, in stable keyset pages (new rows never shift a page).
 
     `platform` keeps sessions bound to a thread of that platform; `q` keeps sessions whose title
     or any message text contains it, ignoring case (ASCII case only on SQLite); `feedback` keeps
-    sessions with an answer rated so.
+    sessions with an answer rated so; `waiting` keeps sessions with a clarify question or a tool
+    approval nobody has answered yet.
     """
     query = session_page_query(status=status, platform=platform, q=q, limit=limit, cursor=cursor,
-                               feedback=feedback)
+                               feedback=feedback, waiting=waiting)
     rows = await query
     more = len(rows) > limit
     rows = rows[:limit]
@@ -221,6 +225,7 @@ def session_page_query(
     limit: int = 50,
     cursor: str | None = None,
     feedback: FeedbackValue | None = None,
+    waiting: bool = False,
 ) -> QuerySet[ChatSession]:
     """The query of one page of `list_sessions` and one row more (is there a next page?)."""
     if not 1 <= limit <= 200:
@@ -235,6 +240,9 @@ def session_page_query(
         query = query.filter(_mentions(check_text("q", q)))
     if feedback is not None:
         query = with_feedback(query, feedback)
+    if waiting:
+        asked = ClarifyPause.filter(status=PauseStatus.UNANSWERED).values("message__session_id")
+        query = query.filter(id__in=Subquery(asked))
     if cursor:
         after = _checked_cursor(cursor)
         # The bound on the index's leading column starts the scan at the cursor, however deep;

@@ -8,6 +8,7 @@ Every mutation locks the session row, so two replicas never interleave their sib
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from core.chat import attachment_store
@@ -15,6 +16,8 @@ from core.chat.branch import Node, walk_active, walk_all
 from core.errors import InvalidInput, NotFound
 from core.store.models import ChatMessage, ChatSession, MessageStatus, Role, utc_now
 from core.store.outage import transaction
+
+CHUNK = 500  # ids per query: far below every backend's limit of bound parameters
 
 
 async def active_branch(session_id: int) -> list[ChatMessage]:
@@ -173,6 +176,25 @@ async def versions(message_id: int, session_id: int | None = None) -> list[ChatM
     if message.role == Role.SYSTEM:
         return [message]
     return await _siblings(message.session_id, message.parent_id).order_by("branch_order", "id")
+
+
+async def sibling_ids(session_id: int, messages: Sequence[ChatMessage]) -> dict[int, list[int]]:
+    """For each of these messages of the session (not SYSTEM), the ids of its versions in
+    branch order, itself included: a query per CHUNK parents, and one for the roots."""
+    wanted = [m for m in messages if m.role != Role.SYSTEM]
+    parents = sorted({m.parent_id for m in wanted if m.parent_id is not None})
+    query = ChatMessage.filter(session_id=session_id).exclude(role=Role.SYSTEM) \
+        .order_by("branch_order", "id")
+    rows: list[tuple[int, int | None]] = []
+    for start in range(0, len(parents), CHUNK):
+        chunk = parents[start : start + CHUNK]
+        rows += await query.filter(parent_id__in=chunk).values_list("id", "parent_id")
+    if any(m.parent_id is None for m in wanted):
+        rows += await query.filter(parent_id__isnull=True).values_list("id", "parent_id")
+    by_parent: dict[int | None, list[int]] = {}
+    for message_id, parent_id in rows:
+        by_parent.setdefault(parent_id, []).append(message_id)
+    return {m.id: by_parent.get(m.parent_id, [m.id]) for m in wanted}
 
 
 async def activate(message_id: int, session_id: int | None = None) -> ChatMessage:

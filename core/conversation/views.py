@@ -7,13 +7,13 @@ drives it, else the database's (the admin API's run routes)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
 from core.agent.events import Event
 from core.agent.thinking import ThinkingState, ToolCall, replay
 from core.chat import tree
-from core.chat.message_views import log_record, message_views
+from core.chat.message_views import MessageView, log_record, message_views
 from core.errors import NotFound
 from core.runtime import clarify
 from core.runtime.follow import follow_events
@@ -44,7 +44,16 @@ async def stored_update(message_id: int) -> RunUpdate:
     admin API show), whatever the log's last event said."""
     message = await tree.get_message(message_id)
     rows = await ChatMessageLog.filter(message_id=message_id).order_by("seq")
-    state = replay(log_record(row) for row in rows)
+    return _stored(message, replay(log_record(row) for row in rows))
+
+
+def update_of(shown: MessageView) -> RunUpdate:
+    """An assistant message read with its logs (`browsing.message_page`) as `stored_update`
+    gives it, without another query."""
+    return _stored(shown.message, shown.thinking or ThinkingState())
+
+
+def _stored(message: ChatMessage, state: ThinkingState) -> RunUpdate:
     status = MessageStatus(message.status)
     if status == MessageStatus.SUCCESS:
         state = replace(state, final_text=message.content)
@@ -122,6 +131,13 @@ def versions_of(message_id: int, sibling_ids: list[int]) -> Versions:
 async def versions(message_id: int) -> Versions:
     """The switcher of a stored message."""
     return versions_of(message_id, [m.id for m in await tree.versions(message_id)])
+
+
+async def versions_along(session_id: int, messages: Sequence[ChatMessage]) -> dict[int, Versions]:
+    """The switcher of each of these messages of a session (a page of its branch), in a query
+    or two; summaries have none."""
+    siblings = await tree.sibling_ids(session_id, messages)
+    return {message_id: versions_of(message_id, ids) for message_id, ids in siblings.items()}
 
 
 # --- a run ---------------------------------------------------------------------------------

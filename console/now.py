@@ -1,0 +1,28 @@
+"""The Now page: runs in flight (running, then queued with their place), and the questions and
+tool approvals waiting on a person, oldest first, answerable from the page. It refreshes its
+parts by itself (htmx polling), never while a form in them is being filled in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Request, get
+from litestar.di import NamedDependency
+from litestar.response import Template
+
+from admin.services import AdminServices
+from console.rendering import page
+from core.conversation import waiting
+
+Services = NamedDependency[AdminServices]
+
+
+class NowController(Controller):
+    path = "/now"
+
+    @get("/")
+    async def now(self, request: Request[Any, Any, Any], services: Services) -> Template:
+        runs = await waiting.runs_now(services.runtime)
+        questions = await waiting.waiting_now()
+        return page(request, "now.html", runs=runs, questions=questions)
+
