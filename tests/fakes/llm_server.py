@@ -51,6 +51,7 @@ class Reply:
     content_type: str = "application/json"
     chunk_size: int = 3  # characters of text per streamed chunk
     gate: asyncio.Event | None = None  # streaming pauses after the first chunk until set
+    think: float = 0.0  # seconds the model takes after the first chunk before the rest (real time)
     prompt_tokens: int = 10  # reported usage; a large value makes the agent compact
     match: Callable[[RequestBody], bool] | None = None
 
@@ -240,6 +241,8 @@ async def _chunks(reply: Reply, model: str) -> AsyncIterator[dict[str, Any]]:
         yield {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
         if number == 1 and reply.gate is not None:
             await reply.gate.wait()
+        if number == 0 and reply.think:
+            await asyncio.sleep(reply.think)  # a bench's model thinking (tests use `gate`)
     yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": _finish(reply)}]}
     yield {**base, "choices": [], "usage": _usage(reply)}
 
