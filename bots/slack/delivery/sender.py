@@ -147,11 +147,12 @@ class SlackSender:
         taken = [await self.limiter.try_take(key, limit, urgent=urgent) for key, limit in limits]
         return all(taken)
 
-    async def attempt(self, limits: list[budgets.Budget], call: Call) -> AsyncSlackResponse | None:
-        """`call` only if its budgets have room now, else None: for what is worth least (the
-        loading status), which never waits and is dropped on a 429 or an outage. A refusal
-        (SlackApiError) is raised for the caller to judge."""
-        if not await self.reserve(limits):
+    async def attempt(self, limits: list[budgets.Budget], call: Call,
+                      urgent: bool = False) -> AsyncSlackResponse | None:
+        """`call` only if its budgets have room now, else None: for what never waits (the
+        loading status, a stream's start), dropped on a 429 or an outage. A refusal
+        (SlackApiError) is raised for the caller to judge. `urgent`: as in `reserve`."""
+        if not await self.reserve(limits, urgent=urgent):
             return None
         try:
             return await call()
@@ -197,11 +198,13 @@ class SlackSender:
     async def start_stream(self, team: str, channel: str, thread_ts: str,
                            recipient: str | None, chunks: list[Block]) -> str | None:
         """chat.startStream if the workspace's Tier 2 budget has room now (else None: the turn
-        takes the fallback rather than wait); `recipient` is required outside a DM."""
+        takes the fallback rather than wait); `recipient` is required outside a DM. Nothing
+        else spends that budget, so no calls are kept back from a start (urgent): a burst of
+        turns streams as many as the tier allows."""
         response = await self.attempt(budgets.start_stream(team), lambda: self.client.chat_startStream(
             channel=channel, thread_ts=thread_ts, recipient_user_id=recipient,
             recipient_team_id=team if recipient else None, task_display_mode="timeline",
-            chunks=chunks))
+            chunks=chunks), urgent=True)
         return None if response is None else str(response["ts"])
 
     async def append_stream(self, team: str, channel: str, ts: str,
