@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -155,7 +156,9 @@ class _Window:
     def wait(self, now: float, limit: Limit, kept: float = 0.0) -> float:
         """Seconds until the window has room for one more call beyond `kept` (0: now)."""
         wait = max(0.0, self.closed_until - now)
-        over = len(self.taken) + 1 + int(kept) - limit.burst  # calls that must leave first
+        over = len(self.taken) + 1 + math.ceil(kept) - limit.burst  # calls that must leave first
+        if over > len(self.taken):  # more kept than the window holds: never, while that lasts
+            return max(wait, limit.window)
         if over > 0:
             wait = max(wait, self.taken[over - 1] + limit.window - now)
         return wait
@@ -236,6 +239,7 @@ class RateLimiter:
     def __init__(self, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  store: BudgetStore | None = None) -> None:
+        self.clock = clock
         self._sleep = sleep
         self._local = MemoryBudgets(clock)  # the truth without a store; else what it last said
         self._store = store
@@ -248,12 +252,15 @@ class RateLimiter:
         """Seconds until `key` has a token (0: now), as far as this replica knows; takes nothing."""
         return self._local.delay(key, limit)
 
-    async def try_take(self, key: str, limit: Limit, *, urgent: bool = False) -> bool:
+    async def try_take(self, key: str, limit: Limit, *, urgent: bool = False,
+                       keep: float = 0.0) -> bool:
         """Take a token if one is there now (for a shared key, a round trip to the store; an
-        ordinary take leaves the urgent reserve alone)."""
+        ordinary take leaves the urgent reserve alone, and `keep` tokens besides: calls
+        promised to what will need them urgently)."""
+        shared = self._store is not None and limit.shared
+        kept = 0.0 if urgent else max(keep, reserve(limit) if shared else 0.0)
         if self._store is None or not limit.shared:
-            return self._local.take_now(key, limit).taken
-        kept = 0.0 if urgent else reserve(limit)
+            return self._local.take_now(key, limit, kept).taken
         if self._local.delay(key, limit, kept) > 0:
             return False  # what it knows is an upper bound (others only take): no need to ask
         try:
@@ -267,10 +274,13 @@ class RateLimiter:
         self._local.learn(key, limit, take)
         return take.taken
 
-    async def acquire(self, key: str, limit: Limit, *, urgent: bool = False) -> None:
+    async def acquire(self, key: str, limit: Limit, *, urgent: bool = False,
+                      keep: Callable[[], float] | None = None) -> None:
         """Wait for a token of `key`, then take it. Waiters are served in arrival order, but an
         `urgent` one (an answer, a click's result) goes ahead of the queue of ordinary ones
-        (progress edits): the one at the front of it steps back a token while urgent ones wait."""
+        (progress edits): the one at the front of it steps back a token while urgent ones wait.
+        `keep`: how many tokens an ordinary waiter leaves (asked again at each try: what is
+        promised changes while it waits)."""
         if urgent:
             self._urgent[key] = self._urgent.get(key, 0) + 1
             try:
@@ -280,11 +290,21 @@ class RateLimiter:
                 self._urgent[key] -= 1
             return
         lock = self._locks.setdefault(key, asyncio.Lock())
-        kept = reserve(limit) if self._store is not None and limit.shared else 0.0
+        base = reserve(limit) if self._store is not None and limit.shared else 0.0
+        interval = 1.0 / limit.per_second
         async with lock:
-            while self._urgent.get(key) or not await self.try_take(key, limit):
-                await self._sleep(max(self._local.delay(key, limit, kept), RETRY_FLOOR,
-                                      1.0 / limit.per_second if self._urgent.get(key) else 0.0))
+            while True:
+                promised = keep() if keep is not None else 0.0
+                if not self._urgent.get(key) and await self.try_take(key, limit, keep=promised):
+                    return
+                wait = self._local.delay(key, limit, max(base, promised))
+                if promised:
+                    wait = min(wait, interval)  # the promises may be kept meanwhile: look again
+                await self._sleep(max(wait, RETRY_FLOOR, interval if self._urgent.get(key) else 0.0))
+
+    async def pause(self, seconds: float) -> None:
+        """Sleep on the limiter's (injected) clock: for a caller waiting on several keys."""
+        await self._sleep(max(seconds, RETRY_FLOOR))
 
     def answered(self, key: str, limit: Limit) -> None:
         """A call on one-token `key` was just answered: the next waits a whole interval from

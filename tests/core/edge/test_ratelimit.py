@@ -130,3 +130,19 @@ async def test_a_sliding_window_shared_through_a_store_keeps_what_it_learnt_as_a
     t.now = 10.0
     assert await a.try_take("k", window, urgent=True)
     assert not await b.try_take("k", window, urgent=True)
+
+
+async def test_an_ordinary_take_leaves_what_is_promised_and_waits_while_it_is() -> None:
+    t = FakeTime()
+    limiter = RateLimiter(t.clock, t.sleep)
+    window = Limit.sliding(5, 10.0)
+    promised = [3]
+    assert [await limiter.try_take("k", window, keep=3) for _ in range(3)] == [True, True, False]
+    assert await limiter.try_take("k", window, urgent=True), "what is promised is urgent's"
+    waiting = asyncio.ensure_future(limiter.acquire("k", window, keep=lambda: promised[0]))
+    await asyncio.sleep(0)
+    assert not waiting.done() and t.slept == [2.0]  # it looks again a call's interval later
+    promised[0] = 0  # the promises were kept: the window's last call is there
+    await waiting
+    assert t.now == 2.0 and await limiter.try_take("k", window)  # the fifth
+    assert not await limiter.try_take("k", window, urgent=True)
