@@ -119,6 +119,11 @@ def agent_session(team: str, method: str) -> list[Budget]:
     return [workspace(team, method, TIER_3)]
 
 
+def session_status(team: str) -> list[Budget]:
+    """agents.sessions.setStatus: a session opened (`processing`) promises its closing."""
+    return agent_session(team, "agents.sessions.setStatus")
+
+
 OPEN_LIVE_MESSAGES = 10  # edit-based live messages at once per workspace (see OpenMessages)
 
 
