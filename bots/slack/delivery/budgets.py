@@ -29,6 +29,9 @@ only ever takes what is there now.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+
 from core.edge.ratelimit import Limit
 
 # Shared like the others: one message may be edited by several replicas at once (a question
@@ -144,3 +147,40 @@ class OpenMessages:
 
     def leave(self, team: str) -> None:
         self._open[team] = max(0, self._open.get(team, 0) - 1)
+
+
+TURN_WAIT = 1.0  # seconds a turn waits for those begun before it to try streaming first
+
+
+class StreamTurns:
+    """The order turns try to stream in: the order their runs began (RunFollower), so that a
+    burst's streams go to its first turns, whatever their reads before that took. A turn waits
+    until every turn begun before it has tried (or will not), a second at most: one held up
+    longer loses its place rather than hold up the rest."""
+
+    def __init__(self, wait: float = TURN_WAIT) -> None:
+        self._wait = wait
+        self._numbers = itertools.count()
+        self._pending: set[int] = set()
+        self._changed = asyncio.Event()
+
+    def ticket(self) -> int:
+        number = next(self._numbers)
+        self._pending.add(number)
+        return number
+
+    async def turn(self, ticket: int) -> None:
+        """Until the turns before `ticket` have tried (or the wait, TURN_WAIT, has passed)."""
+        try:
+            async with asyncio.timeout(self._wait):
+                while min(self._pending, default=ticket) < ticket:
+                    await self._changed.wait()
+        except TimeoutError:
+            pass
+
+    def done(self, ticket: int) -> None:
+        """The turn of `ticket` tried, or will not (again: nothing)."""
+        if ticket in self._pending:
+            self._pending.discard(ticket)
+            changed, self._changed = self._changed, asyncio.Event()
+            changed.set()

@@ -89,6 +89,7 @@ class LiveMessage:
         self._counted = False  # ... and counted among the workspace's open live messages
         self._owed: list[budgets.Budget] = []  # the chat.update call promised to its answer
         self._extras: ThreadExtras | None = None
+        self._ticket = services.stream_turns.ticket()  # its place among the turns begun
 
     def offer(self, update: RunUpdate) -> None:
         self._latest = update
@@ -100,6 +101,12 @@ class LiveMessage:
 
     async def run(self) -> None:
         """Open the turn's presence, follow the run, then show the answer."""
+        try:
+            await self._run()
+        finally:
+            self._services.stream_turns.done(self._ticket)  # if it never got to try
+
+    async def _run(self) -> None:
         slot = await self._find_slot(self._latest)
         if slot is None or (slot.final and self._latest.finished):
             return  # not a Slack conversation, or already shown (a re-published finished run)
@@ -160,7 +167,12 @@ class LiveMessage:
             self._counted = self._services.open_live.enter(slot.team)
             self._edited = True  # a regenerate or a recovery: its message is edited
             return slot.moved(final=False, streamed=False)
-        self._stream = await StreamedMessage.open(self._services, slot, self._latest, recipient)
+        turns = self._services.stream_turns
+        await turns.turn(self._ticket)  # the turns begun before it try first
+        try:
+            self._stream = await StreamedMessage.open(self._services, slot, self._latest, recipient)
+        finally:
+            turns.done(self._ticket)
         if self._stream is not None:
             slot = self._stream.slot
         else:

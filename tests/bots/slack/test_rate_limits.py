@@ -411,3 +411,52 @@ async def test_an_old_live_message_is_made_final_by_whichever_tier_3_budget_free
     assert len(retired) == 10 and not timed.slack.calls_to("chat.delete")
     assert all(c.at < update_spent_at + budgets.MINUTE + 1 for c in retired)
     assert timed.slack.ratelimited == 0
+
+
+async def test_a_burst_streams_as_many_turns_as_tier_2_allows_the_first_to_ask_first(
+        timed: Timed) -> None:
+    """25 turns of one workspace at once: Tier 2 lets 20 streams start within its minute;
+    the first 20 to ask stream, the other five take edit-based live messages, none waits
+    and nothing is refused 429. Then each stream stops with its answer."""
+    timed.slack.streaming = True
+    timed.bridge.default_script = lambda run_id: [Stall("go"), ev("done", final_text="Burst done.")]
+    channels = [f"CBURST{n:02d}" for n in range(25)]
+    threads = [(await timed.h.event("app_mention", channel=c, text="job"))["ts"] for c in channels]
+    await advance_until(timed.clock, lambda: all(
+        timed.h.bot_messages(c, th) for c, th in zip(channels, threads, strict=True)))
+
+    started = [c.args["channel"] for c in timed.slack.calls_to("chat.startStream") if c.ok]
+    assert sorted(started) == channels[:20]
+    edited = [c for c in channels[20:] if not any(m.streaming for m in timed.slack.history(c))]
+    assert edited == channels[20:]
+    timed.bridge.release("go")
+    await advance_until(timed.clock, lambda: all(
+        answered_in_channel(timed.h, c, th, "Burst done.") for c, th in zip(channels, threads, strict=True)))
+    await advance_until(timed.clock, lambda: not any(
+        m.streaming or has_button(m, ids.STOP) for c in channels for m in timed.slack.history(c)))
+    assert len([c for c in timed.slack.calls_to("chat.stopStream") if c.ok]) == 20
+    assert timed.slack.ratelimited == 0
+
+
+async def test_turns_try_to_stream_in_the_order_their_runs_began() -> None:
+    """A turn whose reads took longer keeps its place; one held up past its wait loses it."""
+    turns = budgets.StreamTurns(wait=0.05)
+    first, second, third = turns.ticket(), turns.ticket(), turns.ticket()
+    tried: list[int] = []
+
+    async def tries(ticket: int) -> None:
+        await turns.turn(ticket)
+        tried.append(ticket)
+        turns.done(ticket)
+
+    later = [asyncio.ensure_future(tries(t)) for t in (third, second)]
+    await asyncio.sleep(0)
+    assert tried == []  # both wait for the first
+    await tries(first)
+    await asyncio.gather(*later)
+    assert tried == [first, second, third]
+    stuck, after = turns.ticket(), turns.ticket()
+    async with asyncio.timeout(DEADLINE):
+        await turns.turn(after)  # the stuck one never tries: not waited for beyond the wait
+    turns.done(stuck)
+    turns.done(stuck)  # again: nothing
