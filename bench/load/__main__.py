@@ -1,6 +1,14 @@
 """N concurrent conversations through the whole product, half on Slack, half on Discord.
 
     .venv/bin/python -m bench.load [--conversations 200] [--ramp 0] [--database postgres://...]
+    .venv/bin/python -m bench.load --slack-burst [--conversations 30] [--ramp 5]
+
+`--slack-burst` is the one-workspace burst: every conversation on Slack, in the one workspace
+(a channel each, one team), 30 new ones within 5 s unless --conversations / --ramp say
+otherwise, and the model thinks 2.5 s (THINK) after its tool before the final answer, so the
+turns overlap and their stream, status and edit calls meet the workspace's per-method budgets
+(Tier 2 for chat.startStream / stopStream, Tier 3 for chat.update, chat.delete and the
+statuses) all at once.
 
 The scripted model (tests/fakes/llm_server.py) answers each conversation with a todo call and
 a final answer of a few text deltas; the real Bridge runs the agent as a child process (as
@@ -24,9 +32,13 @@ It prints, for one run:
                    (for Slack: done -> answer visible, streamed or posted);
   platform calls   every call each fake received during the load / its conversations, by
                    method, and the most calls it received within one second;
-  rate-limit       429 answers of both fakes (must be zero);
+  rate-limit       429 answers of both fakes (must be zero), by method;
+  slack streamed   Slack conversations whose turn streamed (a chat.startStream answered
+                   200 in their channel) / Slack conversations, and how many of those are
+                   among as many conversations that asked first (streams go first come,
+                   first served);
   slack live msgs  last answer shown -> no Slack message left streaming or showing its Stop
-                   button (must be within two minutes);
+                   button ("final ... after the last answer"; must be within two minutes);
   peak memory      (peak RSS - RSS just before the load) / N, for this process (runtime,
                    adapters and the in-process fakes) and for the Bridge child.
 It exits 1 when a check fails: a conversation unanswered or answered with another's text, a
@@ -76,11 +88,17 @@ async def database(url: str | None) -> AsyncIterator[str]:
         await admin.close()
 
 
+THINK = 2.5  # seconds the model thinks before each final answer in the one-workspace burst
+BURST = (30, 5.0)  # the one-workspace burst's default conversations and seconds
+
+
 async def run(conversations: int, ramp: float, deadline: float, max_active_runs: int,
-              database_url: str | None) -> Figures:
+              database_url: str | None, slack_burst: bool = False) -> Figures:
     """One load run on a fresh world and system."""
+    think = THINK if slack_burst else 0.0
     with tempfile.TemporaryDirectory(prefix="hermes-load-") as home:
-        async with database(database_url) as url, running_world(conversations) as world:
+        async with database(database_url) as url, \
+                running_world(conversations, slack_only=slack_burst, think=think) as world:
             settings = load_settings(world, url, Path(home), max_active_runs)
             async with running_system(settings) as system:
                 processes: dict[str, int | str] = {"runtime": "self"}
@@ -96,9 +114,14 @@ async def run(conversations: int, ramp: float, deadline: float, max_active_runs:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--conversations", type=int, default=200)
-    parser.add_argument("--ramp", type=float, default=0.0,
-                        help="seconds over which the messages are spread (0: all at once)")
+    parser.add_argument("--conversations", type=int, default=None,
+                        help="default 200 (--slack-burst: 30)")
+    parser.add_argument("--ramp", type=float, default=None,
+                        help="seconds over which the messages are spread (0, the default: all "
+                             "at once; --slack-burst: 5)")
+    parser.add_argument("--slack-burst", action="store_true",
+                        help="the one-workspace burst: every conversation on Slack, the model "
+                             f"thinking {THINK:g} s before each answer")
     parser.add_argument("--deadline", type=float, default=600.0,
                         help="seconds the answers may take before the run counts as failed")
     parser.add_argument("--max-active-runs", type=int, default=Settings().max_active_runs,
@@ -106,9 +129,13 @@ def main() -> int:
     parser.add_argument("--database", default=None)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead")
     args = parser.parse_args()
-    figures = asyncio.run(run(args.conversations, args.ramp, args.deadline, args.max_active_runs,
-                              args.database))
-    print(json.dumps(figures.as_dict()) if args.json else table(figures, args.ramp), flush=True)
+    conversations, ramp = BURST if args.slack_burst else (200, 0.0)
+    conversations = conversations if args.conversations is None else args.conversations
+    ramp = ramp if args.ramp is None else args.ramp
+    figures = asyncio.run(run(conversations, ramp, args.deadline, args.max_active_runs,
+                              args.database, args.slack_burst))
+    print(json.dumps(figures.as_dict()) if args.json else table(figures, ramp, args.slack_burst),
+          flush=True)
     return 1 if figures.problems else 0
 
 

@@ -14,7 +14,7 @@ from tests.fakes.slack_payloads import event_request, make_slack_event, new_ts
 
 from .observer import Observer, Seen
 from .script import question
-from .world import SIGNING_SECRET, World, on_slack
+from .world import SIGNING_SECRET, World
 
 POLL_SECONDS = 0.05  # how often the fakes' call logs are read while waiting
 SETTLE_SECONDS = 120.0  # live messages must reach their final state this soon after the last answer
@@ -64,7 +64,7 @@ async def warm_up_slack(world: World, http: httpx.AsyncClient, url: str, answere
 async def _send_later(world: World, observer: Observer, http: httpx.AsyncClient,
                       events_url: str, number: int, at: float) -> None:
     await asyncio.sleep(max(0.0, at - time.monotonic()))  # the load's arrival pattern
-    if on_slack(number):
+    if world.on_slack(number):
         await ask_on_slack(world, observer, http, events_url, number)
     else:
         await ask_on_discord(world, observer, number)

@@ -25,6 +25,9 @@ class Figures:
     calls_per_run: dict[str, dict[str, float]]  # platform -> method -> calls / its runs
     peak_calls_per_second: dict[str, int]
     rate_limited: int
+    rate_limited_by: dict[str, int]  # Slack method / Discord route -> 429 answers
+    streamed: int  # Slack conversations whose turn streamed (chat.startStream)
+    streamed_first: int  # ... of them among as many Slack conversations that asked first
     memory_kib_per_run: dict[str, float]  # process -> (peak RSS - RSS before) / runs
     log_rows: int
     slack_settled_s: float | None  # last answer shown -> every Slack live message final
@@ -48,6 +51,7 @@ async def measure(observer: Observer, buffer: TimedLogBuffer, seconds: float,
     problems += _outcome_problems(seen, shown, succeeded, observer.rate_limited())
     if observer.rate_limited():
         problems.append(f"429s by method: {observer.rate_limited_by()}")
+    streamed, streamed_first = observer.streamed()
     if unshown := observer.unshown_slack():
         problems.append(f"Slack conversations not showing their answer at the end: {unshown[:10]}")
     if observer.slack_settled_s is None:
@@ -61,7 +65,8 @@ async def measure(observer: Observer, buffer: TimedLogBuffer, seconds: float,
                                                                  await _answer_messages())),
         calls_per_run=calls,
         peak_calls_per_second=observer.peak_calls_per_second(),
-        rate_limited=observer.rate_limited(), memory_kib_per_run=memory, log_rows=stored,
+        rate_limited=observer.rate_limited(), rate_limited_by=observer.rate_limited_by(),
+        streamed=streamed, streamed_first=streamed_first, memory_kib_per_run=memory, log_rows=stored,
         slack_settled_s=observer.slack_settled_s, problems=problems)
 
 
@@ -138,21 +143,24 @@ SHORT = {"POST /channels/{channel_id}/messages": "post",
          "POST /channels/{channel_id}/messages/{message_id}/threads": "thread"}
 
 
-def table(f: Figures, ramp: float) -> str:
+def table(f: Figures, ramp: float, slack_only: bool = False) -> str:
     """The printed report."""
     def pair(values: tuple[float, float]) -> str:
         return f"p50 {values[0]:8.1f} ms   p99 {values[1]:8.1f} ms"
 
     pattern = "all at once" if ramp == 0 else f"spread over {ramp:g} s"
+    slack = f.conversations if slack_only else (f.conversations + 1) // 2
+    platforms = ("slack",) if slack_only else ("all", "slack", "discord")
+    where = "all Slack, one workspace" if slack_only else "half Slack, half Discord"
     lines = [
-        f"conversations         {f.conversations} (half Slack, half Discord), sent {pattern}",
+        f"conversations         {f.conversations} ({where}), sent {pattern}",
         f"completed             {f.completed}/{f.conversations} in {f.seconds:.1f} s "
         "(first message sent -> last answer shown)",
     ]
-    for platform in ("all", "slack", "discord"):
+    for platform in platforms:
         lines.append(f"first reply  {platform:8} {pair(f.first_reply_ms[platform])}")
     lines.append(f"event -> persist      {pair(f.persist_ms)}   ({f.log_rows} log rows)")
-    for platform in ("all", "slack", "discord"):
+    for platform in platforms:
         lines.append(f"done -> platform {platform:7} {pair(f.done_to_platform_ms[platform])}"
                      + ("   (done -> answer visible)" if platform == "slack" else ""))
     for platform, calls in f.calls_per_run.items():
@@ -160,7 +168,12 @@ def table(f: Figures, ramp: float) -> str:
             f"{SHORT.get(method, method)} {count:.1f}" for method, count in calls.items()))
     lines.append("peak calls / second   " + "   ".join(
         f"{p} {v}" for p, v in f.peak_calls_per_second.items()))
-    lines.append(f"rate-limit answers    {f.rate_limited}")
+    limited = ", ".join(f"{SHORT.get(m, m)} {n}" for m, n in sorted(f.rate_limited_by.items()))
+    lines.append(f"rate-limit answers    {f.rate_limited}" + (f" ({limited})" if limited else ""))
+    starts = f.calls_per_run.get("slack", {}).get("chat.startStream", 0.0) * slack
+    lines.append(f"slack streamed        {f.streamed}/{slack} conversations "
+                 f"({starts:.0f} chat.startStream calls; {f.streamed_first} of them among the "
+                 f"{f.streamed} that asked first)")
     settled = "not within 120 s" if f.slack_settled_s is None else f"{f.slack_settled_s:.1f} s"
     lines.append(f"slack live messages   final {settled} after the last answer")
     lines.append("peak memory / run     " + "   ".join(

@@ -73,6 +73,17 @@ class Observer:
                 missing.append(number)
         return sorted(missing)
 
+    def streamed(self) -> tuple[int, int]:
+        """Slack conversations whose turn streamed (a chat.startStream answered 200 in their
+        channel), and how many of them are among as many conversations that asked first."""
+        started = {str(c.args.get("channel")) for c in self.world.slack.calls[self.slack_from:]
+                   if c.method == "chat.startStream" and c.status == 200}
+        streamed = {n for channel, n in self._slack_channels.items() if channel in started}
+        asked = sorted((s for s in self.seen.values() if s.platform == "slack"),
+                       key=lambda s: s.asked_at)
+        first = {s.number for s in asked[:len(streamed)]}
+        return len(streamed), len(streamed & first)
+
     def finished(self) -> int:
         return sum(1 for s in self.seen.values() if s.final_at is not None)
 

@@ -13,7 +13,7 @@ from core.conversation.vocabulary import Bridge, Catalogue, Policy, RunPool
 from core.edge.dedupe import Seen
 from core.edge.event_ledger import EventLedger
 
-from .delivery.budgets import OpenMessages
+from .delivery.budgets import OpenMessages, StreamTurns
 from .delivery.sender import SlackSender, WorkspaceFeatures
 from .intake import Background
 
@@ -45,6 +45,7 @@ class SlackServices:
     locks: SlotLocks = field(default_factory=SlotLocks)
     features: WorkspaceFeatures = field(default_factory=WorkspaceFeatures)
     open_live: OpenMessages = field(default_factory=OpenMessages)
+    stream_turns: StreamTurns = field(default_factory=StreamTurns)  # who tries to stream first
     # who was told they may not talk to the bot, per conversation (this replica; the
     # database has it for all of them: policy.first_refusal)
     told_not_allowed: Seen = field(default_factory=Seen)

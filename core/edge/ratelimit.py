@@ -1,8 +1,12 @@
 """Rate limits as one object with an injected clock, used by both adapters: a bucket per key
 (as discord.py's `Route.key`) that calls acquire and a 429 updates (as its `Ratelimit`).
 
-A `Limit` is a token bucket: `burst` calls at once, refilled at `per_second`. Every key (a
-bucket: "slack:T1:chat.update", "slack:T1:post:C1", "discord:channel:42") has its own
+A `Limit` is a token bucket: `burst` calls at once, refilled at `per_second`; or, with a
+`window` (`Limit.sliding`), a sliding window: at most `burst` calls in any `window` seconds,
+however they bunch, each call's token coming back `window` seconds after it was taken (what
+a platform that counts calls "per minute" and welcomes bursts allows: Slack's tiers). A
+bucket would allow `burst` + `per_second` x 60 in a minute; a window never more than `burst`.
+Every key (a bucket: "slack:T1:chat.update", "slack:T1:post:C1", "discord:channel:42") has its own
 bucket; `acquire` waits for a token in arrival order, and `penalise` honours a 429's
 Retry-After by closing the key until then. The clock and the sleep are injected.
 
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -48,16 +53,24 @@ RETRY_FLOOR = 0.001  # seconds: a refused take never makes a waiter spin
 
 @dataclass(frozen=True, slots=True)
 class Limit:
-    """`burst` calls at once, then `per_second` on average. `shared`: every replica spends the
-    one bucket (when the limiter has a store); otherwise each replica keeps its own."""
+    """`burst` calls at once, then `per_second` on average; with a `window` (seconds), at most
+    `burst` calls in any `window` seconds (`per_second` is then their average rate).
+    `shared`: every replica spends the one bucket (when the limiter has a store); otherwise
+    each replica keeps its own."""
 
     per_second: float
     burst: int = 1
     shared: bool = True
+    window: float = 0.0
 
     @classmethod
     def per_minute(cls, calls: float, burst: int = 1) -> Limit:
         return cls(calls / 60.0, burst)
+
+    @classmethod
+    def sliding(cls, calls: int, seconds: float) -> Limit:
+        """At most `calls` in any `seconds`, bunched or not."""
+        return cls(calls / seconds, calls, window=seconds)
 
 
 def reserve(limit: Limit) -> float:
@@ -67,12 +80,14 @@ def reserve(limit: Limit) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Take:
-    """A store's answer to a take: whether a token was taken, how many are left after it, and
-    for how many seconds more the key stays closed (a Retry-After)."""
+    """A store's answer to a take: whether a token was taken, how many are left after it, for
+    how many seconds more the key stays closed (a Retry-After), and, for a sliding window, in
+    how many seconds its oldest call leaves it (the next token back)."""
 
     taken: bool
     tokens: float
     closed_for: float = 0.0
+    refill_in: float = 0.0
 
 
 class BudgetUnavailable(Exception):
@@ -110,22 +125,74 @@ class _Bucket:
             wait = max(wait, (1.0 + kept - self.tokens) / limit.per_second)
         return wait
 
+    def take(self, now: float) -> None:
+        self.tokens -= 1.0
+
+    def learn(self, now: float, limit: Limit, take: Take) -> None:
+        self.tokens = take.tokens
+
+    def emptied(self, now: float) -> None:
+        """As if its last token were taken now: the refill starts again now."""
+        self.tokens = min(self.tokens, 0.0)
+        self.updated = max(self.updated, now)
+
+
+@dataclass(slots=True)
+class _Window:
+    """A sliding window's calls: the times its tokens were taken, oldest first."""
+
+    taken: list[float]
+    closed_until: float = 0.0
+
+    def refill(self, now: float, limit: Limit) -> None:
+        gone = 0
+        while gone < len(self.taken) and self.taken[gone] <= now - limit.window:
+            gone += 1
+        del self.taken[:gone]
+
+    def room(self, limit: Limit) -> float:
+        return float(limit.burst - len(self.taken))
+
+    def wait(self, now: float, limit: Limit, kept: float = 0.0) -> float:
+        """Seconds until the window has room for one more call beyond `kept` (0: now)."""
+        wait = max(0.0, self.closed_until - now)
+        over = len(self.taken) + 1 + math.ceil(kept) - limit.burst  # calls that must leave first
+        if over > len(self.taken):  # more kept than the window holds: never, while that lasts
+            return max(wait, limit.window)
+        if over > 0:
+            wait = max(wait, self.taken[over - 1] + limit.window - now)
+        return wait
+
+    def take(self, now: float) -> None:
+        self.taken.append(now)
+
+    def learn(self, now: float, limit: Limit, take: Take) -> None:
+        """What a store said: as many calls in the window as it has no room for, all taken to
+        leave when its oldest does (others only take, so that is at most what is there)."""
+        calls = max(0, min(limit.burst, round(limit.burst - take.tokens)))
+        self.taken = [now + take.refill_in - limit.window] * calls
+
+    def emptied(self, now: float) -> None:
+        pass  # a window's calls leave it as they came; a 429 closes it (closed_until)
+
 
 class MemoryBudgets:
-    """Token buckets in this process, on `clock`: the limiter's own buckets, and a BudgetStore
-    (several limiters of one process given the same one share it, as replicas share the
-    PostgreSQL one)."""
+    """Token buckets and windows in this process, on `clock`: the limiter's own buckets, and a
+    BudgetStore (several limiters of one process given the same one share it, as replicas share
+    the PostgreSQL one)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._buckets: dict[str, _Bucket] = {}
+        self._buckets: dict[str, _Bucket | _Window] = {}
 
-    def bucket(self, key: str, limit: Limit) -> _Bucket:
+    def bucket(self, key: str, limit: Limit) -> _Bucket | _Window:
         """`key`'s bucket refilled to now (a new key is full)."""
         now = self._clock()
         bucket = self._buckets.get(key)
-        if bucket is None:
-            bucket = self._buckets[key] = _Bucket(float(limit.burst), now)
+        if bucket is None or isinstance(bucket, _Window) != bool(limit.window):
+            closed = bucket.closed_until if bucket is not None else 0.0  # a 429 came first
+            bucket = self._buckets[key] = (_Window([], closed) if limit.window
+                                           else _Bucket(float(limit.burst), now, closed))
         bucket.refill(now, limit)
         return bucket
 
@@ -133,27 +200,29 @@ class MemoryBudgets:
         return self.bucket(key, limit).wait(self._clock(), limit, kept)
 
     def take_now(self, key: str, limit: Limit, kept: float = 0.0) -> Take:
-        bucket = self.bucket(key, limit)
-        closed_for = max(0.0, bucket.closed_until - self._clock())
-        taken = bucket.wait(self._clock(), limit, kept) <= 0
+        bucket, now = self.bucket(key, limit), self._clock()
+        closed_for = max(0.0, bucket.closed_until - now)
+        taken = bucket.wait(now, limit, kept) <= 0
         if taken:
-            bucket.tokens -= 1.0
+            bucket.take(now)
+        if isinstance(bucket, _Window):
+            refill_in = bucket.taken[0] + limit.window - now if bucket.taken else 0.0
+            return Take(taken, bucket.room(limit), closed_for, refill_in)
         return Take(taken, bucket.tokens, closed_for)
 
     def learn(self, key: str, limit: Limit, take: Take) -> None:
         """What a shared store said of `key`, as of now."""
-        bucket = self.bucket(key, limit)
-        bucket.tokens = take.tokens
-        bucket.closed_until = max(bucket.closed_until, self._clock() + take.closed_for)
+        bucket, now = self.bucket(key, limit), self._clock()
+        bucket.learn(now, limit, take)
+        bucket.closed_until = max(bucket.closed_until, now + take.closed_for)
 
     def close_now(self, key: str, seconds: float) -> None:
-        """Nothing on `key` for `seconds`, and its refill starts again now (0 s: as if its
-        last token were taken now)."""
+        """Nothing on `key` for `seconds`, and a bucket's refill starts again now (0 s: as if
+        its last token were taken now); a window's calls leave it as they came."""
         now = self._clock()
         bucket = self._buckets.get(key) or _Bucket(0.0, now)
         bucket.closed_until = max(bucket.closed_until, now + seconds)
-        bucket.tokens = min(bucket.tokens, 0.0)
-        bucket.updated = max(bucket.updated, now)  # its refill starts again now (as on PostgreSQL)
+        bucket.emptied(now)  # its refill starts again now (as on PostgreSQL)
         self._buckets[key] = bucket
 
     async def take(self, key: str, limit: Limit, reserve: float) -> Take:
@@ -170,6 +239,7 @@ class RateLimiter:
     def __init__(self, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  store: BudgetStore | None = None) -> None:
+        self.clock = clock
         self._sleep = sleep
         self._local = MemoryBudgets(clock)  # the truth without a store; else what it last said
         self._store = store
@@ -182,12 +252,15 @@ class RateLimiter:
         """Seconds until `key` has a token (0: now), as far as this replica knows; takes nothing."""
         return self._local.delay(key, limit)
 
-    async def try_take(self, key: str, limit: Limit, *, urgent: bool = False) -> bool:
+    async def try_take(self, key: str, limit: Limit, *, urgent: bool = False,
+                       keep: float = 0.0) -> bool:
         """Take a token if one is there now (for a shared key, a round trip to the store; an
-        ordinary take leaves the urgent reserve alone)."""
+        ordinary take leaves the urgent reserve alone, and `keep` tokens besides: calls
+        promised to what will need them urgently)."""
+        shared = self._store is not None and limit.shared
+        kept = 0.0 if urgent else max(keep, reserve(limit) if shared else 0.0)
         if self._store is None or not limit.shared:
-            return self._local.take_now(key, limit).taken
-        kept = 0.0 if urgent else reserve(limit)
+            return self._local.take_now(key, limit, kept).taken
         if self._local.delay(key, limit, kept) > 0:
             return False  # what it knows is an upper bound (others only take): no need to ask
         try:
@@ -201,10 +274,13 @@ class RateLimiter:
         self._local.learn(key, limit, take)
         return take.taken
 
-    async def acquire(self, key: str, limit: Limit, *, urgent: bool = False) -> None:
+    async def acquire(self, key: str, limit: Limit, *, urgent: bool = False,
+                      keep: Callable[[], float] | None = None) -> None:
         """Wait for a token of `key`, then take it. Waiters are served in arrival order, but an
         `urgent` one (an answer, a click's result) goes ahead of the queue of ordinary ones
-        (progress edits): the one at the front of it steps back a token while urgent ones wait."""
+        (progress edits): the one at the front of it steps back a token while urgent ones wait.
+        `keep`: how many tokens an ordinary waiter leaves (asked again at each try: what is
+        promised changes while it waits)."""
         if urgent:
             self._urgent[key] = self._urgent.get(key, 0) + 1
             try:
@@ -214,11 +290,21 @@ class RateLimiter:
                 self._urgent[key] -= 1
             return
         lock = self._locks.setdefault(key, asyncio.Lock())
-        kept = reserve(limit) if self._store is not None and limit.shared else 0.0
+        base = reserve(limit) if self._store is not None and limit.shared else 0.0
+        interval = 1.0 / limit.per_second
         async with lock:
-            while self._urgent.get(key) or not await self.try_take(key, limit):
-                await self._sleep(max(self._local.delay(key, limit, kept), RETRY_FLOOR,
-                                      1.0 / limit.per_second if self._urgent.get(key) else 0.0))
+            while True:
+                promised = keep() if keep is not None else 0.0
+                if not self._urgent.get(key) and await self.try_take(key, limit, keep=promised):
+                    return
+                wait = self._local.delay(key, limit, max(base, promised))
+                if promised:
+                    wait = min(wait, interval)  # the promises may be kept meanwhile: look again
+                await self._sleep(max(wait, RETRY_FLOOR, interval if self._urgent.get(key) else 0.0))
+
+    async def pause(self, seconds: float) -> None:
+        """Sleep on the limiter's (injected) clock: for a caller waiting on several keys."""
+        await self._sleep(max(seconds, RETRY_FLOOR))
 
     def answered(self, key: str, limit: Limit) -> None:
         """A call on one-token `key` was just answered: the next waits a whole interval from

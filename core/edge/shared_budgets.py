@@ -9,6 +9,10 @@ replicas' hosts may disagree by seconds, the one server does not disagree with i
 what travels back to a replica are durations (tokens, seconds closed) that its own clock can
 measure. A test may inject a clock instead.
 
+A sliding window (`Limit.window`) keeps the times of its calls in the row's `taken` array
+(a column PostgreSQL alone has: migrations/0019): a take drops those older than the window and
+adds its own if the window has room for it beyond the reserve, in the same one statement.
+
 SQLite means one process (docs/operations.md: several replicas), so there the limiter keeps its own buckets and the
 table stays empty. A bucket untouched for an hour is full again, the same as no row: the upkeep
 jobs sweep those (`sweep`).
@@ -54,6 +58,30 @@ SELECT taken, tokens, closed_for FROM seed
 UNION ALL SELECT taken, tokens, closed_for FROM spent
 """
 
+_TAKE_WINDOW = f"""
+WITH t AS (SELECT {_NOW} AS now),
+seed AS (
+    INSERT INTO rate_budget (budget_key, tokens, updated, closed_until, taken)
+    SELECT $1, $3::float8 - 1, t.now, 0, ARRAY[t.now] FROM t
+    ON CONFLICT (budget_key) DO NOTHING
+    RETURNING true AS taken, tokens, 0::float8 AS closed_for, $4::float8 AS refill_in),
+cur AS (
+    SELECT b.budget_key, t.now, GREATEST(0, b.closed_until - t.now) AS closed_for,
+           ARRAY(SELECT x FROM unnest(b.taken) x WHERE x > t.now - $4::float8 ORDER BY x) AS kept
+    FROM rate_budget b, t WHERE b.budget_key = $1 FOR UPDATE OF b),
+v AS (SELECT *, closed_for <= 0 AND cardinality(kept) + 1 + $5::float8 <= $3::float8 AS ok
+      FROM cur),
+w AS (SELECT *, CASE WHEN ok THEN kept || now ELSE kept END AS calls FROM v),
+spent AS (
+    UPDATE rate_budget b SET taken = w.calls, tokens = $3::float8 - cardinality(w.calls),
+                             updated = GREATEST(b.updated, w.now)
+    FROM w WHERE b.budget_key = w.budget_key
+    RETURNING w.ok AS taken, b.tokens, w.closed_for,
+              COALESCE(w.calls[1] + $4::float8 - w.now, 0) AS refill_in)
+SELECT taken, tokens, closed_for, refill_in FROM seed
+UNION ALL SELECT taken, tokens, closed_for, refill_in FROM spent
+"""
+
 _CLOSE = f"""
 INSERT INTO rate_budget (budget_key, tokens, updated, closed_until)
 SELECT $1, 0, t.now, t.now + $3::float8 FROM (SELECT {_NOW} AS now) t
@@ -71,13 +99,15 @@ class PostgresBudgets:
         self._clock = clock
 
     async def take(self, key: str, limit: Limit, reserve: float) -> Take:
+        sql = _TAKE_WINDOW if limit.window else _TAKE
         params = [storable_key(key, KEY_LENGTH), self._now(), float(limit.burst),
-                  limit.per_second, reserve]
+                  limit.window or limit.per_second, reserve]
         for _ in range(2):  # a key's first takes, side by side: one inserts, the other asks again
-            rows = await self._query(_TAKE, params)
+            rows = await self._query(sql, params)
             if rows:
                 row = rows[0]
-                return Take(bool(row["taken"]), float(row["tokens"]), float(row["closed_for"]))
+                return Take(bool(row["taken"]), float(row["tokens"]), float(row["closed_for"]),
+                            float(row.get("refill_in") or 0.0))
         raise BudgetUnavailable(f"no row for {key!r}")  # only if it was swept meanwhile, twice
 
     async def close(self, key: str, seconds: float) -> None:

@@ -57,6 +57,7 @@ class Reply:
     prompt_tokens: int = 100
     completion_tokens: int = 10
     cached_tokens: int = 0
+    think: float = 0.0  # seconds the model takes after the first chunk before the rest (real time)
     match: Callable[[RequestBody], bool] | None = None
 
 
@@ -247,6 +248,8 @@ async def _chunks(reply: Reply, model: str) -> AsyncIterator[dict[str, Any]]:
         yield {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
         if number == 1 and reply.gate is not None:
             await reply.gate.wait()
+        if number == 0 and reply.think:
+            await asyncio.sleep(reply.think)  # a bench's model thinking (tests use `gate`)
     yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": _finish(reply)}]}
     yield {**base, "choices": [], "usage": _usage(reply)}
 

@@ -144,20 +144,29 @@ async def test_chat_update_once_a_second_per_message(
     assert slack.message("C1", first["ts"]).text == "a3" and slack.ratelimited == 1
 
 
-async def test_tier_3_budget_per_method(
+async def test_tier_3_budget_per_method_on_a_sliding_minute(
     slack: FakeSlack, client: AsyncWebClient, clock: ManualClock
 ) -> None:
+    """50 calls in any minute, bunched or not: the 51st waits until the oldest is a minute old."""
     posted = await client.chat_postMessage(channel="C1", text="x")
-    for n in range(10):  # the burst
+    for n in range(40):  # a burst: Slack welcomes those
         await client.reactions_add(channel="C1", timestamp=posted["ts"], name=f"r{n}")
-    error = await api_error(client.reactions_add(channel="C1", timestamp=posted["ts"], name="r10"))
+    clock.advance(30)
+    for n in range(40, 50):
+        await client.reactions_add(channel="C1", timestamp=posted["ts"], name=f"r{n}")
+    error = await api_error(client.reactions_add(channel="C1", timestamp=posted["ts"], name="r50"))
     await client.chat_update(channel="C1", ts=posted["ts"], text="y")  # another method's budget
 
     assert error.response.status_code == 429
-    assert error.response.headers["Retry-After"] == "2"  # 50/min: one call every 1.2 s
-    clock.advance(2)
-    await client.reactions_add(channel="C1", timestamp=posted["ts"], name="r10")
-    assert len(slack.reactions("C1", posted["ts"])) == 11 and slack.ratelimited == 1
+    assert error.response.headers["Retry-After"] == "30"  # when the first 40 leave the minute
+    clock.advance(29.5)
+    error = await api_error(client.reactions_add(channel="C1", timestamp=posted["ts"], name="r50"))
+    clock.advance(0.5)
+    for n in range(50, 90):  # the first 40 left the window: 40 more fit, not 41
+        await client.reactions_add(channel="C1", timestamp=posted["ts"], name=f"r{n}")
+    error = await api_error(client.reactions_add(channel="C1", timestamp=posted["ts"], name="r90"))
+    assert error.response.headers["Retry-After"] == "30"
+    assert len(slack.reactions("C1", posted["ts"])) == 90 and slack.ratelimited == 3
 
 
 async def test_post_message_bursts_per_channel(

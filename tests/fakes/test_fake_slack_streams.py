@@ -78,17 +78,21 @@ async def test_an_older_workspace_has_no_stream_methods(
 
 
 async def test_stream_tiers_are_per_workspace(clock: ManualClock) -> None:
+    """chat.startStream and chat.stopStream: Tier 2, 20 in any minute (on its own method's
+    count each); chat.appendStream: Tier 4, 100."""
     async with FakeSlack(clock=clock) as slack:
         client = AsyncWebClient(base_url=slack.api_url, token="xoxb-test", retry_handlers=[])
-        started = [await client.chat_startStream(channel=f"D{n}", thread_ts="1.1") for n in range(5)]
-        assert await error_of(client.chat_startStream(channel="D9", thread_ts="1.1")) == "ratelimited"
-        for _ in range(20):  # Tier 4: a burst of 20
+        started = [await client.chat_startStream(channel=f"D{n}", thread_ts="1.1") for n in range(20)]
+        assert await error_of(client.chat_startStream(channel="D99", thread_ts="1.1")) == "ratelimited"
+        for _ in range(100):
             await client.chat_appendStream(channel="D0", ts=started[0]["ts"], markdown_text="x")
         assert await error_of(client.chat_appendStream(
             channel="D0", ts=started[0]["ts"], markdown_text="x")) == "ratelimited"
-        clock.advance(3.0)  # Tier 2: 20 a minute, one per 3 s
-        assert (await client.chat_startStream(channel="D9", thread_ts="1.1"))["ok"]
-        assert slack.calls_to("chat.startStream")[5].retry_after == 3
+        for n in range(20):
+            await client.chat_stopStream(channel=f"D{n}", ts=started[n]["ts"])
+        clock.advance(60.0)  # the first calls left the minute
+        assert (await client.chat_startStream(channel="D99", thread_ts="1.1"))["ok"]
+        assert slack.calls_to("chat.startStream")[20].retry_after == 60
 
 
 async def test_status_is_cleared_by_a_reply_or_an_empty_status(

@@ -43,3 +43,24 @@ async def test_ten_conversations_on_slack_and_discord_all_complete_within_the_li
         mine = sorted((seq, kind) for message_id, seq, kind in rows if message_id == message.id)
         assert [seq for seq, _ in mine] == list(range(1, len(mine) + 1)), "a log row missing"
         assert mine[-1][1] == "done"
+
+
+BURST = 6  # conversations of the one-workspace burst at test size (fewer than Tier 2's 20)
+
+
+async def test_a_one_workspace_burst_streams_its_turns_first_come_first_served(db: str):
+    """`bench.load --slack-burst`: every conversation on Slack in one workspace within a
+    second, the model thinking before each answer. Every turn streams (the burst is within
+    Tier 2's window), nothing is refused 429, and the figures say so."""
+    returncode, out, err = await run_module(
+        "bench.load", "--slack-burst", "--conversations", str(BURST), "--ramp", "1",
+        "--database", db, "--deadline", "120", "--json", deadline=DEADLINE)
+    lines = out.strip().splitlines()
+    assert lines, f"no figures printed (exit {returncode}):\n{err[-4000:]}"
+    figures = json.loads(lines[-1])
+
+    assert figures["problems"] == [] and returncode == 0
+    assert figures["completed"] == BURST and figures["rate_limited"] == 0
+    assert figures["streamed"] == figures["streamed_first"] == BURST
+    assert figures["slack_settled_s"] is not None
+    assert await ChatMessage.filter(role=Role.ASSISTANT, status=MessageStatus.SUCCESS).count() == BURST

@@ -7,8 +7,10 @@ title (agents.sessions.rename; assistant.threads.setTitle in a DM, the assistant
 
 An app not declared as an agent gets `not_authorized`: every later turn of the workspace
 skips these calls, said once in the log (sender.WorkspaceFeatures). `processing` goes out only when its
-budget has room now (like the loading status); `active` then always follows, since a
-session left `processing` would show a Stop for a run that has ended.
+budget has room now (like the loading status) beyond the `active` calls the open sessions
+were promised (sender.Promises); `active` then always follows, at once, since a session left
+`processing` would show a Stop for a run that has ended: in a burst, sessions are opened only
+as many as the workspace's budget can close again when their turns end.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from core.text.safe_text import shortened
 
 from ..refs import Slot
 from ..services import SlackServices
+from . import budgets
 from .sender import AGENT_SESSIONS, THREAD_TITLES
 
 log = logging.getLogger(__name__)
@@ -36,15 +39,20 @@ class AgentSession:
         self._session_id = session_id
         self._opened = False  # `processing` was sent: the thread has a session
         self._pending = False  # ... and it still shows processing
+        self._owed: list[budgets.Budget] = []  # the `active` call promised to its end
 
     async def processing(self, slot: Slot, initiator: str | None) -> None:
         """The run is in flight: the session shows it, with the native Stop."""
         if slot.thread_ts is None or not self._services.features.has(slot.team, AGENT_SESSIONS):
             return
         title = await self._title()
-        self._opened = self._pending = await _call(
+        self._opened = await _call(
             self._services, slot, AGENT_SESSIONS, self._services.sender.session_status(
                 slot.team, slot.channel, slot.thread_ts, PROCESSING, title, initiator, now=True))
+        if self._opened:
+            self._owed = budgets.session_status(slot.team)
+            self._services.sender.promised.promise(self._owed)
+            self._pending = True
 
     def refused(self, team: str) -> bool:
         """Whether the workspace refuses agent sessions: Slack shows no native Stop there."""
@@ -57,10 +65,18 @@ class AgentSession:
 
     def stream_ended(self) -> None:
         self._pending = False
+        self.release()
+
+    def release(self) -> None:
+        """The promise of its `active` call kept (or the turn gone)."""
+        if self._owed:
+            self._services.sender.promised.settle(self._owed)
+            self._owed = []
 
     async def ended(self, slot: Slot) -> None:
         """The run has ended: the session is active again (unless the stream's stop said
         so already), and the thread titled as its session is now."""
+        self.release()
         if self._pending:
             self._pending = False
             await settle(self._services, slot)

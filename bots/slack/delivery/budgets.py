@@ -1,6 +1,6 @@
-"""Our budgets for Slack's rate limits: a token bucket per workspace and method, plus one per
-message (edits) and per channel (posts). Each sits a little under what Slack enforces, so
-network jitter between our clock and Slack's never turns into a 429.
+"""Our budgets for Slack's rate limits: a sliding window per workspace and method, plus a token
+bucket per message (edits) and per channel (posts). Each sits a little under what Slack
+enforces, so network jitter between our clock and Slack's never turns into a 429.
 
 Slack: chat.update ~1/s per message and Tier 3 (50+/min) per workspace; chat.postMessage
 ~1/s per channel with short bursts; views.*, chat.postEphemeral, files.*, chat.appendStream,
@@ -8,6 +8,17 @@ users.info Tier 4 (100+/min); conversations.replies Tier 3; chat.startStream and
 chat.stopStream Tier 2 (20+/min); assistant.threads.setStatus a "special" tier without a
 published figure, held to Tier 3 here; agents.sessions.setStatus / rename and
 assistant.threads.setTitle Tier 3.
+
+A tier is counted per method and workspace, and Slack says its "rate limit windows are per
+minute" and bursts are welcome: so a tier here is a sliding window (core.edge.ratelimit
+`Limit.sliding`), the tier's calls in any minute however they bunch. A token bucket of the
+same rate either refuses what Slack allows (a burst of Tier 2's 20 streams) or, refilling
+while it spends, allows more than the minute holds (45/min with a burst of 8: 53 in a
+minute, a 429 on a workspace busy for a minute). The window is 2 s longer than Slack's
+minute: a call taken here arrives there a little later, so takes 62 s apart never arrive
+within Slack's 60. Tier 3 and 4 keep two and four calls under the figure besides, for a burst
+whose first calls were slow on their way (a busy loop); Tier 2 holds all 20, its calls (a
+turn's stream start and stop) too few to crowd.
 
 Every run of a workspace spends the same budgets. The order of value (answer, question,
 status, progress) is kept by the callers: an answer never waits for a workspace budget (it
@@ -18,6 +29,9 @@ only ever takes what is there now.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+
 from core.edge.ratelimit import Limit
 
 # Shared like the others: one message may be edited by several replicas at once (a question
@@ -27,9 +41,10 @@ from core.edge.ratelimit import Limit
 # answer (RateLimiter.answered), so a slow edit followed by a quick one is no 429.
 PER_MESSAGE_EDIT = Limit(per_second=1 / 1.1, burst=1)
 PER_CHANNEL_POST = Limit(per_second=1 / 1.1, burst=4)
-TIER_2 = Limit.per_minute(18, burst=4)
-TIER_3 = Limit.per_minute(45, burst=8)
-TIER_4 = Limit.per_minute(90, burst=15)
+MINUTE = 62.0  # Slack's minute and a call's way there
+TIER_2 = Limit.sliding(20, MINUTE)
+TIER_3 = Limit.sliding(48, MINUTE)
+TIER_4 = Limit.sliding(96, MINUTE)
 
 Budget = tuple[str, Limit]
 
@@ -107,6 +122,11 @@ def agent_session(team: str, method: str) -> list[Budget]:
     return [workspace(team, method, TIER_3)]
 
 
+def session_status(team: str) -> list[Budget]:
+    """agents.sessions.setStatus: a session opened (`processing`) promises its closing."""
+    return agent_session(team, "agents.sessions.setStatus")
+
+
 OPEN_LIVE_MESSAGES = 10  # edit-based live messages at once per workspace (see OpenMessages)
 
 
@@ -127,3 +147,40 @@ class OpenMessages:
 
     def leave(self, team: str) -> None:
         self._open[team] = max(0, self._open.get(team, 0) - 1)
+
+
+TURN_WAIT = 1.0  # seconds a turn waits for those begun before it to try streaming first
+
+
+class StreamTurns:
+    """The order turns try to stream in: the order their runs began (RunFollower), so that a
+    burst's streams go to its first turns, whatever their reads before that took. A turn waits
+    until every turn begun before it has tried (or will not), a second at most: one held up
+    longer loses its place rather than hold up the rest."""
+
+    def __init__(self, wait: float = TURN_WAIT) -> None:
+        self._wait = wait
+        self._numbers = itertools.count()
+        self._pending: set[int] = set()
+        self._changed = asyncio.Event()
+
+    def ticket(self) -> int:
+        number = next(self._numbers)
+        self._pending.add(number)
+        return number
+
+    async def turn(self, ticket: int) -> None:
+        """Until the turns before `ticket` have tried (or the wait, TURN_WAIT, has passed)."""
+        try:
+            async with asyncio.timeout(self._wait):
+                while min(self._pending, default=ticket) < ticket:
+                    await self._changed.wait()
+        except TimeoutError:
+            pass
+
+    def done(self, ticket: int) -> None:
+        """The turn of `ticket` tried, or will not (again: nothing)."""
+        if ticket in self._pending:
+            self._pending.discard(ticket)
+            changed, self._changed = self._changed, asyncio.Event()
+            changed.set()

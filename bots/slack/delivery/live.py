@@ -13,10 +13,12 @@ Coalescing: the run's updates only replace `_latest`; one loop sends a progress 
 the budgets allow, rendering whatever is newest at that moment, so a burst of events costs
 one call. The finished state always goes out, ahead of the workspace's queue of progress: a
 progress call still waiting when the run ends is dropped, and when the turn's own message
-cannot take the answer at once, the answer is posted as a new message and the old one tidied
-afterwards, at progress priority (it never stays "thinking…"). A progress call already on its
-way when the run ends (or retried after a 429) renders the answer itself: that edit is the
-answer, and nothing is posted.
+cannot take the answer at once, the answer is posted as a new message and the old one made
+final right after, ahead of progress, by whichever of chat.delete and chat.update the
+workspace has a call for first (it never stays "working" under the answer). Progress edits
+leave the workspace the chat.update calls its turns in flight will need for their answers
+(sender.Promises). A progress call already on its way when the run ends (or retried after a
+429) renders the answer itself: that edit is the answer, and nothing is posted.
 
 The module holds the whole turn: `RunFollower` gives each run its `LiveMessage`, which
 shows the loading status, the thread's other messages (a clarify question, a tool approval,
@@ -57,6 +59,7 @@ from ..render.turn import (
     render_divider,
     render_live,
     render_placeholder,
+    render_retired,
 )
 from ..services import SlackServices
 from . import budgets
@@ -84,7 +87,9 @@ class LiveMessage:
         self._stream: StreamedMessage | None = None
         self._edited = False  # the turn's message is edited as the run goes
         self._counted = False  # ... and counted among the workspace's open live messages
+        self._owed: list[budgets.Budget] = []  # the chat.update call promised to its answer
         self._extras: ThreadExtras | None = None
+        self._ticket = services.stream_turns.ticket()  # its place among the turns begun
 
     def offer(self, update: RunUpdate) -> None:
         self._latest = update
@@ -96,6 +101,12 @@ class LiveMessage:
 
     async def run(self) -> None:
         """Open the turn's presence, follow the run, then show the answer."""
+        try:
+            await self._run()
+        finally:
+            self._services.stream_turns.done(self._ticket)  # if it never got to try
+
+    async def _run(self) -> None:
         slot = await self._find_slot(self._latest)
         if slot is None or (slot.final == self._latest.message_id and self._latest.finished):
             return  # not a Slack conversation, or already shown (a re-published finished run)
@@ -124,6 +135,8 @@ class LiveMessage:
                 self._services.open_live.leave(slot.team)
             if companion.shown:
                 self._tidy(companion.remove)
+            self._settle()
+            session.release()
         await session.ended(slot)
 
     async def reply(self, text: str) -> None:
@@ -144,17 +157,26 @@ class LiveMessage:
         """The turn's message: a stream, else a live message, edited as the run goes while
         the workspace has few of those open; beyond them it stays as posted (the loading
         status shows the progress) until the answer. A stream a restart left open is
-        stopped first (recovered, the turn edits its message)."""
+        stopped first (recovered, the turn edits its message). A message that is not a
+        stream is promised the workspace's chat.update call for its answer (sender.Promises):
+        progress edits leave what the turns in flight will need at their ends."""
         if slot.ts is not None:
             if slot.streamed:
                 await StreamedMessage.close_stale(self._services, slot)
+            self._owe(slot.team)
             self._counted = self._services.open_live.enter(slot.team)
             self._edited = True  # a regenerate or a recovery: its message is edited
             return slot.moved(final=None, streamed=False)
-        self._stream = await StreamedMessage.open(self._services, slot, self._latest, recipient)
+        turns = self._services.stream_turns
+        await turns.turn(self._ticket)  # the turns begun before it try first
+        try:
+            self._stream = await StreamedMessage.open(self._services, slot, self._latest, recipient)
+        finally:
+            turns.done(self._ticket)
         if self._stream is not None:
             slot = self._stream.slot
         else:
+            self._owe(slot.team)
             self._edited = self._counted = self._services.open_live.enter(slot.team)
             first = self._render() if self._edited else render_placeholder(self._latest)
             ts = await self._services.sender.post(slot.team, slot.channel, slot.thread_ts, first)
@@ -199,6 +221,7 @@ class LiveMessage:
         posted as a new message and the old one tidied afterwards."""
         latest, versions, sender = self._latest, self._versions, self._services.sender
         usage = self._services.usage
+        self._settle()  # the promised call is this one (or, posted, the old message's tidy)
         if self._stream is not None:
             await self._finish_stream(self._stream, slot.moved(streamed=False), session)
         elif self._edited and self._sent == render_answer(latest, versions, slot.branched, usage).main:
@@ -213,7 +236,7 @@ class LiveMessage:
                               shown=self._sent, reserved=True)
         else:
             await post_answer(self._services, latest, slot.moved(followups=()), versions)
-            self._tidy(lambda: self._delete_stale(slot))
+            self._tidy(lambda: self._retire(slot))
 
     async def _finish_stream(self, stream: StreamedMessage, slot: Slot,
                              session: AgentSession) -> None:
@@ -234,13 +257,26 @@ class LiveMessage:
         layout = render_answer(latest, versions, slot.branched, self._services.usage)
         await show_rest(self._services, latest, slot, layout, upload=True)
 
+    def _owe(self, team: str) -> None:
+        self._owed = budgets.updates(team)
+        self._services.sender.promised.promise(self._owed)
+
+    def _settle(self) -> None:
+        if self._owed:
+            self._services.sender.promised.settle(self._owed)
+            self._owed = []
+
     def _tidy(self, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """Later, at progress priority: the old message of a turn answered in a new one."""
+        """Afterwards, on a task of its own: the old message of a turn answered in a new one."""
         self._services.background.spawn(work(), unheard, f"tidy run {self._latest.run_id}")
 
-    async def _delete_stale(self, slot: Slot) -> None:
-        for ts in (slot.ts, *slot.followups):
-            await self._services.sender.delete(slot.team, slot.channel, ts or "")
+    async def _retire(self, slot: Slot) -> None:
+        """The old live message of a turn answered in a new one: final at once, by whichever
+        Tier 3 call the workspace has first (sender.retire); its follow-ups deleted."""
+        sender = self._services.sender
+        await sender.retire(slot.team, slot.channel, slot.ts or "", render_retired())
+        for ts in slot.followups:
+            await sender.delete(slot.team, slot.channel, ts)
 
     def _render(self) -> Payload:
         """The newest state, when the budgets let an edit through."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
@@ -21,7 +22,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bots.fields import items, obj, text
 from core.edge.backoff import Outages
-from core.edge.ratelimit import RateLimiter
+from core.edge.ratelimit import Limit, RateLimiter
 from core.errors import InvalidInput
 
 from ..render.blocks import Block, Payload
@@ -56,11 +57,51 @@ def is_outage(error: Exception) -> bool:
     return isinstance(error, (TimeoutError, aiohttp.ClientError))
 
 
+class Promises:
+    """Calls of a workspace's budgets promised to its turns: each turn in flight will need one
+    at its end, at once (its answer in its own message, its agent session back to active).
+    An ordinary take of such a budget (a progress edit, a session opened) leaves as many as
+    are owed, or, in a burst, as many as turns began within the budget's window: a burst
+    that brought that many may bring as many more before the window has room again, and
+    progress spent now would be missing then (this replica's turns; another's keep theirs)."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._owed: dict[str, int] = {}
+        self._made: dict[str, deque[float]] = {}  # when each promise of the window was made
+
+    def promise(self, limits: list[budgets.Budget]) -> None:
+        for key, _ in limits:
+            self._owed[key] = self._owed.get(key, 0) + 1
+            self._made.setdefault(key, deque()).append(self._clock())
+
+    def settle(self, limits: list[budgets.Budget]) -> None:
+        for key, _ in limits:
+            left = self._owed.get(key, 0) - 1
+            if left > 0:
+                self._owed[key] = left
+            else:
+                self._owed.pop(key, None)
+
+    def of(self, key: str, limit: Limit) -> int:
+        """What an ordinary take of `key` leaves."""
+        made = self._made.get(key)
+        if made is None:
+            return self._owed.get(key, 0)
+        since = self._clock() - (limit.window or 1.0 / limit.per_second)
+        while made and made[0] <= since:
+            made.popleft()
+        if not made:
+            del self._made[key]
+        return max(self._owed.get(key, 0), len(made))
+
+
 class SlackSender:
     def __init__(self, client: AsyncWebClient, limiter: RateLimiter) -> None:
         self.client = client
         self.limiter = limiter
         self.outages = Outages()  # paced by the limiter's (injected) clock
+        self.promised = Promises(limiter.clock)
 
     async def post(self, team: str, channel: str, thread_ts: str | None, payload: Payload,
                    metadata: dict[str, Any] | None = None) -> str:
@@ -99,8 +140,27 @@ class SlackSender:
         for key, limit in budgets.message_edit(team, channel, ts):
             self.limiter.answered(key, limit)  # Slack spaces a message's edits as they arrive
 
-    async def delete(self, team: str, channel: str, ts: str) -> None:
-        await self._within(budgets.delete(team), lambda: self.client.chat_delete(channel=channel, ts=ts))
+    async def delete(self, team: str, channel: str, ts: str, reserved: bool = False) -> None:
+        limits = budgets.delete(team)
+        await self._within(limits, lambda: self.client.chat_delete(channel=channel, ts=ts),
+                           reserved=limits if reserved else [])
+
+    async def retire(self, team: str, channel: str, ts: str, final: Payload) -> None:
+        """Make a message final that another took over from (a turn's live message whose
+        answer was posted beside it): deleted, or edited to `final`, by whichever of the
+        workspace's chat.delete and chat.update budgets has a call first. Tier 3 each: using
+        both, a burst's old messages are final twice as soon. It goes ahead of progress (an
+        answer is shown already; the old message still says the turn is working)."""
+        edit = [*budgets.message_edit(team, channel, ts), *budgets.updates(team)]
+        while True:
+            if await self.reserve(budgets.delete(team), urgent=True):
+                return await self.delete(team, channel, ts, reserved=True)
+            if self.ready(edit) and await self.reserve(budgets.updates(team), urgent=True):
+                return await self.edit(team, channel, ts, lambda: final, reserved=True)
+            await self.limiter.pause(min(self._delay(budgets.delete(team)), self._delay(edit)))
+
+    def _delay(self, limits: list[budgets.Budget]) -> float:
+        return max(self.limiter.delay(key, limit) for key, limit in limits)
 
     async def ephemeral(self, team: str, channel: str, user: str, text: str,
                         thread_ts: str | None = None, blocks: list[Block] | None = None) -> None:
@@ -144,14 +204,17 @@ class SlackSender:
         from progress."""
         if not self.ready(limits):
             return False
-        taken = [await self.limiter.try_take(key, limit, urgent=urgent) for key, limit in limits]
+        taken = [await self.limiter.try_take(key, limit, urgent=urgent,
+                                             keep=self.promised.of(key, limit))
+                 for key, limit in limits]
         return all(taken)
 
-    async def attempt(self, limits: list[budgets.Budget], call: Call) -> AsyncSlackResponse | None:
-        """`call` only if its budgets have room now, else None: for what is worth least (the
-        loading status), which never waits and is dropped on a 429 or an outage. A refusal
-        (SlackApiError) is raised for the caller to judge."""
-        if not await self.reserve(limits):
+    async def attempt(self, limits: list[budgets.Budget], call: Call,
+                      urgent: bool = False) -> AsyncSlackResponse | None:
+        """`call` only if its budgets have room now, else None: for what never waits (the
+        loading status, a stream's start), dropped on a 429 or an outage. A refusal
+        (SlackApiError) is raised for the caller to judge. `urgent`: as in `reserve`."""
+        if not await self.reserve(limits, urgent=urgent):
             return None
         try:
             return await call()
@@ -197,11 +260,13 @@ class SlackSender:
     async def start_stream(self, team: str, channel: str, thread_ts: str,
                            recipient: str | None, chunks: list[Block]) -> str | None:
         """chat.startStream if the workspace's Tier 2 budget has room now (else None: the turn
-        takes the fallback rather than wait); `recipient` is required outside a DM."""
+        takes the fallback rather than wait); `recipient` is required outside a DM. Nothing
+        else spends that budget, so no calls are kept back from a start (urgent): a burst of
+        turns streams as many as the tier allows."""
         response = await self.attempt(budgets.start_stream(team), lambda: self.client.chat_startStream(
             channel=channel, thread_ts=thread_ts, recipient_user_id=recipient,
             recipient_team_id=team if recipient else None, task_display_mode="timeline",
-            chunks=chunks))
+            chunks=chunks), urgent=True)
         return None if response is None else str(response["ts"])
 
     async def append_stream(self, team: str, channel: str, ts: str,
@@ -228,15 +293,15 @@ class SlackSender:
     async def session_status(self, team: str, channel: str, thread_ts: str, status: str,
                              title: str | None, initiator: str | None, now: bool) -> bool:
         """agents.sessions.setStatus (creating the session); with `now`, only if its budget
-        has room now. Whether it was sent."""
+        has room now beyond what is promised (an opening), else at once when there is room (a
+        closing, urgent). Whether it was sent."""
         def call() -> Any:
             return self.client.agents_sessions_setStatus(
                 channel_id=channel, thread_ts=thread_ts, status=status, title=title,
                 initiator_user_id=initiator)
-        method = "agents.sessions.setStatus"
         if now:
-            return await self.attempt(budgets.agent_session(team, method), call) is not None
-        await self._within(budgets.agent_session(team, method), call)
+            return await self.attempt(budgets.session_status(team), call) is not None
+        await self._within(budgets.session_status(team), call, urgent=True)
         return True
 
     async def rename_session(self, team: str, channel: str, thread_ts: str, title: str) -> None:
@@ -270,7 +335,8 @@ class SlackSender:
         while True:
             for key, limit in limits:
                 if key not in taken:
-                    await self.limiter.acquire(key, limit, urgent=urgent)
+                    await self.limiter.acquire(key, limit, urgent=urgent,
+                                               keep=functools.partial(self.promised.of, key, limit))
             taken = set()
             try:
                 result = await call()

@@ -21,6 +21,7 @@ from core.conversation.vocabulary import MessageStatus, RunUpdate
 from ..refs import Slot
 from ..render.blocks import Block, Payload, context, section
 from ..render.turn import (
+    ANSWER_BELOW,
     ATTACHED,
     BRANCHED,
     MAX_MESSAGES,
@@ -130,7 +131,7 @@ class StreamedMessage:
         slot = self.slot
         await self._services.sender.stop_stream(slot.team, slot.channel, slot.ts or "",
                                                 self._diff.changed(update),
-                                                [context("The answer is below ↓")], urgent=False)
+                                                [context(ANSWER_BELOW)], urgent=False)
 
     def closing_blocks(self, update: RunUpdate, versions: Versions) -> list[Block]:
         head = [context(BRANCHED)] if self.slot.branched else []

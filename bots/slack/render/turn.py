@@ -33,6 +33,7 @@ RECENT_TOOLS = 5
 BRANCHED = "↪️ Answering your edited message (a new branch of this conversation)"
 WORKING = "💭 Working on it…"
 WORKING_NOTE = "What it is doing shows under this thread; the answer comes here."
+ANSWER_BELOW = "The answer is below ↓"
 
 
 def render_live(update: RunUpdate, branched: bool = False) -> Payload:
@@ -54,6 +55,11 @@ def render_placeholder(update: RunUpdate) -> Payload:
     spoken for): the thread's loading status shows the progress, this message the answer."""
     return Payload(WORKING, [section(f"*{WORKING}*"), context(WORKING_NOTE),
                              stop_control(update.run_id)])
+
+
+def render_retired() -> Payload:
+    """A turn's old message once its answer was posted beside it (when it is not deleted)."""
+    return Payload(ANSWER_BELOW, [context(ANSWER_BELOW)])
 
 
 def stop_control(run_id: str) -> Block:

@@ -247,3 +247,30 @@ async def test_an_answer_on_one_replica_spaces_the_next_call_of_another(
     assert not await b.try_take("msg", once_a_second)
     await clock.advance(0.35)  # 1.05 after A's answer
     assert await b.try_take("msg", once_a_second)
+
+
+async def test_two_replicas_on_a_sliding_window_never_take_more_than_it_holds_in_any_window(
+        time_and_store: tuple[SharedTime, BudgetStore]) -> None:
+    """Slack's tiers as sliding windows (20 calls in any 60 s): two replicas take the whole
+    window at once, then only as its calls leave it; an ordinary take leaves the reserve."""
+    clock, store = time_and_store
+    a, b = replicas(clock, store)
+    tier2 = Limit.sliding(20, 60.0)
+    assert reserve(tier2) == 5.0
+    taken: list[float] = []
+
+    async def call(limiter: RateLimiter, urgent: bool) -> None:
+        await limiter.acquire("slack:T1:chat.startStream", tier2, urgent=urgent)
+        taken.append(clock.now)
+
+    first = [asyncio.create_task(call(limiter, True)) for limiter in (a, b) for _ in range(10)]
+    await run_until_done(clock, first, step=1.0)
+    assert taken == [clock.now] * 20, "the whole window at once"
+    assert not await a.try_take("slack:T1:chat.startStream", tier2, urgent=True)
+    await clock.advance(30.0)
+    more = [asyncio.create_task(call(limiter, n % 2 == 0)) for limiter in (a, b) for n in range(12)]
+    await run_until_done(clock, more, step=1.0)
+    assert len(taken) == 44
+    for start in taken:  # never more than 20 in any 60 s
+        assert len([at for at in taken if start <= at < start + 60.0]) <= 20, taken
+    assert taken[20] - taken[0] >= 60.0 and taken[40] - taken[20] >= 60.0

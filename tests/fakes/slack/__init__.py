@@ -17,12 +17,12 @@ messages (chat.startStream) keep their chunks, tasks and plan title on the `Mess
 
 from ..clock import ManualClock
 from .faults import Fault
-from .limits import TIER_1, TIER_2, TIER_3, TIER_4, Budget, SlackLimits
+from .limits import TIER_1, TIER_2, TIER_3, TIER_4, Budget, SlackLimits, Window
 from .model import Identity, Message, Revision
 from .server import Call, FakeSlack
 from .socket_mode import SocketModeServer
 
 __all__ = [
     "TIER_1", "TIER_2", "TIER_3", "TIER_4", "Budget", "Call", "FakeSlack", "Fault", "Identity",
-    "ManualClock", "Message", "Revision", "SlackLimits", "SocketModeServer",
+    "ManualClock", "Message", "Revision", "SlackLimits", "SocketModeServer", "Window",
 ]

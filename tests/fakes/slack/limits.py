@@ -1,13 +1,18 @@
-"""Slack's documented limits, as configuration, and the token buckets that enforce them.
+"""Slack's documented limits, as configuration, and what enforces them, on an injected clock
+(a test moves time with `ManualClock.advance()` instead of sleeping).
 
-Every bucket holds `burst` calls and refills at `per_minute` calls a minute, read from an
-injected clock, so a test moves time with `ManualClock.advance()` instead of sleeping.
+The Web API's tiers are counted per method and workspace on a sliding minute (`Window`): Slack
+says "rate limit windows are per minute" and welcomes bursts, so Tier 3 takes 50 calls in any
+60 seconds, however they bunch, and refuses the 51st until the oldest is a minute old. A
+message's edits (~1/s) and a channel's posts (1/s, short bursts) are token buckets (`Budget`):
+`burst` calls back to back, refilled at `per_minute` a minute.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,19 +22,28 @@ Clock = Callable[[], float]
 
 @dataclass(frozen=True)
 class Budget:
-    """`per_minute` calls a minute on average, at most `burst` back to back."""
+    """`per_minute` calls a minute on average, at most `burst` back to back (a token bucket)."""
 
     per_minute: float
     burst: int
 
 
-TIER_1 = Budget(per_minute=1, burst=2)
-TIER_2 = Budget(per_minute=20, burst=5)
-TIER_3 = Budget(per_minute=50, burst=10)
-TIER_4 = Budget(per_minute=100, burst=20)
+@dataclass(frozen=True)
+class Window:
+    """At most `calls` calls in any `seconds` (a sliding window), bunched or not."""
+
+    calls: int
+    seconds: float = 60.0
 
 
-def default_method_budgets() -> dict[str, Budget]:
+TIER_1 = Window(1)
+TIER_2 = Window(20)
+TIER_3 = Window(50)
+TIER_4 = Window(100)
+Limit = Budget | Window
+
+
+def default_method_budgets() -> dict[str, Limit]:
     """Tiers from Slack's method reference (per workspace, per method). setStatus is a
     "special" tier Slack does not put a figure on: the fake holds it to Tier 3."""
     tier_2 = ("chat.startStream", "chat.stopStream")
@@ -56,7 +70,7 @@ class SlackLimits:
     trigger_ttl: float = 3.0  # seconds a trigger_id can be exchanged, once
     per_message_update: Budget | None = Budget(per_minute=60, burst=1)  # chat.update 1/s
     per_channel_post: Budget | None = Budget(per_minute=60, burst=5)  # chat.postMessage
-    methods: Mapping[str, Budget] = field(default_factory=default_method_budgets)
+    methods: Mapping[str, Limit] = field(default_factory=default_method_budgets)
 
     @classmethod
     def unlimited(cls, **overrides: Any) -> SlackLimits:
@@ -78,8 +92,24 @@ class _Bucket:
         self.updated = now
         return 0.0 if self.tokens >= 1 - 1e-9 else (1 - self.tokens) / rate
 
-    def take(self) -> None:
+    def take(self, now: float) -> None:
         self.tokens -= 1
+
+
+class _Window:
+    def __init__(self, window: Window) -> None:
+        self.window = window
+        self.times: deque[float] = deque()  # the calls counted in the window, oldest first
+
+    def wait(self, now: float) -> float:
+        while self.times and self.times[0] <= now - self.window.seconds:
+            self.times.popleft()
+        if len(self.times) < self.window.calls:
+            return 0.0
+        return self.times[len(self.times) - self.window.calls] + self.window.seconds - now
+
+    def take(self, now: float) -> None:
+        self.times.append(now)
 
 
 class RateLimiter:
@@ -88,7 +118,7 @@ class RateLimiter:
     def __init__(self, limits: SlackLimits, clock: Clock) -> None:
         self.limits = limits
         self.clock = clock
-        self._buckets: dict[tuple[str, ...], _Bucket] = {}
+        self._buckets: dict[tuple[str, ...], _Bucket | _Window] = {}
 
     def admit(self, method: str, args: Mapping[str, Any]) -> int | None:
         """Count the call, or return the Retry-After seconds when it must be refused."""
@@ -98,13 +128,13 @@ class RateLimiter:
         if wait > 0:
             return max(1, math.ceil(wait))
         for bucket in buckets:
-            bucket.take()
+            bucket.take(now)
         return None
 
     def _keys(
         self, method: str, args: Mapping[str, Any]
-    ) -> list[tuple[tuple[str, ...], Budget]]:
-        keys: list[tuple[tuple[str, ...], Budget]] = []
+    ) -> list[tuple[tuple[str, ...], Limit]]:
+        keys: list[tuple[tuple[str, ...], Limit]] = []
         if method in self.limits.methods:
             keys.append(((method,), self.limits.methods[method]))
         channel, ts = str(args.get("channel", "")), str(args.get("ts", ""))
@@ -114,9 +144,9 @@ class RateLimiter:
             keys.append(((method, channel), self.limits.per_channel_post))
         return keys
 
-    def _bucket(self, key: tuple[str, ...], budget: Budget, now: float) -> _Bucket:
+    def _bucket(self, key: tuple[str, ...], limit: Limit, now: float) -> _Bucket | _Window:
         if key not in self._buckets:
-            self._buckets[key] = _Bucket(budget, now)
+            self._buckets[key] = _Bucket(limit, now) if isinstance(limit, Budget) else _Window(limit)
         return self._buckets[key]
 
 
