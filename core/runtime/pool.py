@@ -42,6 +42,12 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
+def new_run_id() -> str:
+    """A run's id (the Bridge's and every platform's name for it), chosen by whoever starts it:
+    an adapter may show it (a Stop button) before the run is written (`start(run_id=...)`)."""
+    return uuid.uuid4().hex
+
+
 class RunPool:
     """Runs of this process; built once at the composition root, closed on shutdown."""
 
@@ -102,8 +108,9 @@ class RunPool:
 
     async def start(self, session_id: int, text: str, *, queue: bool = False,
                     user_message_id: int | None = None, max_iterations: int | None = None,
-                    **fields: Any) -> RunUpdate:
-        """A user message (or an edit's new user node) and the run that answers it.
+                    run_id: str | None = None, **fields: Any) -> RunUpdate:
+        """A user message (or an edit's new user node) and the run that answers it (`run_id`:
+        chosen already, `new_run_id()`; else a new one).
 
         `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id.
         An `author` over their quota is refused (RateLimited) before anything is written.
@@ -115,7 +122,7 @@ class RunPool:
         await self.quota.take(fields.get("author"))
         return await self._launch(
             session_id, RunOptions(max_iterations, after=self.done_future(previous)),
-            text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
+            run_id=run_id, text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
         )
 
     async def regenerate(self, message_id: int, session_id: int | None = None,
@@ -306,8 +313,9 @@ class RunPool:
 
     # -- internals --------------------------------------------------------------------
 
-    async def _launch(self, session_id: int, options: RunOptions, **kwargs: Any) -> RunUpdate:
-        run_id = uuid.uuid4().hex
+    async def _launch(self, session_id: int, options: RunOptions, run_id: str | None = None,
+                      **kwargs: Any) -> RunUpdate:
+        run_id = run_id or new_run_id()
         status = MessageStatus.RUNNING if self._slot_free(options) else MessageStatus.QUEUED
         await self.leases.take_new(run_id)  # before the run is visible: no replica may adopt it
         try:
