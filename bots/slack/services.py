@@ -13,6 +13,7 @@ from core.edge.dedupe import Seen
 from core.edge.event_ledger import EventLedger
 
 from .delivery.budgets import OpenMessages
+from .delivery.first_sign import ShownStatuses
 from .delivery.sender import SlackSender, WorkspaceFeatures
 from .intake import Background
 
@@ -48,3 +49,4 @@ class SlackServices:
     # database has it for all of them: policy.first_refusal)
     told_not_allowed: Seen = field(default_factory=Seen)
     titles: ShownTitles = field(default_factory=ShownTitles)
+    statuses: ShownStatuses = field(default_factory=ShownStatuses)  # set by a turn's first sign
