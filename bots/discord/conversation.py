@@ -157,11 +157,12 @@ class SessionFinder:
         thread = await self._open_thread(message, text)
         return place.with_thread(thread.id) if thread else None
 
-    async def found(self, place: Place, mentioned: bool) -> Found | None:
+    async def found(self, place: Place, mentioned: bool, opened: bool = False) -> Found | None:
         """The session of the conversation at `place` (`where`): bound to it now on a mention
-        or in a DM; None for a thread that has none."""
+        or in a DM (`opened`: in the thread `where` opened, which has none yet); None for a
+        thread that has none."""
         if place.is_dm or mentioned:
-            return await self._bind(place)
+            return await self._bind(place, opened)
         session = await bindings.bound_session(place.key())
         return Found(session, place) if session else None
 
@@ -169,8 +170,8 @@ class SessionFinder:
         """The message is about to become a turn: its reactions go where it is."""
         self._targets.asking(message.id, message.channel.id)
 
-    async def _bind(self, place: Place) -> Found:
-        session, new = await bindings.session_for_thread(place.key())
+    async def _bind(self, place: Place, opened: bool = False) -> Found:
+        session, new = await bindings.session_for_thread(place.key(), opened=opened)
         self._targets.bound(session.id, place.target)
         return Found(session, place, new)
 
@@ -259,7 +260,8 @@ class DiscordConversation:
             if place is None:
                 return
             self._sign.give(place.target)  # before any of the turn is written (first_sign.py)
-            found = await self._sessions.found(place, incoming.mentioned)
+            found = await self._sessions.found(place, incoming.mentioned,
+                                               opened=place.thread != incoming.place.thread)
             if found is not None:
                 incoming.place = found.place
                 await self._turn(found, incoming)
@@ -308,7 +310,7 @@ class DiscordConversation:
             thread = functools.partial(self._history.thread, message)
             if incoming.mentioned:
                 replied = functools.partial(self._history.replied, message)
-        return turns.Arrival(found.session.id, found.new, incoming.text,
+        return turns.Arrival(found.session, found.new, incoming.text,
                              str(incoming.post.author_id), str(message.id),
                              offers=self._files.offers(message), thread=thread, replied=replied)
 

@@ -143,13 +143,13 @@ class SlackConversations:
         DM before its session is looked for, in a thread once the thread is known to be ours."""
         place, run_id = incoming.place, turns.new_run_id()
         sign = await self._signs.give(place, incoming.ts, run_id) if create else None
-        session, new = await self._session(place, create)
+        session, new = await self._session(place, create, opened=place.opened_by(incoming.ts))
         if session is None:
             return
         if sign is None:
             sign = await self._signs.give(place, incoming.ts, run_id)
         arrival = turns.Arrival(
-            session.id, new, incoming.text, incoming.user, incoming.ts,
+            session, new, incoming.text, incoming.user, incoming.ts,
             offers=self._files.offers(incoming.files),
             thread=self._thread_reader(incoming, bot_user_id),
             platform_refs=self._signs.slot(place, sign).to_refs(), run_id=run_id)
@@ -203,11 +203,13 @@ class SlackConversations:
     async def _say(self, place: SlackPlace, payload: Payload) -> None:
         await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
 
-    async def _session(self, place: SlackPlace, create: bool) -> tuple[ChatSession | None, bool]:
-        """The thread's session, and whether it was made for this message."""
+    async def _session(self, place: SlackPlace, create: bool,
+                       opened: bool) -> tuple[ChatSession | None, bool]:
+        """The thread's session, and whether it was made for this message (`opened`: the
+        message opened the thread)."""
         if not create:
             return await bindings.bound_session(place.key), False
-        return await bindings.session_for_thread(place.key)
+        return await bindings.session_for_thread(place.key, opened=opened)
 
     def _thread_reader(self, incoming: SlackIncoming,
                        bot_user_id: str | None) -> written.Reader | None:

@@ -40,6 +40,7 @@ from core.runtime.clarify import ClarifyOutcome
 from core.store.models import (
     IN_FLIGHT,
     ChatMessage,
+    ChatSession,
     ClarifyPause,
     MessageStatus,
     PauseKind,
@@ -56,7 +57,7 @@ class Arrival:
     """A person's message as an adapter read it off its platform, in the session found for it
     (`new`: made for this message, the bot's first mention in a thread)."""
 
-    session_id: int
+    session: ChatSession
     new: bool
     text: str
     author: str
@@ -86,9 +87,12 @@ async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
                context_messages: int) -> Taken:
     """The run that answers a person's message. Its files skipped (or that nothing in it could
     be read) are said first; a platform message taken already (a retry, a replay, another
-    replica) starts nothing and reads no file again. RateLimited over the author's quota."""
-    session_id, platform_id_ = arrival.session_id, arrival.platform_message_id
-    if await user_node(session_id, platform_id_) is not None:
+    replica) starts nothing and reads no file again (a session made for this message has
+    nothing in it to look for). RateLimited over the author's quota. The turn takes the
+    session's model and skill as the adapter read them with the session."""
+    session, platform_id_ = arrival.session, arrival.platform_message_id
+    session_id = session.id
+    if not arrival.new and await user_node(session_id, platform_id_) is not None:
         return Taken()
     said = await written.read(arrival.text, arrival.offers, files)
     if said.notices:
@@ -103,6 +107,8 @@ async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
         return Taken(run=await pool.start(session_id, said.text, author=arrival.author,
                                           platform_message_id=platform_id_, files=said.files,
                                           thread_context=to_stored(context),
+                                          model_id=session.model_id,
+                                          skill_folder=session.skill_folder,
                                           run_id=arrival.run_id, **refs))
     except Busy as busy:
         if await user_node(session_id, platform_id_) is not None:

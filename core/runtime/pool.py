@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar
 
-from core.chat import tree
+from core.chat import sessions, tree
 from core.agent.bridge.port import Bridge
 from core.agent.catalogue import Catalogue
 from core.chat.policy import Policy
@@ -112,13 +112,14 @@ class RunPool:
         """A user message (or an edit's new user node) and the run that answers it (`run_id`:
         chosen already, `new_run_id()`; else a new one).
 
-        `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id.
+        `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id;
+        the session's model and skill where they are not given (both given: not read again).
         An `author` over their quota is refused (RateLimited) before anything is written.
         """
-        session = await self._session_defaults(session_id, fields)
-        previous = self._sessions.get(session.id)
+        await self._session_defaults(session_id, fields)
+        previous = self._sessions.get(session_id)
         if not queue:
-            await self._refuse_if_busy(session.id)
+            await self._refuse_if_busy(session_id)
         await self.quota.take(fields.get("author"))
         return await self._launch(
             session_id, RunOptions(max_iterations, after=self.done_future(previous)),
@@ -331,17 +332,16 @@ class RunPool:
     def _slot_free(self, options: RunOptions) -> bool:
         return options.after is None and self.slots.active < self.slots.cap and not self.slots.queued
 
-    async def _session_defaults(self, session_id: int, fields: dict[str, Any]):  # noqa: ANN202
-        from core.chat.sessions import get_session
-
-        session = await get_session(session_id)
-        fields.setdefault("model_id", session.model_id)
-        fields.setdefault("skill_folder", session.skill_folder)
+    async def _session_defaults(self, session_id: int, fields: dict[str, Any]) -> None:
+        """The session's model and skill where `fields` has none; both checked."""
+        if "model_id" not in fields or "skill_folder" not in fields:
+            session = await sessions.get_session(session_id)
+            fields.setdefault("model_id", session.model_id)
+            fields.setdefault("skill_folder", session.skill_folder)
         if fields["model_id"]:
             self.catalogue.model(str(fields["model_id"]))  # unknown -> NotFound, nothing written
         if fields["skill_folder"]:
             self.catalogue.skill(str(fields["skill_folder"]))
-        return session
 
     async def _refuse_if_busy(self, session_id: int) -> None:
         """Busy while a run of the session is in flight here. The database decides: a run

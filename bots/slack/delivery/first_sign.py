@@ -71,7 +71,7 @@ class FirstSigns:
         """The first sign of the turn `run_id` answering the message `asked_ts` in `place`."""
         if await self._status(place):
             return Sign(status=True)
-        if not place.is_dm and place.reply_thread == asked_ts:  # it opens a thread
+        if place.opened_by(asked_ts):
             return Sign(ts=await self._placeholder(place, run_id))
         return Sign()
 
