@@ -23,7 +23,9 @@ check: a service that has been serving did both long ago.
 
 It prints, for one run:
   completed        answers shown in their own thread and stored as SUCCESS (all must be);
-  first reply      user's message sent -> the fake received the bot's first message there;
+  first reply      user's message sent -> the fake received the first thing the person sees
+                   the bot do there: a message, or a turn's first sign (Slack's loading
+                   status, Discord's typing; observer.py says why those count);
   event -> persist a Bridge event's arrival in the runtime (its `created_at`) -> the commit
                    of the log batch that holds it, over every event of every run;
   done -> platform the run's `done` event arriving in the runtime -> the fake received the

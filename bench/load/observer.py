@@ -1,6 +1,14 @@
 """Reads what the fakes received, as it arrives, into one `Seen` per conversation: when its
-first bot message appeared and when its finished answer (the one with a Regenerate button)
-did. Times are the fakes' arrival times (time.monotonic of this process)."""
+first reply appeared and when its finished answer (the one with a Regenerate button) did.
+Times are the fakes' arrival times (time.monotonic of this process).
+
+The first reply is the first thing the person sees the bot do in that conversation: a bot
+message there (Slack: chat.postMessage or chat.startStream; Discord: a message posted in the
+thread), or the first sign a turn gives before its message (Slack: the thread's loading status,
+assistant.threads.setStatus with a status; Discord: the bot typing in the thread). Both show in
+the conversation itself, where the person looks for the answer: Slack's status under the
+thread ("is working…"), Discord's "… is typing" in the thread. Not counted: the thread Discord
+opens on the message (it shows the question, not a reply), and reactions."""
 
 from __future__ import annotations
 
@@ -16,9 +24,12 @@ from .script import answer
 from .world import World
 
 SLACK_POSTS = frozenset({"chat.postMessage", "chat.startStream"})
+SLACK_STATUS = "assistant.threads.setStatus"
 DISCORD_REGENERATE = '"hermes:regen:'  # the start of the Regenerate button's custom id
 DISCORD_POST = "POST /channels/{channel_id}/messages"
 DISCORD_EDIT = "PATCH /channels/{channel_id}/messages/{message_id}"
+DISCORD_TYPING = "POST /channels/{channel_id}/typing"
+DISCORD_SHOWN = frozenset({DISCORD_POST, DISCORD_EDIT, DISCORD_TYPING})
 
 
 @dataclass
@@ -91,18 +102,21 @@ class Observer:
         calls = self.world.slack.calls
         while self._slack_read < len(calls) and calls[self._slack_read].status:
             call = calls[self._slack_read]
-            number = self._slack_channels.get(str(call.args.get("channel")))
+            channel = call.args.get("channel") or call.args.get("channel_id")
+            number = self._slack_channels.get(str(channel))
             if number in self.seen and call.status == 200:
+                shown = call.method in SLACK_POSTS or (
+                    call.method == SLACK_STATUS and bool(call.args.get("status")))
                 self._note(self.seen[number], call.method, call.at, call.args,
-                           SLACK_REGENERATE, posted=call.method in SLACK_POSTS)
+                           SLACK_REGENERATE, posted=shown)
             self._slack_read += 1
         discord = self.world.discord.core.calls
         while self._discord_read < len(discord) and discord[self._discord_read].status:
             sent = discord[self._discord_read]
             number = self._discord_channels.get(str(sent.params.get("channel_id")))
-            if number in self.seen and sent.status == 200 and sent.route in (DISCORD_POST, DISCORD_EDIT):
+            if number in self.seen and sent.status in (200, 204) and sent.route in DISCORD_SHOWN:
                 self._note(self.seen[number], sent.route, sent.at, sent.json, DISCORD_REGENERATE,
-                           posted=sent.route == DISCORD_POST)
+                           posted=sent.route != DISCORD_EDIT)
             self._discord_read += 1
 
     def _note(self, seen: Seen, method: str, at: float, body: Any, regenerate: str,

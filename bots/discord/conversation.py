@@ -8,7 +8,9 @@ id and is in the post); a DM channel is one session until `/hermes new`. Where t
 message is (the channel a thread was opened in, or the thread) is noted before its turn is
 written, for the reactions on it (bots/discord/delivery/reactions.py). Gateway RESUME replays are
 recognised by message id and never start a second run. Before anything is bound or run,
-the message passes the intake (bots/discord/intake.py: who may talk).
+the message passes the intake (bots/discord/intake.py: who may talk), and once its place is
+known (the thread opened on it, if any) the bot types there: the turn's first sign
+(bots/discord/delivery/first_sign.py), before any database work of it.
 
 Editing one's own message makes a new branch that the bot answers in the thread:
 `on_message_edit` covers messages in discord.py's cache, `on_raw_message_edit` the others
@@ -28,6 +30,7 @@ from typing import Final
 import discord
 
 from bots.discord.boundary import log_failure
+from bots.discord.delivery.first_sign import FirstSign
 from bots.discord.delivery.live import Notices
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.files import DiscordFiles
@@ -143,25 +146,32 @@ class SessionFinder:
                 return None
         return place_of(channel, guild.id if guild else None)
 
-    async def for_message(self, message: discord.Message, place: Place, mentioned: bool,
-                          text: str) -> Found | None:
-        """The session the message belongs to (None: the message is not for the bot)."""
-        if place.is_dm or (place.thread is not None and mentioned):
-            return await self._bind(place)
-        if place.thread is not None:
-            session = await bindings.bound_session(place.key())
-            return Found(session, place) if session else None
+    async def where(self, message: discord.Message, place: Place, mentioned: bool,
+                    text: str) -> Place | None:
+        """Where the message's conversation lives: its place, or the thread opened on it for a
+        mention in a channel (None: nowhere, the message is not for the bot)."""
+        if place.is_dm or place.thread is not None:
+            return place
         if not mentioned:
             return None
         thread = await self._open_thread(message, text)
-        return await self._bind(place.with_thread(thread.id)) if thread else None
+        return place.with_thread(thread.id) if thread else None
+
+    async def found(self, place: Place, mentioned: bool, opened: bool = False) -> Found | None:
+        """The session of the conversation at `place` (`where`): bound to it now on a mention
+        or in a DM (`opened`: in the thread `where` opened, which has none yet); None for a
+        thread that has none."""
+        if place.is_dm or mentioned:
+            return await self._bind(place, opened)
+        session = await bindings.bound_session(place.key())
+        return Found(session, place) if session else None
 
     def asking(self, message: discord.Message) -> None:
         """The message is about to become a turn: its reactions go where it is."""
         self._targets.asking(message.id, message.channel.id)
 
-    async def _bind(self, place: Place) -> Found:
-        session, new = await bindings.session_for_thread(place.key())
+    async def _bind(self, place: Place, opened: bool = False) -> Found:
+        session, new = await bindings.session_for_thread(place.key(), opened=opened)
         self._targets.bound(session.id, place.target)
         return Found(session, place, new)
 
@@ -219,10 +229,12 @@ class DiscordConversation:
     """The gateway's messages and edits of people, as turns of their sessions."""
 
     def __init__(self, client: discord.Client, pool: RunPool, sessions: SessionFinder,
-                 intake: DiscordIntake, notices: Notices, allow_list: tuple[str, ...],
-                 reader: FileReader, context_messages: int = DEFAULT_MESSAGES,
+                 intake: DiscordIntake, notices: Notices, sign: FirstSign,
+                 allow_list: tuple[str, ...], reader: FileReader,
+                 context_messages: int = DEFAULT_MESSAGES,
                  files: DiscordFiles | None = None) -> None:
         self._client = client
+        self._sign = sign  # the bot typing where the answer will come, first of all
         self._files = files or DiscordFiles()  # DISCORD_CDN_HOSTS
         self._pool = pool
         self._sessions = sessions
@@ -243,8 +255,13 @@ class DiscordConversation:
             if not await self._for_us(incoming) or not await self._intake.admits(
                     message, incoming.place.key(), incoming.place.target):
                 return
-            found = await self._sessions.for_message(
-                message, incoming.place, incoming.mentioned, incoming.text)
+            place = await self._sessions.where(message, incoming.place, incoming.mentioned,
+                                               incoming.text)
+            if place is None:
+                return
+            self._sign.give(place.target)  # before any of the turn is written (first_sign.py)
+            found = await self._sessions.found(place, incoming.mentioned,
+                                               opened=place.thread != incoming.place.thread)
             if found is not None:
                 incoming.place = found.place
                 await self._turn(found, incoming)
@@ -293,7 +310,7 @@ class DiscordConversation:
             thread = functools.partial(self._history.thread, message)
             if incoming.mentioned:
                 replied = functools.partial(self._history.replied, message)
-        return turns.Arrival(found.session.id, found.new, incoming.text,
+        return turns.Arrival(found.session, found.new, incoming.text,
                              str(incoming.post.author_id), str(message.id),
                              offers=self._files.offers(message), thread=thread, replied=replied)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import discord
 
 from bots.discord.conversation import DiscordConversation, SessionFinder
+from bots.discord.delivery.first_sign import FirstSign
 from bots.discord.delivery.live import Notices, RunFollower
 from bots.discord.delivery.outbox import Outbox, Outboxes
 from bots.discord.delivery.writer import WRITE_TIMEOUT, Writer
@@ -51,9 +52,10 @@ class DiscordServices:
         SHOW_USAGE."""
         outboxes, writer, refs = Outboxes.on(limiter), Writer(client, write_timeout), DiscordRefs()
         notices, sessions = Notices(writer, outboxes.messages), SessionFinder(client, refs)
-        intake = DiscordIntake(policy, notices)
-        conversation = DiscordConversation(client, pool, sessions, intake, notices, allow_list,
-                                           reader or FileReader(), context_messages, files)
+        intake, sign = DiscordIntake(policy, notices), FirstSign(writer, outboxes.typing)
+        conversation = DiscordConversation(client, pool, sessions, intake, notices, sign,
+                                           allow_list, reader or FileReader(), context_messages,
+                                           files)
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
                    RunFollower(pool, refs, writer, outboxes, client, cached or client.get_channel,
                                usage),

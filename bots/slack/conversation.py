@@ -22,6 +22,7 @@ from core.errors import Busy
 from . import ids
 from .files import SlackFiles
 from .commands import Command, Commands, Where, mention_command
+from .delivery.first_sign import FirstSigns, Sign
 from .inbound import (
     MessageEdit,
     MessageEvent,
@@ -50,6 +51,7 @@ class SlackConversations:
         self._reader = reader
         self._history = history
         self._context_messages = context_messages  # THREAD_CONTEXT_MESSAGES
+        self._signs = FirstSigns(services.sender, services.features, services.statuses)
 
     def register(self, app: AsyncApp) -> None:
         app.event("app_mention")(self.on_mention)
@@ -136,18 +138,39 @@ class SlackConversations:
     async def message(self, incoming: SlackIncoming, create: bool,
                       bot_user_id: str | None = None) -> None:
         """Start the run that answers `incoming` (creating the session when asked); the
-        first mention in a thread takes the thread's earlier messages as context."""
-        session, new = await self._session(incoming.place, create)
+        first mention in a thread takes the thread's earlier messages as context. Its first
+        sign (delivery/first_sign.py) comes before any of it is written: for a mention or a
+        DM before its session is looked for, in a thread once the thread is known to be ours."""
+        place, run_id = incoming.place, turns.new_run_id()
+        sign = await self._signs.give(place, incoming.ts, run_id) if create else None
+        session, new = await self._session(place, create, opened=place.opened_by(incoming.ts))
         if session is None:
             return
-        place = incoming.place
-        slot = Slot(place.team, place.channel, place.reply_thread)
+        if sign is None:
+            sign = await self._signs.give(place, incoming.ts, run_id)
         arrival = turns.Arrival(
-            session.id, new, incoming.text, incoming.user, incoming.ts,
+            session, new, incoming.text, incoming.user, incoming.ts,
             offers=self._files.offers(incoming.files),
-            thread=self._thread_reader(incoming, bot_user_id), platform_refs=slot.to_refs())
-        taken = await turns.take(self._services.pool, arrival, self._reader,
-                                 functools.partial(self._notices, place), self._context_messages)
+            thread=self._thread_reader(incoming, bot_user_id),
+            platform_refs=self._signs.slot(place, sign).to_refs(), run_id=run_id)
+        await self._take(place, arrival, sign)
+
+    async def _take(self, place: SlackPlace, arrival: turns.Arrival, sign: Sign) -> None:
+        """The turn written and started; its sign withdrawn if it starts no run."""
+        told: list[str] = []
+
+        async def say(notices: tuple[str, ...]) -> None:
+            told.extend(notices)
+            await self._notices(place, notices)
+
+        try:
+            taken = await turns.take(self._services.pool, arrival, self._reader, say,
+                                     self._context_messages)
+        except Exception:
+            await self._signs.withdraw(place, sign, replied=True)  # the boundary tells why
+            raise
+        if taken.run is None:
+            await self._signs.withdraw(place, sign, replied=bool(told) or taken.busy is not None)
         if taken.busy is not None:
             await self.refuse_busy(place, taken.running)
 
@@ -180,11 +203,13 @@ class SlackConversations:
     async def _say(self, place: SlackPlace, payload: Payload) -> None:
         await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
 
-    async def _session(self, place: SlackPlace, create: bool) -> tuple[ChatSession | None, bool]:
-        """The thread's session, and whether it was made for this message."""
+    async def _session(self, place: SlackPlace, create: bool,
+                       opened: bool) -> tuple[ChatSession | None, bool]:
+        """The thread's session, and whether it was made for this message (`opened`: the
+        message opened the thread)."""
         if not create:
             return await bindings.bound_session(place.key), False
-        return await bindings.session_for_thread(place.key)
+        return await bindings.session_for_thread(place.key, opened=opened)
 
     def _thread_reader(self, incoming: SlackIncoming,
                        bot_user_id: str | None) -> written.Reader | None:

@@ -346,6 +346,11 @@ class SlackPlace:
     def is_dm(self) -> bool:
         return self.key.thread == "" and self.channel.startswith("D")
 
+    def opened_by(self, ts: str) -> bool:
+        """Whether the message `ts` opens this thread (a channel's message outside any thread:
+        the bot's replies start the thread under it), which then has no conversation yet."""
+        return not self.is_dm and self.reply_thread == ts
+
 
 def is_dm(channel: str, channel_type: str | None = None) -> bool:
     return channel_type == "im" or (channel_type is None and channel.startswith("D"))

@@ -31,6 +31,7 @@ class Slot:
     branched: bool = False  # the turn answers an edited message
     final: int | None = None  # the answer whose finished state was rendered
     streamed: bool = False  # `ts` is a stream (chat.startStream) not yet stopped
+    placeholder: bool = False  # `ts` is the first sign, posted before the turn was written
 
     def to_refs(self) -> dict[str, Any]:
         return {KEY: {**asdict(self), "followups": list(self.followups)}}

@@ -14,6 +14,7 @@ from core.edge.dedupe import Seen
 from core.edge.event_ledger import EventLedger
 
 from .delivery.budgets import OpenMessages, StreamTurns
+from .delivery.first_sign import ShownStatuses
 from .delivery.sender import SlackSender, WorkspaceFeatures
 from .intake import Background
 
@@ -51,3 +52,4 @@ class SlackServices:
     told_not_allowed: Seen = field(default_factory=Seen)
     titles: ShownTitles = field(default_factory=ShownTitles)
     usage: UsageShown = UsageShown.OFF  # SHOW_USAGE: what an answer's footer says of its calls
+    statuses: ShownStatuses = field(default_factory=ShownStatuses)  # set by a turn's first sign

@@ -81,9 +81,12 @@ async def get_session(session_id: int) -> ChatSession:
     return session
 
 
-async def session_for_thread(key: ThreadKey, **defaults: str | None) -> tuple[ChatSession, bool]:
-    """The session bound to a platform thread, creating both if new; True when created."""
-    binding = await thread_binding(key)
+async def session_for_thread(key: ThreadKey, *, look_first: bool = True,
+                             **defaults: str | None) -> tuple[ChatSession, bool]:
+    """The session bound to a platform thread, creating both if new; True when created.
+    Without `look_first` (a thread that can have no session yet: its caller just opened it)
+    the binding is made at once, and an existing one is read only if that is refused."""
+    binding = await thread_binding(key) if look_first else None
     if binding is not None:
         return binding.session, False
     try:

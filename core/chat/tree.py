@@ -9,7 +9,9 @@ Every mutation locks the session row, so two replicas never interleave their sib
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
+
+from tortoise.queryset import QuerySet
 
 from core.chat import attachment_store
 from core.chat.branch import Node, walk_active, walk_all
@@ -54,7 +56,11 @@ async def leaf(session_id: int) -> ChatMessage | None:
 
 
 async def _leaf_id(session_id: int) -> int | None:
-    nodes = walk_active(await _active_nodes(session_id))
+    return _leaf_of(await _active_nodes(session_id))
+
+
+def _leaf_of(active: list[Node]) -> int | None:
+    nodes = walk_active(active)
     return next((n.id for n in reversed(nodes) if n.role != Role.SYSTEM), None)
 
 
@@ -107,11 +113,19 @@ async def append_turn_locked(
     """A user message at the end of the active branch and, under it, the assistant message that
     will answer it. For a caller that holds the session row's lock in its open transaction (a
     run's start does): a new node has no siblings and is on the active branch already, so the
-    answer is inserted as it is, without the checks `add_child` makes of an arbitrary parent."""
+    answer is inserted as it is, without the checks `add_child` makes of an arbitrary parent.
+
+    The user message's siblings (the leaf's other children) are all inactive, or the active
+    branch would go on through one of them, so none is deactivated; in an empty tree (no active
+    node: every group of siblings has one) it is the first root, and no sibling is looked for."""
     _require_text(text)
-    parent = await _leaf_id(session_id)
-    user = await _insert_sibling(session_id, parent, Role.USER, MessageStatus.SENT,
-                                 content=text, **user_fields)
+    active = await _active_nodes(session_id)
+    parent = _leaf_of(active)
+    order = 0 if not active else await _next_order(_siblings(session_id, parent))
+    user = await ChatMessage.create(
+        session_id=session_id, parent_id=parent, role=Role.USER, status=MessageStatus.SENT,
+        is_active=True, branch_order=order, created_at=utc_now(), content=text, **user_fields,
+    )
     answer = await ChatMessage.create(
         session_id=session_id, parent_id=user.id, role=Role.ASSISTANT, status=status,
         is_active=True, branch_order=0, created_at=utc_now(), **answer_fields,
@@ -222,7 +236,7 @@ async def _activate_path(session_id: int, message_id: int) -> None:
         node = links[node]
 
 
-def _siblings(session_id: int, parent_id: int | None):
+def _siblings(session_id: int, parent_id: int | None) -> QuerySet[ChatMessage]:
     query = ChatMessage.filter(session_id=session_id).exclude(role=Role.SYSTEM)
     if parent_id is None:
         return query.filter(parent_id__isnull=True)
@@ -233,12 +247,18 @@ async def _insert_sibling(
     session_id: int, parent_id: int | None, role: Role, status: MessageStatus, **fields: Any
 ) -> ChatMessage:
     siblings = _siblings(session_id, parent_id)
-    orders = await siblings.values_list("branch_order", flat=True)
+    order = await _next_order(siblings)
     await siblings.filter(is_active=True).update(is_active=False)
     return await ChatMessage.create(
         session_id=session_id, parent_id=parent_id, role=role, status=status, is_active=True,
-        branch_order=max(orders, default=-1) + 1, created_at=utc_now(), **fields,
+        branch_order=order, created_at=utc_now(), **fields,
     )
+
+
+async def _next_order(siblings: QuerySet[ChatMessage]) -> int:
+    """The branch order of a new version among `siblings`."""
+    orders = cast(list[int], await siblings.values_list("branch_order", flat=True))
+    return max(orders, default=-1) + 1
 
 
 async def _lock_session(session_id: int) -> None:

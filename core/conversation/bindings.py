@@ -18,10 +18,11 @@ async def bound_session(key: ThreadKey) -> ChatSession | None:
     return binding.session if binding else None
 
 
-async def session_for_thread(key: ThreadKey) -> tuple[ChatSession, bool]:
+async def session_for_thread(key: ThreadKey, *, opened: bool = False) -> tuple[ChatSession, bool]:
     """The session bound to a thread, binding a new one when it has none (True: made now, for
-    this message; a replica that binds it first wins, and both use its session)."""
-    return await sessions.session_for_thread(key)
+    this message; a replica that binds it first wins, and both use its session). `opened`: the
+    message opened the thread (a mention outside any thread), which then has none to look for."""
+    return await sessions.session_for_thread(key, look_first=not opened)
 
 
 async def latest_binding(session_id: int, platform: Platform) -> ConversationBinding | None:

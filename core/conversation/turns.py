@@ -4,6 +4,8 @@ door of the adapters, the admin API and the terminal chat (through the API).
 - `take`: a message in a session found for it: its words and files read, what the thread is
   told first (`say`), the thread's earlier messages as context, the turn written; one outcome
   (`Taken`: the run, or the busy run in the way). `take_edit`: the same for an edited message.
+  An adapter that shows a sign of the turn before it is written (a Stop button on a
+  placeholder) names its run first (`new_run_id`, given in the `Arrival`).
 - `start`: an operator's run (the admin API, and the terminal chat through it), at the end of
   the active branch or as a new version of a turn (`parent_message_id`).
 - `regenerate`, `stop` (with who shows the end of a stopped run), `switch_version`,
@@ -31,12 +33,14 @@ from core.errors import Busy, Conflict, NotFound
 from core.text.field_errors import InvalidField
 from core.runtime import records
 from core.runtime.pool import RunPool
+from core.runtime.pool import new_run_id as new_run_id  # an adapter shows a run before it starts
 from core.runtime.updates import RunUpdate
 from core.store.db import first_value
 from core.runtime.clarify import ClarifyOutcome
 from core.store.models import (
     IN_FLIGHT,
     ChatMessage,
+    ChatSession,
     ClarifyPause,
     MessageStatus,
     PauseKind,
@@ -53,7 +57,7 @@ class Arrival:
     """A person's message as an adapter read it off its platform, in the session found for it
     (`new`: made for this message, the bot's first mention in a thread)."""
 
-    session_id: int
+    session: ChatSession
     new: bool
     text: str
     author: str
@@ -62,6 +66,7 @@ class Arrival:
     thread: written.Reader | None = None  # the thread's earlier messages
     replied: written.Reader | None = None  # the messages it replies to
     platform_refs: dict[str, Any] | None = None  # where its turn shows (Slack)
+    run_id: str | None = None  # the run's id if shown before it is written (`new_run_id`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +87,12 @@ async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
                context_messages: int) -> Taken:
     """The run that answers a person's message. Its files skipped (or that nothing in it could
     be read) are said first; a platform message taken already (a retry, a replay, another
-    replica) starts nothing and reads no file again. RateLimited over the author's quota."""
-    session_id, platform_id_ = arrival.session_id, arrival.platform_message_id
-    if await user_node(session_id, platform_id_) is not None:
+    replica) starts nothing and reads no file again (a session made for this message has
+    nothing in it to look for). RateLimited over the author's quota. The turn takes the
+    session's model and skill as the adapter read them with the session."""
+    session, platform_id_ = arrival.session, arrival.platform_message_id
+    session_id = session.id
+    if not arrival.new and await user_node(session_id, platform_id_) is not None:
         return Taken()
     said = await written.read(arrival.text, arrival.offers, files)
     if said.notices:
@@ -98,7 +106,10 @@ async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
     try:
         return Taken(run=await pool.start(session_id, said.text, author=arrival.author,
                                           platform_message_id=platform_id_, files=said.files,
-                                          thread_context=to_stored(context), **refs))
+                                          thread_context=to_stored(context),
+                                          model_id=session.model_id,
+                                          skill_folder=session.skill_folder,
+                                          run_id=arrival.run_id, **refs))
     except Busy as busy:
         if await user_node(session_id, platform_id_) is not None:
             return Taken()  # the same message, taken meanwhile (a retry racing it)

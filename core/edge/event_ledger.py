@@ -2,8 +2,9 @@
 takes it, and a redelivery of it (Slack's retry, or the same event sent to another replica)
 is dropped wherever it arrives.
 
-The ids are rows of `handled_event`, inserted or refused by their unique key in one statement,
-so no two replicas both take one. Slack redelivers within minutes (three retries over about
+The ids are rows of `handled_event`, inserted or refused by their unique key in one statement
+(on the edge's own connections, core/store/db.py: an event is never held up behind the
+runtime's transactions), so no two replicas both take one. Slack redelivers within minutes (three retries over about
 five); the rows are kept for `EVENT_TTL` and then swept by an upkeep job. The in-process
 memories of core/edge/dedupe.py stay in front as the cheap first check.
 """
@@ -16,6 +17,7 @@ from datetime import datetime, timedelta
 
 from tortoise.exceptions import IntegrityError
 
+from core.store.db import edge_connection
 from core.store.models import HandledEvent, utc_now
 from core.store.outage import is_outage
 
@@ -37,7 +39,7 @@ class EventLedger:
         handled twice, and its handling reports the outage itself)."""
         key = f"{platform}:{event_id[:MAX_ID]}"
         try:
-            await HandledEvent.create(event_key=key, at=self._clock())
+            await HandledEvent.create(event_key=key, at=self._clock(), using_db=edge_connection())
         except IntegrityError:
             return False
         except Exception as error:

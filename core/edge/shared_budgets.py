@@ -1,13 +1,14 @@
 """The rate budgets every replica spends: token buckets as rows of PostgreSQL's `rate_budget`.
 
 A BudgetStore (core/edge/ratelimit.py) for `serve` on PostgreSQL, where several replicas may run:
-a take is one statement, one round trip. It locks the key's row (SELECT ... FOR UPDATE),
-refills it for the time since its last take, takes a token if the key is open and more than
-the reserve is left, and answers what is left; a key's first take inserts its row, full, in the
-same statement. Time is the database's clock (`clock_timestamp()`), never a replica's: the
-replicas' hosts may disagree by seconds, the one server does not disagree with itself, and
-what travels back to a replica are durations (tokens, seconds closed) that its own clock can
-measure. A test may inject a clock instead.
+a take is one statement, one round trip (on the edge's own connections, core/store/db.py: a
+platform call never waits for a connection behind the runtime's transactions). It locks the
+key's row (SELECT ... FOR UPDATE), refills it for the time since its last take, takes a token
+if the key is open and more than the reserve is left, and answers what is left; a key's first
+take inserts its row, full, in the same statement. Time is the database's clock
+(`clock_timestamp()`), never a replica's: the replicas' hosts may disagree by seconds, the one
+server does not disagree with itself, and what travels back to a replica are durations
+(tokens, seconds closed) that its own clock can measure. A test may inject a clock instead.
 
 A sliding window (`Limit.window`) keeps the times of its calls in the row's `taken` array
 (a column PostgreSQL alone has: migrations/0019): a take drops those older than the window and
@@ -24,10 +25,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tortoise import connections
-
 from core.edge.ratelimit import BudgetStore, BudgetUnavailable, Limit, Take
-from core.store.db import is_sqlite
+from core.store.db import edge_connection, is_sqlite
 from core.store.models import RateBudget
 from core.store.outage import is_outage
 from core.text.safe_text import storable_key
@@ -118,7 +117,7 @@ class PostgresBudgets:
 
     async def _query(self, sql: str, params: list[Any]) -> list[Any]:
         try:
-            _, rows = await connections.get("default").execute_query(sql, params)
+            _, rows = await edge_connection().execute_query(sql, params)
         except Exception as error:
             if is_outage(error):
                 raise BudgetUnavailable(type(error).__name__) from error

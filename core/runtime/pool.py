@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar
 
-from core.chat import tree
+from core.chat import sessions, tree
 from core.agent.bridge.port import Bridge
 from core.agent.catalogue import Catalogue
 from core.chat.policy import Policy
@@ -42,6 +42,12 @@ FINISHED_TTL = 300.0  # seconds a finished run stays in memory for late subscrib
 RUN_BUFFER_BYTES = 262144  # RUN_BUFFER_BYTES: events of a live run kept for admin followers
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+def new_run_id() -> str:
+    """A run's id (the Bridge's and every platform's name for it), chosen by whoever starts it:
+    an adapter may show it (a Stop button) before the run is written (`start(run_id=...)`)."""
+    return uuid.uuid4().hex
 
 
 class RunPool:
@@ -106,22 +112,24 @@ class RunPool:
 
     async def start(self, session_id: int, text: str, *, queue: bool = False,
                     user_message_id: int | None = None, max_iterations: int | None = None,
-                    **fields: Any) -> RunUpdate:
-        """A user message (or an edit's new user node) and the run that answers it.
+                    run_id: str | None = None, **fields: Any) -> RunUpdate:
+        """A user message (or an edit's new user node) and the run that answers it (`run_id`:
+        chosen already, `new_run_id()`; else a new one).
 
         `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id,
-        spend_exempt. A start over a spend limit (SpendLimitReached), or by an `author` over
+        spend_exempt; the session's model and skill where they are not given (both given: not
+        read again). A start over a spend limit (SpendLimitReached), or by an `author` over
         their quota (RateLimited), is refused before anything is written.
         """
-        session = await self._session_defaults(session_id, fields)
-        previous = self._sessions.get(session.id)
+        await self._session_defaults(session_id, fields)
+        previous = self._sessions.get(session_id)
         if not queue:
-            await self._refuse_if_busy(session.id)
-        await self._within_limits(session.id, fields)
+            await self._refuse_if_busy(session_id)
+        await self._within_limits(session_id, fields)
         await self.quota.take(fields.get("author"))
         return await self._launch(
             session_id, RunOptions(max_iterations, after=self.done_future(previous)),
-            text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
+            run_id=run_id, text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
         )
 
     async def regenerate(self, message_id: int, session_id: int | None = None,
@@ -314,8 +322,9 @@ class RunPool:
 
     # -- internals --------------------------------------------------------------------
 
-    async def _launch(self, session_id: int, options: RunOptions, **kwargs: Any) -> RunUpdate:
-        run_id = uuid.uuid4().hex
+    async def _launch(self, session_id: int, options: RunOptions, run_id: str | None = None,
+                      **kwargs: Any) -> RunUpdate:
+        run_id = run_id or new_run_id()
         status = MessageStatus.RUNNING if self._slot_free(options) else MessageStatus.QUEUED
         await self.leases.take_new(run_id)  # before the run is visible: no replica may adopt it
         try:
@@ -331,17 +340,16 @@ class RunPool:
     def _slot_free(self, options: RunOptions) -> bool:
         return options.after is None and self.slots.active < self.slots.cap and not self.slots.queued
 
-    async def _session_defaults(self, session_id: int, fields: dict[str, Any]):  # noqa: ANN202
-        from core.chat.sessions import get_session
-
-        session = await get_session(session_id)
-        fields.setdefault("model_id", session.model_id)
-        fields.setdefault("skill_folder", session.skill_folder)
+    async def _session_defaults(self, session_id: int, fields: dict[str, Any]) -> None:
+        """The session's model and skill where `fields` has none; both checked."""
+        if "model_id" not in fields or "skill_folder" not in fields:
+            session = await sessions.get_session(session_id)
+            fields.setdefault("model_id", session.model_id)
+            fields.setdefault("skill_folder", session.skill_folder)
         if fields["model_id"]:
             self.catalogue.model(str(fields["model_id"]))  # unknown -> NotFound, nothing written
         if fields["skill_folder"]:
             self.catalogue.skill(str(fields["skill_folder"]))
-        return session
 
     async def _within_limits(self, session_id: int, fields: dict[str, Any]) -> None:
         """SpendLimitReached when who asks (`author`; none: an operator) or where (the

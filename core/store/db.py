@@ -10,10 +10,13 @@ from urllib.parse import urlsplit
 
 from core.errors import InvalidInput
 from tortoise import Tortoise, connections
+from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.migrations.api import migrate as tortoise_migrate
 
 APP_LABEL = "hermes"
+EDGE = "edge"  # PostgreSQL: the pool of core/edge's one-statement writes (`edge_connection`)
+EDGE_POOL = 3  # its connections at most
 POSTGRES_SCHEMES = ("postgres", "postgresql")
 URL_FORMS = ("sqlite://data/hermes-chat.sqlite3 (a path under the working folder), "
              "sqlite:///var/lib/hermes-chat/db.sqlite3 (an absolute path) or "
@@ -44,9 +47,13 @@ def check_url(database_url: str) -> None:
 
 
 def tortoise_config(database_url: str) -> dict[str, Any]:
-    """The tortoise configuration of our one app, its models and its migrations package."""
+    """The tortoise configuration of our one app, its models and its migrations package; on
+    PostgreSQL with a second, small pool (`edge_connection`)."""
+    connections_: dict[str, Any] = {"default": _connection(database_url)}
+    if not is_sqlite(database_url):
+        connections_[EDGE] = _edge_connection(database_url)
     return {
-        "connections": {"default": _connection(database_url)},
+        "connections": connections_,
         "apps": {
             APP_LABEL: {
                 "models": ["core.store.models"],
@@ -64,6 +71,22 @@ def _connection(database_url: str) -> str | dict[str, Any]:
         return database_url
     expanded = expand_db_url(database_url)
     return {**expanded, "engine": "core.store.pg_engine"}  # asyncpg without a reset per release
+
+
+def _edge_connection(database_url: str) -> dict[str, Any]:
+    config = _connection(database_url)
+    assert isinstance(config, dict)
+    credentials = {**config["credentials"], "minsize": 1, "maxsize": EDGE_POOL}
+    return {**config, "credentials": credentials}
+
+
+def edge_connection() -> BaseDBAsyncClient:
+    """Where core/edge writes its single statements (a platform event taken once, a rate
+    budget's take): on PostgreSQL a pool of their own, so that a platform's intake never waits
+    for a connection behind the runtime's transactions (a burst of new conversations holds
+    every connection of the main pool for seconds: bench/README.md, "Load"); on SQLite the one
+    connection there is."""
+    return connections.get(EDGE if EDGE in connections.db_config else "default")
 
 
 def is_sqlite(database_url: str) -> bool:

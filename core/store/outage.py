@@ -43,7 +43,7 @@ T = TypeVar("T")
 @asynccontextmanager
 async def transaction() -> AsyncIterator[BaseDBAsyncClient]:
     """`in_transaction()` of the default connection, safe when BEGIN fails (see the module)."""
-    context = in_transaction()
+    context = in_transaction("default")
     try:
         inside = await context.__aenter__()
     except BaseException:

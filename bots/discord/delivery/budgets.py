@@ -4,8 +4,8 @@ Discord allows about 5 message writes (POST and PATCH) per 5 s per channel, a th
 channel of its own, shared by everything the bot writes there. `CHANNEL_LIMIT`, 0.8 writes/s
 with a burst of 1, puts at most 4 writes in a 5-second window that opens with a write (as
 Discord's do), so a little clock skew or network jitter never costs a 429: about 25 writes in
-a 30 s run. Reactions and thread renames are budgeted apart (`REACTION_LIMIT`,
-`RENAME_LIMIT`), so they never take a message write's token.
+a 30 s run. Reactions, thread renames and typing are budgeted apart (`REACTION_LIMIT`,
+`RENAME_LIMIT`, `TYPING_LIMIT`), so they never take a message write's token.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ CHANNEL_LIMIT = Limit(per_second=0.8, burst=1)
 # Discord's reaction route allows about 4 a second per channel; two per turn, mostly.
 REACTION_LIMIT = Limit(per_second=2.0, burst=2)
 RENAME_LIMIT = Limit(per_second=2 / 600, burst=2)  # two renames per ten minutes per thread
+# "The bot is typing" shows for 10 s (or until it posts): a turn's first sign needs one.
+TYPING_LIMIT = Limit(per_second=1 / 5, burst=1)
 
 
 class ChannelBudget:

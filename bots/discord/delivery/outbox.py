@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 import discord
 
-from bots.discord.delivery.budgets import RENAME_LIMIT, REACTION_LIMIT, ChannelBudget, Permit
+from bots.discord.delivery.budgets import (
+    RENAME_LIMIT,
+    REACTION_LIMIT,
+    TYPING_LIMIT,
+    ChannelBudget,
+    Permit,
+)
 from core.edge.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
@@ -112,12 +118,15 @@ class Outboxes:
     messages: Outbox
     reactions: Outbox
     renames: Outbox
+    typing: Outbox
 
     @classmethod
     def on(cls, limiter: RateLimiter) -> Outboxes:
         return cls(Outbox(ChannelBudget(limiter)),
                    Outbox(ChannelBudget(limiter, REACTION_LIMIT, "reactions")),
-                   Outbox(ChannelBudget(limiter, RENAME_LIMIT, "renames")))
+                   Outbox(ChannelBudget(limiter, RENAME_LIMIT, "renames")),
+                   Outbox(ChannelBudget(limiter, TYPING_LIMIT, "typing")))
 
     async def close(self, timeout: float) -> None:
-        await asyncio.gather(*(o.close(timeout) for o in (self.messages, self.reactions, self.renames)))
+        await asyncio.gather(*(o.close(timeout) for o in (self.messages, self.reactions,
+                                                          self.renames, self.typing)))

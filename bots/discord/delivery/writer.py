@@ -1,4 +1,4 @@
-"""The writer: the REST writes of message parts, reactions and thread names.
+"""The writer: the REST writes of message parts, reactions, thread names and typing.
 
 Every write spends a token of its channel's budget (`Permit`), and a 429 closes the channel
 for its Retry-After before the job is tried again (`RetryLater`). Discord down (a 5xx, a lost
@@ -104,6 +104,11 @@ class Writer:
         message = self._client.get_partial_messageable(permit.channel_id).get_partial_message(message_id)
         async with self._writing(permit):
             await message.remove_reaction(emoji, me)
+
+    async def typing(self, permit: Permit) -> None:
+        """Show the bot typing in the permit's channel (Discord: for 10 s, or until it posts)."""
+        async with self._writing(permit):
+            await self._client.get_partial_messageable(permit.channel_id).typing()
 
     async def rename(self, permit: Permit, thread: discord.Thread, name: str) -> None:
         """Rename a thread (the permit's channel)."""

@@ -53,6 +53,7 @@ from ..render.approval import render_approval
 from ..render.blocks import Payload, section
 from ..render.clarify import render_clarify
 from ..render.turn import (
+    LOADING,
     AnswerLayout,
     loading_line,
     render_answer,
@@ -111,7 +112,7 @@ class LiveMessage:
         if slot is None or (slot.final == self._latest.message_id and self._latest.finished):
             return  # not a Slack conversation, or already shown (a re-published finished run)
         self._versions = await views.versions(self._latest.message_id)  # fixed while it runs
-        status = LoadingStatus(self._services, slot)
+        status = LoadingStatus(self._services, slot, lambda: self._latest)
         await status.show(self._latest)
         author = await turns.author(self._latest.user_message_id)
         session = AgentSession(self._services, self._latest.session_id)
@@ -160,6 +161,10 @@ class LiveMessage:
         stopped first (recovered, the turn edits its message). A message that is not a
         stream is promised the workspace's chat.update call for its answer (sender.Promises):
         progress edits leave what the turns in flight will need at their ends."""
+        if slot.ts is not None and slot.placeholder:  # the first sign, posted as it arrived
+            self._owe(slot.team)
+            self._edited = self._counted = self._services.open_live.enter(slot.team)
+            return slot.moved(placeholder=False)  # (first_sign.py): the turn's message
         if slot.ts is not None:
             if slot.streamed:
                 await StreamedMessage.close_stale(self._services, slot)
@@ -195,8 +200,8 @@ class LiveMessage:
         elif self._edited:
             await self._until_ended(lambda: self._services.sender.edit(
                 slot.team, slot.channel, slot.ts or "", self._render, progress=True))
-        else:
-            await status.show(self._latest)
+        else:  # the status is all that shows its progress: it waits for its budget
+            await self._until_ended(lambda: status.show(self._latest, wait=True))
 
     async def _until_ended(self, send: Callable[[], Awaitable[None]]) -> None:
         """One progress call. It waits behind the workspace's other calls; if the run ends
@@ -452,32 +457,53 @@ def _pause_metadata(pause_id: int) -> dict[str, Any]:
 # --- the loading status -------------------------------------------------------------------
 # The thread's loading status (assistant.threads.setStatus with `loading_messages`): what
 # the agent does, shown where no live message shows it. The least valuable call a turn makes:
-# sent only when its budget has room now, skipped silently where the workspace refuses it
-# (logged once), and cleared by Slack when the bot replies in the thread.
+# sent only when its budget has room now (where nothing else shows the progress, once it has,
+# behind everything urgent), skipped silently where the workspace refuses it (logged once),
+# and cleared by Slack when the bot replies in the thread.
 
-WORKING = "is working…"
+WORKING = LOADING
 
 
 class LoadingStatus:
-    def __init__(self, services: SlackServices, slot: Slot) -> None:
+    def __init__(self, services: SlackServices, slot: Slot,
+                 newest: Callable[[], RunUpdate] | None = None) -> None:
         self._services = services
         self._slot = slot
-        self._shown: str | None = None
+        self._newest = newest  # the run as it is now
+        self._shown = services.statuses.take((slot.team, slot.channel, slot.thread_ts or ""))
 
-    async def show(self, update: RunUpdate) -> None:
+    async def show(self, update: RunUpdate, wait: bool = False) -> None:
+        """`update`'s line, if its budget has room now; with `wait`, once it has (the line of
+        the run as it is then)."""
         slot, features = self._slot, self._services.features
         line = loading_line(update)
         if slot.thread_ts is None or line == self._shown or not features.has(slot.team, STATUS):
             return
         try:
-            sent = await self._services.sender.set_status(slot.team, slot.channel, slot.thread_ts,
-                                                          WORKING, [line])
+            if wait:
+                line, sent = await self._when_allowed(slot.thread_ts, update), True
+            else:
+                sent = await self._services.sender.set_status(
+                    slot.team, slot.channel, slot.thread_ts, WORKING, [line])
         except SlackApiError as error:
             if not features.refused(slot.team, STATUS, error):
                 log.info("loading status not set: %s", error.response.get("error"))
             return
         if sent:
             self._shown = line
+
+    async def _when_allowed(self, thread_ts: str, update: RunUpdate) -> str:
+        """Set once the budget allows, with the line of the run as it is then; the line sent."""
+        sent: list[str] = []
+
+        def lines() -> list[str]:
+            sent[:] = [loading_line(self._newest() if self._newest else update)]
+            return sent
+
+        slot = self._slot
+        await self._services.sender.set_status_when_allowed(slot.team, slot.channel, thread_ts,
+                                                           WORKING, lines)
+        return sent[0]
 
     def replied(self) -> None:
         """The bot replied in the thread, which clears the status."""

@@ -322,6 +322,14 @@ class SlackSender:
             loading_messages=loading or None))
         return response is not None
 
+    async def set_status_when_allowed(self, team: str, channel: str, thread_ts: str, status: str,
+                                      loading: Callable[[], list[str]]) -> None:
+        """assistant.threads.setStatus once its budget allows, behind everything urgent (a
+        turn's progress where nothing else shows it), with what `loading` gives then."""
+        await self._within(budgets.status(team), lambda: self.client.assistant_threads_setStatus(
+            channel_id=channel, thread_ts=thread_ts, status=status,
+            loading_messages=loading() or None))
+
     async def suggest(self, team: str, channel: str, prompts: list[dict[str, str]]) -> None:
         await self._within(budgets.prompts(team), lambda: self.client.assistant_threads_setSuggestedPrompts(
             channel_id=channel, prompts=prompts))

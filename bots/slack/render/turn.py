@@ -34,6 +34,8 @@ BRANCHED = "↪️ Answering your edited message (a new branch of this conversat
 WORKING = "💭 Working on it…"
 WORKING_NOTE = "What it is doing shows under this thread; the answer comes here."
 ANSWER_BELOW = "The answer is below ↓"
+LOADING = "is working…"  # the thread's loading status; `loading_line` says what it does
+THINKING = "Thinking…"
 
 
 def render_live(update: RunUpdate, branched: bool = False) -> Payload:
@@ -53,8 +55,13 @@ def render_live(update: RunUpdate, branched: bool = False) -> Payload:
 def render_placeholder(update: RunUpdate) -> Payload:
     """The live message of a turn that is not edited as it goes (the workspace's budget is
     spoken for): the thread's loading status shows the progress, this message the answer."""
-    return Payload(WORKING, [section(f"*{WORKING}*"), context(WORKING_NOTE),
-                             stop_control(update.run_id)])
+    return placeholder(update.run_id)
+
+
+def placeholder(run_id: str) -> Payload:
+    """`render_placeholder` of run `run_id`, which may not be written yet: a turn's first sign
+    (delivery/first_sign.py) is this message, posted before the turn's rows."""
+    return Payload(WORKING, [section(f"*{WORKING}*"), context(WORKING_NOTE), stop_control(run_id)])
 
 
 def render_retired() -> Payload:
@@ -76,7 +83,7 @@ def loading_line(update: RunUpdate) -> str:
         return f"Running {state.current_tool.name}…"
     if update.status == MessageStatus.QUEUED:
         return "Waiting in line…"
-    return state.status.text if state.status else "Thinking…"
+    return state.status.text if state.status else THINKING
 
 
 def _tool_and_todos(update: RunUpdate) -> list[Block]:
