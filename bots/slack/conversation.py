@@ -134,7 +134,6 @@ class SlackConversations:
 
     # --- what a message and an edit do ---
 
-
     async def message(self, incoming: SlackIncoming, create: bool,
                       bot_user_id: str | None = None) -> None:
         """Start the run that answers `incoming` (creating the session when asked); the
@@ -143,11 +142,14 @@ class SlackConversations:
         DM before its session is looked for, in a thread once the thread is known to be ours."""
         place, run_id = incoming.place, turns.new_run_id()
         sign = await self._signs.give(place, incoming.ts, run_id) if create else None
-        session, new = await self._session(place, create, opened=place.opened_by(incoming.ts))
+        try:
+            session, new = await self._session(place, create, opened=place.opened_by(incoming.ts))
+        except Exception:
+            await self._signs.withdraw(place, sign or Sign(), replied=True)  # the boundary tells
+            raise
         if session is None:
             return
-        if sign is None:
-            sign = await self._signs.give(place, incoming.ts, run_id)
+        sign = sign or await self._signs.give(place, incoming.ts, run_id)
         arrival = turns.Arrival(
             session, new, incoming.text, incoming.user, incoming.ts,
             offers=self._files.offers(incoming.files),
