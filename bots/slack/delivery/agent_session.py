@@ -76,10 +76,12 @@ class AgentSession:
     async def ended(self, slot: Slot) -> None:
         """The run has ended: the session is active again (unless the stream's stop said
         so already), and the thread titled as its session is now."""
-        self.release()
-        if self._pending:
-            self._pending = False
-            await settle(self._services, slot)
+        try:
+            if self._pending:
+                self._pending = False
+                await settle(self._services, slot)
+        finally:
+            self.release()  # once its call is sent: no session opened meanwhile takes it
         await self._retitle(slot)
 
     async def _retitle(self, slot: Slot) -> None:

@@ -119,26 +119,28 @@ class LiveMessage:
         companion = StopCompanion(self._services)
         extras: asyncio.Future[None] | None = None
         try:
-            self.slot = slot = await self._opened(slot, author)
-            self._extras = ThreadExtras(self._services, slot, self._latest)
-            extras = asyncio.ensure_future(self._extras.follow())
-            if not self._latest.finished:
-                await session.processing(slot, author)
-                if self._stream is not None and session.refused(slot.team):
-                    await companion.show(slot, self._latest.run_id)  # a Stop beside the stream
-            await self._follow(slot, status)
-            await self._finish(slot, session)
-            await extras  # the thread's other messages in their final state too
+            try:
+                self.slot = slot = await self._opened(slot, author)
+                self._extras = ThreadExtras(self._services, slot, self._latest)
+                extras = asyncio.ensure_future(self._extras.follow())
+                if not self._latest.finished:
+                    await session.processing(slot, author)
+                    if self._stream is not None and session.refused(slot.team):
+                        await companion.show(slot, self._latest.run_id)  # a Stop beside the stream
+                await self._follow(slot, status)
+                await self._finish(slot, session)
+                await extras  # the thread's other messages in their final state too
+            finally:
+                if extras is not None:
+                    extras.cancel()  # only does something when the turn did not get this far
+                if self._counted:
+                    self._services.open_live.leave(slot.team)
+                if companion.shown:
+                    self._tidy(companion.remove)
+                self._settle()
+            await session.ended(slot)
         finally:
-            if extras is not None:
-                extras.cancel()  # only does something when the turn did not get this far
-            if self._counted:
-                self._services.open_live.leave(slot.team)
-            if companion.shown:
-                self._tidy(companion.remove)
-            self._settle()
-            session.release()
-        await session.ended(slot)
+            session.release()  # its promise, whatever happened
 
     async def reply(self, text: str) -> None:
         if self.slot is not None:
