@@ -312,7 +312,8 @@ class DiscordConversation:
                 replied = functools.partial(self._history.replied, message)
         return turns.Arrival(found.session, found.new, incoming.text,
                              str(incoming.post.author_id), str(message.id),
-                             offers=self._files.offers(message), thread=thread, replied=replied)
+                             offers=self._files.offers(message), thread=thread, replied=replied,
+                             place=found.place.key())
 
     async def _said_first(self, incoming: Incoming, notices: tuple[str, ...]) -> None:
         """The files skipped, or that nothing in the message could be read."""

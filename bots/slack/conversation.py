@@ -154,7 +154,8 @@ class SlackConversations:
             session, new, incoming.text, incoming.user, incoming.ts,
             offers=self._files.offers(incoming.files),
             thread=self._thread_reader(incoming, bot_user_id),
-            platform_refs=self._signs.slot(place, sign).to_refs(), run_id=run_id)
+            platform_refs=self._signs.slot(place, sign).to_refs(), run_id=run_id,
+            place=place.key)
         await self._take(place, arrival, sign)
 
     async def _take(self, place: SlackPlace, arrival: turns.Arrival, sign: Sign) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from core.chat import sessions, tree
 from core.chat.attachments import FileOffer, FileReader
+from core.chat.sessions import ThreadKey
 from core.chat.thread_context import to_stored
 from core.conversation import written
 from core.conversation.session_commands import check_choices
@@ -36,6 +37,7 @@ from core.runtime.pool import RunPool
 from core.runtime.pool import new_run_id as new_run_id  # an adapter shows a run before it starts
 from core.runtime.updates import RunUpdate
 from core.store.db import first_value
+from core.usage.spenders import Spender, spender_at
 from core.runtime.clarify import ClarifyOutcome
 from core.store.models import (
     IN_FLIGHT,
@@ -66,6 +68,7 @@ class Arrival:
     thread: written.Reader | None = None  # the thread's earlier messages
     replied: written.Reader | None = None  # the messages it replies to
     platform_refs: dict[str, Any] | None = None  # where its turn shows (Slack)
+    place: ThreadKey | None = None  # the thread it was written in
     run_id: str | None = None  # the run's id if shown before it is written (`new_run_id`)
 
 
@@ -109,11 +112,21 @@ async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
                                           thread_context=to_stored(context),
                                           model_id=session.model_id,
                                           skill_folder=session.skill_folder,
-                                          run_id=arrival.run_id, **refs))
+                                          run_id=arrival.run_id, spender=_spender(arrival),
+                                          **refs))
     except Busy as busy:
         if await user_node(session_id, platform_id_) is not None:
             return Taken()  # the same message, taken meanwhile (a retry racing it)
         return await _refused(busy, session_id)
+
+
+def _spender(arrival: Arrival) -> Spender | None:
+    """Who a message's run counts against, known without a query when its session was made
+    for it: the thread it came from is that session's only one."""
+    place = arrival.place
+    if not arrival.new or place is None:
+        return None
+    return spender_at(str(place.platform), place.workspace, place.channel, arrival.author)
 
 
 async def take_edit(pool: RunPool, node: ChatMessage, text: str, *, author: str,

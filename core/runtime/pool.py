@@ -35,7 +35,7 @@ from core.runtime.runner import RunOptions, drive
 from core.runtime.slots import RunSlots
 from core.runtime.updates import Hub, RunUpdate, Subscription
 from core.usage.limits import SpendLimits
-from core.usage.spenders import spender_of
+from core.usage.spenders import Spender, spender_of
 
 log = logging.getLogger(__name__)
 FINISHED_TTL = 300.0  # seconds a finished run stays in memory for late subscribers
@@ -112,9 +112,11 @@ class RunPool:
 
     async def start(self, session_id: int, text: str, *, queue: bool = False,
                     user_message_id: int | None = None, max_iterations: int | None = None,
-                    run_id: str | None = None, **fields: Any) -> RunUpdate:
+                    run_id: str | None = None, spender: Spender | None = None,
+                    **fields: Any) -> RunUpdate:
         """A user message (or an edit's new user node) and the run that answers it (`run_id`:
-        chosen already, `new_run_id()`; else a new one).
+        chosen already, `new_run_id()`; else a new one; `spender`: who its calls count against,
+        when the caller knows it already, else read from the session).
 
         `fields` go on the new nodes: model_id, skill_folder, author, platform_message_id,
         spend_exempt; the session's model and skill where they are not given (both given: not
@@ -125,11 +127,12 @@ class RunPool:
         previous = self._sessions.get(session_id)
         if not queue:
             await self._refuse_if_busy(session_id)
-        await self._within_limits(session_id, fields)
+        spender = await self._within_limits(session_id, fields, spender)
         await self.quota.take(fields.get("author"))
         return await self._launch(
             session_id, RunOptions(max_iterations, after=self.done_future(previous)),
-            run_id=run_id, text=text, user_message_id=user_message_id, allow_busy=queue, **fields,
+            run_id=run_id, spender=spender, text=text, user_message_id=user_message_id,
+            allow_busy=queue, **fields,
         )
 
     async def regenerate(self, message_id: int, session_id: int | None = None,
@@ -137,10 +140,10 @@ class RunPool:
         """A new version of an assistant message, generated live."""
         message = await tree.get_message(message_id, session_id)
         await self._refuse_if_busy(message.session_id)
-        await self._within_limits(message.session_id, fields)
+        spender = await self._within_limits(message.session_id, fields)
         await self.quota.take(fields.get("author"))
         return await self._launch(message.session_id, self._after_previous(message.session_id),
-                                  regenerate_of=message_id, **fields)
+                                  spender=spender, regenerate_of=message_id, **fields)
 
     async def edit(self, message_id: int, text: str, session_id: int | None = None,
                    **fields: Any) -> RunUpdate:
@@ -149,10 +152,10 @@ class RunPool:
         message = await tree.get_message(message_id, session_id)
         await self._refuse_if_busy(message.session_id)
         await self._session_defaults(message.session_id, fields)  # refuse before writing
-        await self._within_limits(message.session_id, fields)
+        spender = await self._within_limits(message.session_id, fields)
         await self.quota.take(fields.get("author"))
         return await self._launch(message.session_id, self._after_previous(message.session_id),
-                                  text=text, edit_of=message.id, **fields)
+                                  spender=spender, text=text, edit_of=message.id, **fields)
 
     async def stop(self, run_id: str) -> RunUpdate:
         """Abort a run: queued ones never start; running ones are aborted on the Bridge."""
@@ -323,7 +326,8 @@ class RunPool:
     # -- internals --------------------------------------------------------------------
 
     async def _launch(self, session_id: int, options: RunOptions, run_id: str | None = None,
-                      **kwargs: Any) -> RunUpdate:
+                      spender: Spender | None = None, **kwargs: Any) -> RunUpdate:
+        """`spender`: who its calls count against, as its start checked (not read again)."""
         run_id = run_id or new_run_id()
         status = MessageStatus.RUNNING if self._slot_free(options) else MessageStatus.QUEUED
         await self.leases.take_new(run_id)  # before the run is visible: no replica may adopt it
@@ -333,6 +337,7 @@ class RunPool:
             await self.leases.release([run_id])
             raise
         live = LiveRun(run_id, turn, MessageStatus(turn.assistant.status))  # QUEUED if behind
+        live.spender = spender
         self.adopt(live, options)
         self.publish(live)
         return live.update()
@@ -351,12 +356,15 @@ class RunPool:
         if fields["skill_folder"]:
             self.catalogue.skill(str(fields["skill_folder"]))
 
-    async def _within_limits(self, session_id: int, fields: dict[str, Any]) -> None:
+    async def _within_limits(self, session_id: int, fields: dict[str, Any],
+                             spender: Spender | None = None) -> Spender:
         """SpendLimitReached when who asks (`author`; none: an operator) or where (the
-        session's channel and workspace) has reached a spend limit."""
-        spender = await spender_of(session_id, fields.get("author"),
-                                   bool(fields.get("spend_exempt")))
+        session's channel and workspace) has reached a spend limit; else who that is."""
+        if spender is None:
+            spender = await spender_of(session_id, fields.get("author"),
+                                       bool(fields.get("spend_exempt")))
         await self.limits.check(spender)
+        return spender
 
     async def _refuse_if_busy(self, session_id: int) -> None:
         """Busy while a run of the session is in flight here. The database decides: a run

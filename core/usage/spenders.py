@@ -26,7 +26,15 @@ class Spender:
 async def spender_of(session_id: int, author: str | None, exempt: bool = False) -> Spender:
     """The spender of a run in the session asked by `author` (None: an operator)."""
     binding = await ConversationBinding.filter(session_id=session_id).order_by("id").first()
-    workspace, channel = (binding.workspace, binding.channel) if binding else ("", "")
+    if binding is None:
+        return spender_at("", "", "", author, exempt)
+    return spender_at(str(binding.platform), binding.workspace, binding.channel, author, exempt)
+
+
+def spender_at(platform: str, workspace: str, channel: str, author: str | None,
+               exempt: bool = False) -> Spender:
+    """The spender of a run asked by `author` (None: an operator) in a session whose first
+    binding is that `platform`'s `channel` of `workspace` (all empty: none)."""
     if author is None:
         return Spender(API, workspace, channel, OPERATOR, exempt)
-    return Spender(str(binding.platform) if binding else "", workspace, channel, author, exempt)
+    return Spender(platform, workspace, channel, author, exempt)
