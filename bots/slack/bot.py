@@ -27,6 +27,7 @@ from .actions.turn import AnswerListeners
 from .commands import CommandListener, Commands
 from .container import ContainerListeners
 from .conversation import SlackConversations
+from .delivery.budgets import StreamTurns
 from .delivery.live import RunFollower
 from .delivery.sender import SlackSender
 from .files import SlackFiles
@@ -74,7 +75,8 @@ class SlackBot:
         sender = SlackSender(self.client, limiter)
         boundary = ErrorBoundary(lambda inbound: reply_to(self.services.sender, inbound))
         self.services = SlackServices(pool, catalogue, bridge, sender, Background(boundary),
-                                 settings.policy, usage=settings.usage_shown)
+                                 settings.policy, usage=settings.usage_shown,
+                                 stream_turns=StreamTurns(sleep=limiter.sleep))
         self.follower = RunFollower(self.services)
         self._socket: SupervisedSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None

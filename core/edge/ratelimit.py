@@ -240,7 +240,7 @@ class RateLimiter:
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  store: BudgetStore | None = None) -> None:
         self.clock = clock
-        self._sleep = sleep
+        self.sleep = sleep
         self._local = MemoryBudgets(clock)  # the truth without a store; else what it last said
         self._store = store
         self._locks: dict[str, asyncio.Lock] = {}
@@ -285,7 +285,7 @@ class RateLimiter:
             self._urgent[key] = self._urgent.get(key, 0) + 1
             try:
                 while not await self.try_take(key, limit, urgent=True):
-                    await self._sleep(max(self.delay(key, limit), RETRY_FLOOR))
+                    await self.sleep(max(self.delay(key, limit), RETRY_FLOOR))
             finally:
                 self._urgent[key] -= 1
             return
@@ -300,11 +300,11 @@ class RateLimiter:
                 wait = self._local.delay(key, limit, max(base, promised))
                 if promised:
                     wait = min(wait, interval)  # the promises may be kept meanwhile: look again
-                await self._sleep(max(wait, RETRY_FLOOR, interval if self._urgent.get(key) else 0.0))
+                await self.sleep(max(wait, RETRY_FLOOR, interval if self._urgent.get(key) else 0.0))
 
     async def pause(self, seconds: float) -> None:
         """Sleep on the limiter's (injected) clock: for a caller waiting on several keys."""
-        await self._sleep(max(seconds, RETRY_FLOOR))
+        await self.sleep(max(seconds, RETRY_FLOOR))
 
     def answered(self, key: str, limit: Limit) -> None:
         """A call on one-token `key` was just answered: the next waits a whole interval from

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Awaitable, Callable
 
 from core.edge.ratelimit import Limit
 
@@ -158,8 +159,10 @@ class StreamTurns:
     until every turn begun before it has tried (or will not), a second at most: one held up
     longer loses its place rather than hold up the rest."""
 
-    def __init__(self, wait: float = TURN_WAIT) -> None:
+    def __init__(self, wait: float = TURN_WAIT,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self._wait = wait
+        self._sleep = sleep  # the budgets' (injected) clock
         self._numbers = itertools.count()
         self._pending: set[int] = set()
         self._changed = asyncio.Event()
@@ -171,12 +174,14 @@ class StreamTurns:
 
     async def turn(self, ticket: int) -> None:
         """Until the turns before `ticket` have tried (or the wait, TURN_WAIT, has passed)."""
+        waited = asyncio.ensure_future(self._sleep(self._wait))
         try:
-            async with asyncio.timeout(self._wait):
-                while min(self._pending, default=ticket) < ticket:
-                    await self._changed.wait()
-        except TimeoutError:
-            pass
+            while min(self._pending, default=ticket) < ticket and not waited.done():
+                changed = asyncio.ensure_future(self._changed.wait())
+                await asyncio.wait({changed, waited}, return_when=asyncio.FIRST_COMPLETED)
+                changed.cancel()
+        finally:
+            waited.cancel()
 
     def done(self, ticket: int) -> None:
         """The turn of `ticket` tried, or will not (again: nothing)."""

@@ -266,7 +266,7 @@ class LiveMessage:
 
     def _owe(self, team: str) -> None:
         self._owed = budgets.updates(team)
-        self._services.sender.promised.promise(self._owed)
+        self._services.sender.promised.promise(self._owed, every_turn=True)
 
     def _settle(self) -> None:
         if self._owed:

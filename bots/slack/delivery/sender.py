@@ -10,6 +10,7 @@ been applied; Slack has no idempotency key, so its retry can show twice.
 from __future__ import annotations
 
 import functools
+import math
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -36,6 +37,7 @@ TRIGGER_GONE = ("expired_trigger_id", "invalid_trigger_id", "exchanged_trigger_i
 TRIGGER_GONE_TEXT = "that click came too late to open a window (Slack allows 3 seconds): click again"
 VIEW_GONE_TEXT = "that window is closed: open it again"
 Call = Callable[[], Awaitable[AsyncSlackResponse]]
+PACE = 20.0  # seconds of promises whose pace is expected to go on for a whole window
 
 
 def retry_after(error: SlackApiError) -> float | None:
@@ -63,17 +65,24 @@ class Promises:
     An ordinary take of such a budget (a progress edit, a session opened) leaves as many as
     are owed, or, in a burst, as many as turns began within the budget's window: a burst
     that brought that many may bring as many more before the window has room again, and
-    progress spent now would be missing then (this replica's turns; another's keep theirs)."""
+    progress spent now would be missing then (this replica's turns; another's keep theirs).
+    Where every turn makes a promise (`every_turn`: each live message's answer), the burst's
+    pace counts too: the promises of the last PACE seconds, at that pace for a whole window.
+    A burst spread over seconds (bench.load's ramp) otherwise lets its first seconds' progress
+    spend the calls its later answers need, and their old messages wait for the window."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
         self._owed: dict[str, int] = {}
         self._made: dict[str, deque[float]] = {}  # when each promise of the window was made
+        self._paced: set[str] = set()  # keys promised by every turn
 
-    def promise(self, limits: list[budgets.Budget]) -> None:
+    def promise(self, limits: list[budgets.Budget], every_turn: bool = False) -> None:
         for key, _ in limits:
             self._owed[key] = self._owed.get(key, 0) + 1
             self._made.setdefault(key, deque()).append(self._clock())
+            if every_turn:
+                self._paced.add(key)
 
     def settle(self, limits: list[budgets.Budget]) -> None:
         for key, _ in limits:
@@ -88,12 +97,17 @@ class Promises:
         made = self._made.get(key)
         if made is None:
             return self._owed.get(key, 0)
-        since = self._clock() - (limit.window or 1.0 / limit.per_second)
-        while made and made[0] <= since:
+        now, window = self._clock(), limit.window or 1.0 / limit.per_second
+        while made and made[0] <= now - window:
             made.popleft()
         if not made:
             del self._made[key]
-        return max(self._owed.get(key, 0), len(made))
+            return self._owed.get(key, 0)
+        kept = max(self._owed.get(key, 0), len(made))
+        if key not in self._paced:
+            return kept
+        recent = sum(1 for at in made if at > now - PACE)
+        return max(kept, math.ceil(recent * window / PACE))
 
 
 class SlackSender:

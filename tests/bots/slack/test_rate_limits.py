@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import re
+from contextlib import asynccontextmanager
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,7 @@ from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import SteppedClock
 from bots.slack import ids
 from bots.slack.delivery import budgets
+from bots.slack.delivery.sender import PACE
 from tests.bots.slack.harness import DEADLINE, Harness, has_button, running, texts
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.slack import FakeSlack
@@ -35,18 +38,26 @@ class Timed:
     bridge: FakeBridge
 
 
-@pytest.fixture
-async def timed(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[Timed]:
+@asynccontextmanager
+async def on_a_stepped_clock(fake_bridge: FakeBridge, skills_dir: Path, max_active_runs: int,
+                             streaming: bool) -> AsyncIterator[Timed]:
     clock = SteppedClock()
     async with BridgeClient(fake_bridge.url, policy=FAST) as client, FakeSlack(clock=clock) as slack:
-        slack.streaming = False  # the edit-based live message; streams: test_streaming.py
-        pool = RunPool(client, catalogue_for(None, skills_dir), max_active_runs=10)
+        slack.streaming = streaming
+        pool = RunPool(client, catalogue_for(None, skills_dir), max_active_runs=max_active_runs)
         await pool.open()
         try:
             async with running(slack, pool, clock) as h:
                 yield Timed(clock, slack, h, fake_bridge)
         finally:
             await pool.close()
+
+
+@pytest.fixture
+async def timed(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[Timed]:
+    """The edit-based live message (streams: test_streaming.py), ten runs at a time."""
+    async with on_a_stepped_clock(fake_bridge, skills_dir, 10, streaming=False) as timed:
+        yield timed
 
 
 def paced_script(steps: int, final: str) -> tuple[list[Any], list[int]]:
@@ -277,8 +288,9 @@ async def ten_ending_together(t: Timed, final: str,
 async def test_progress_edits_leave_the_calls_their_answers_will_need(timed: Timed) -> None:
     """Ten edited live messages of one workspace follow their runs for 8 s: they would spend
     Tier 3's window on progress (some 70 edits) but leave one chat.update for each turn in
-    flight. Their runs end in the same instant: each answer shows at once in its own
-    message, nothing is posted beside it, nothing deleted."""
+    flight, and for as many as ten turns begun within a second would bring in a window at
+    that pace (sender.PACE). Their runs end in the same instant: each answer shows at once
+    in its own message, nothing is posted beside it, nothing deleted."""
     progress: list[int] = []
 
     async def count_progress() -> None:
@@ -286,7 +298,8 @@ async def test_progress_edits_leave_the_calls_their_answers_will_need(timed: Tim
 
     channels, threads, ended_at = await ten_ending_together(timed, "All in place.", count_progress,
                                                             steps=80)
-    assert progress == [budgets.TIER_3.burst - 10]  # the window's calls but the ten promised
+    # the window's calls but those the ten turns' pace promises
+    assert progress == [budgets.TIER_3.burst - math.ceil(10 * budgets.MINUTE / PACE)]
 
     await advance_until(timed.clock, lambda: all(
         answered_in_channel(timed.h, c, th, "All in place.") for c, th in zip(channels, threads, strict=True)))
@@ -355,13 +368,14 @@ async def test_a_burst_opens_only_the_agent_sessions_the_workspace_can_close_at_
     timed.bridge.default_script = lambda run_id: [Stall("go"), ev("done", final_text="Closed.")]
     channels = [f"CSESSION{n}" for n in range(30)]
     threads = [(await timed.h.event("app_mention", channel=c, text="job"))["ts"] for c in channels]
-    await advance_until(timed.clock, lambda: all(
-        timed.h.bot_messages(c, th) for c, th in zip(channels, threads, strict=True)))
+    # The clock stands still while the turns open (however long the machine takes, no call
+    # leaves the window meanwhile): each tries its session once, at once.
+    await poll(lambda: all(timed.h.bot_messages(c, th) for c, th in zip(channels, threads, strict=True)))
 
     def statuses(status: str) -> list[Any]:
         return [c for c in timed.slack.calls_to("agents.sessions.setStatus")
                 if c.args.get("status") == status and c.ok]
-    await advance_until(timed.clock, lambda: len(statuses("processing")) >= 24)
+    await poll(lambda: len(statuses("processing")) >= 24)
     timed.bridge.release("go")
     await advance_until(timed.clock, lambda: all(
         answered_in_channel(timed.h, c, th, "Closed.") for c, th in zip(channels, threads, strict=True)))
@@ -440,7 +454,8 @@ async def test_a_burst_streams_as_many_turns_as_tier_2_allows_the_first_to_ask_f
 
 async def test_turns_try_to_stream_in_the_order_their_runs_began() -> None:
     """A turn whose reads took longer keeps its place; one held up past its wait loses it."""
-    turns = budgets.StreamTurns(wait=0.05)
+    clock = SteppedClock()
+    turns = budgets.StreamTurns(wait=1.0, sleep=clock.sleep)
     first, second, third = turns.ticket(), turns.ticket(), turns.ticket()
     tried: list[int] = []
 
@@ -456,7 +471,70 @@ async def test_turns_try_to_stream_in_the_order_their_runs_began() -> None:
     await asyncio.gather(*later)
     assert tried == [first, second, third]
     stuck, after = turns.ticket(), turns.ticket()
+    waiting = asyncio.ensure_future(turns.turn(after))
+    for _ in range(10):  # it starts waiting (its wait is measured from then)
+        await asyncio.sleep(0)
+    clock.advance(0.9)
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert not waiting.done()  # the stuck one is waited for, up to the wait
+    clock.advance(0.1)
     async with asyncio.timeout(DEADLINE):
-        await turns.turn(after)  # the stuck one never tries: not waited for beyond the wait
+        await waiting  # ... and not beyond it: it never tries
     turns.done(stuck)
     turns.done(stuck)  # again: nothing
+
+
+@pytest.fixture
+async def five_at_a_time(db: str, fake_bridge: FakeBridge, skills_dir: Path) -> AsyncIterator[Timed]:
+    """Streams on, five runs at a time (MAX_ACTIVE_RUNS' default, as bench.load)."""
+    async with on_a_stepped_clock(fake_bridge, skills_dir, 5, streaming=True) as timed:
+        yield timed
+
+
+async def test_a_ramp_of_a_hundred_turns_leaves_no_live_message_working_after_the_last_answer(
+        five_at_a_time: Timed) -> None:
+    """bench.load's ramp, Slack's half, on the clock: 100 turns of one workspace ask at five a
+    second (a channel each) and their runs end at two a second, faster than Tier 3 makes
+    messages final (48 chat.update and 48 chat.delete a window). Twenty stream; the others'
+    answers take their own message while the update window has calls, else are posted beside
+    it and the old one deleted. Progress edits in the first seconds must not spend what the
+    later answers need: every live message is final within 3 s of the last answer (16.8 s
+    when progress left only the calls promised to the turns begun so far)."""
+    t, turns, started = five_at_a_time, 100, itertools.count()
+
+    def script(run_id: str) -> list[Any]:
+        n = next(started)  # runs start in the order they were asked
+        return [ev("tool_start", tool_call_id="t1", tool_name="todo", args={}),
+                ev("text", text="thinking "), Stall(f"go{n}"), ev("done", final_text=f"Answer {n}.")]
+    t.bridge.default_script = script
+    channels = [f"CRAMP{n:03d}" for n in range(turns)]
+    threads: dict[str, str] = {}
+    begin, released = t.clock.now, 0
+
+    def all_answered() -> bool:
+        return all(answered_in_channel(t.h, c, th, "Answer") for c, th in threads.items())
+
+    async with asyncio.timeout(DEADLINE * 6):
+        while released < turns or len(threads) < turns or not all_answered():
+            elapsed = t.clock.now - begin
+            while len(threads) < turns and len(threads) / 5 <= elapsed:
+                channel = channels[len(threads)]
+                threads[channel] = (await t.h.event("app_mention", channel=channel, text="job"))["ts"]
+            while released < turns and released / 2 <= elapsed - 1.0:
+                t.bridge.release(f"go{released}")
+                released += 1
+            t.clock.advance(STEP)
+            await asyncio.sleep(0.02)  # the clock at about five times real time, as FastClock
+    answered_at = t.clock.now
+
+    def working() -> list[Any]:
+        return [m for c in channels for m in t.slack.history(c)
+                if m.bot_id and (m.streaming or has_button(m, ids.STOP))]
+    await advance_until(t.clock, lambda: not working())
+    print(f"\n100 turns, the last answered at {answered_at - begin:.1f} s (clock): every live "
+          f"message final {t.clock.now - answered_at:.1f} s after it")
+    assert t.clock.now - answered_at <= 3.0
+    assert t.slack.calls_to("chat.delete")  # the update window was short: some answers beside
+    assert len([c for c in t.slack.calls_to("chat.startStream") if c.ok]) == 20
+    assert t.slack.ratelimited == 0
