@@ -98,6 +98,7 @@ class Settings:
     discord_shard_count: int = 0  # 0: Discord's recommendation (GET /gateway/bot)
     discord_cdn_hosts: tuple[str, ...] = DISCORD_CDN_HOSTS
     platform_down_seconds: int = DOWN_SECONDS
+    intake_retry_seconds: int = 60  # a message a replica took but never finished: again after
     log_format: str = "text"
     log_level: str = "INFO"
 
@@ -216,6 +217,7 @@ def _url_password(url: str) -> tuple[str, ...]:
 
 _AT_LEAST_ONE = frozenset({"run_lease_seconds", "bridge_pool_size", "clarify_fallback_hours",
                            "platform_down_seconds", "bridge_run_buffer_bytes",
+                           "intake_retry_seconds",
                            "attachment_max_bytes", "attachment_parse_seconds",
                            "attachment_pdf_pages",
                            "run_buffer_bytes"})

@@ -7,10 +7,12 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from datetime import timedelta
 
 import aiohttp
 from litestar.handlers import HTTPRouteHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from core.config import Settings
@@ -32,7 +34,7 @@ from .delivery.live import RunFollower
 from .delivery.sender import SlackSender
 from .files import SlackFiles
 from .http import events_route
-from .intake import Background, ErrorBoundary, InboundMiddleware, reply_to, retired
+from .intake import RECOVERED, Background, ErrorBoundary, InboundMiddleware, reply_to, retired
 from .services import SlackServices
 from .supervisor import PING_INTERVAL, SupervisedSocketModeHandler
 from .thread_history import SlackThreadHistory
@@ -79,6 +81,7 @@ class SlackBot:
                                  stream_turns=StreamTurns(sleep=limiter.sleep))
         self.follower = RunFollower(self.services)
         self._socket: SupervisedSocketModeHandler | None = None
+        self._recovering: asyncio.Task[None] | None = None
         self._connecting: asyncio.Task[None] | None = None
         _register(self.app, self.services, settings, self.files)
         self.app.error(boundary.on_error)  # the one error boundary (bots/slack/intake.py)
@@ -96,6 +99,7 @@ class SlackBot:
         self.client.session = aiohttp.ClientSession(
             timeout=aiohttp.ClientTimeout(total=self._api_timeout))
         self.follower.start()
+        self._recovering = asyncio.create_task(self._keep_recovering(), name="slack-intake")
         if self._settings.slack_app_token:
             self._socket = SupervisedSocketModeHandler(
                 self.app, self._settings.slack_app_token, self.client, self.link,
@@ -109,7 +113,41 @@ class SlackBot:
         it has one, or until an error no retry can fix stops it)."""
         return self._connecting is not None and not self._connecting.done()
 
+    async def recover(self) -> int:
+        """Handle again each message whose handling a replica began but never finished (it
+        died, or stopped with the work in flight: intake.py), INTAKE_RETRY_SECONDS after it
+        came; how many there were. Each goes through the listeners as it came, marked
+        `RECOVERED`: a turn written already starts nothing, a first sign posted is taken."""
+        after = timedelta(seconds=self._settings.intake_retry_seconds)
+        events = await self.services.ledger.unfinished("slack", after)
+        for event_id, body in events:
+            log.warning("slack: handling event %s again: the replica that took it never "
+                        "finished it", event_id)
+            try:
+                response = await self.app.async_dispatch(AsyncBoltRequest(
+                    body=body, headers={"content-type": "application/json"},
+                    context={RECOVERED: True}))
+            except Exception:  # noqa: BLE001 - one event never stops the others'
+                log.exception("slack: event %s could not be handled again", event_id)
+                response = None
+            if response is None or response.status != 200:  # no listener took it: given up
+                await self.services.ledger.done("slack", event_id)
+        return len(events)
+
+    async def _keep_recovering(self) -> None:
+        every = max(1.0, self._settings.intake_retry_seconds / 2)
+        while True:
+            try:
+                await self.recover()
+            except Exception as error:  # noqa: BLE001 - the database away: next time
+                log.warning("slack: unfinished events not looked for: %s", error)
+            await asyncio.sleep(every)
+
     async def stop(self) -> None:
+        if self._recovering is not None:
+            self._recovering.cancel()
+            await asyncio.gather(self._recovering, return_exceptions=True)
+            self._recovering = None
         if self._socket is not None:
             await self._socket.close_async()
             self._socket = None

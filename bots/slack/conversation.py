@@ -31,7 +31,7 @@ from .inbound import (
     edited,
     incoming,
 )
-from .intake import in_thread, inbound_of, typed, unheard
+from .intake import RECOVERED, in_thread, inbound_of, intake_of, typed, unheard
 from .refs import Slot
 from .render.blocks import Payload, actions, button, section
 from .services import SlackServices
@@ -60,38 +60,40 @@ class SlackConversations:
     async def on_mention(self, context: AsyncBoltContext) -> None:
         message = incoming(typed(context, MessageEvent), context.bot_user_id)
         if self._services.seen.first(message.key):
-            self._handle(message, create=True, commands=True, bot=context.bot_user_id)
+            self._handle(message, create=True, commands=True, bot=context.bot_user_id,
+                         context=context)
+        await _unless_handed(context)
 
     async def on_message(self, context: AsyncBoltContext) -> None:
         bot = context.bot_user_id
         event = inbound_of(context)
         if isinstance(event, MessageEdit):
             return self._edit(edited(event, bot), event.edit_ts)
-        if not isinstance(event, MessageEvent):
-            return None
-        message = incoming(event, bot)
-        if not message.place.is_dm and f"<@{bot}>" in event.text:
-            return None  # a mention: app_mention handles those
-        if not message.place.is_dm and not event.thread_ts:
-            return None  # channel chatter outside any thread the bot is in
-        if self._services.seen.first(message.key):
-            self._handle(message, create=message.place.is_dm, commands=message.place.is_dm,
-                         bot=bot)
+        if isinstance(event, MessageEvent):
+            message = incoming(event, bot)
+            mention = not message.place.is_dm and f"<@{bot}>" in event.text  # app_mention's
+            chatter = not message.place.is_dm and not event.thread_ts  # outside any thread
+            if not (mention or chatter) and self._services.seen.first(message.key):
+                self._handle(message, create=message.place.is_dm, commands=message.place.is_dm,
+                             bot=bot, context=context)
+        await _unless_handed(context)
         return None
 
     def _handle(self, message: SlackIncoming, create: bool, commands: bool,
-                bot: str | None) -> None:
+                bot: str | None, context: AsyncBoltContext) -> None:
         """A mention or DM may be a command ("@hermes status"); the rest goes to the agent
-        (files shared without a word too: they are the message)."""
+        (files shared without a word too: they are the message). Its event is done when the
+        work ends (intake.py: a replica that dies first leaves it to be handled again)."""
         if not self._may_talk(message):
             return
         command = _command_in(message.text) if commands and not message.files else None
         if command is not None:
             work = self._command(command, message.place, message.user)
         else:
-            work = self.message(message, create, bot)
+            work = self.message(message, create, bot, recovered=bool(context.get(RECOVERED)))
         reply = in_thread(self._services.sender, message.place)
-        self._services.background.spawn(work, reply, f"message {message.ts}", queue=message.place.key)
+        self._services.background.spawn(work, reply, f"message {message.ts}", queue=message.place.key,
+                                        intake=intake_of(context))
 
     async def _command(self, command: Command, place: SlackPlace, user: str) -> None:
         try:
@@ -135,13 +137,22 @@ class SlackConversations:
     # --- what a message and an edit do ---
 
     async def message(self, incoming: SlackIncoming, create: bool,
-                      bot_user_id: str | None = None) -> None:
+                      bot_user_id: str | None = None, recovered: bool = False) -> None:
         """Start the run that answers `incoming` (creating the session when asked); the
         first mention in a thread takes the thread's earlier messages as context. Its first
         sign (delivery/first_sign.py) comes before any of it is written: for a mention or a
-        DM before its session is looked for, in a thread once the thread is known to be ours."""
+        DM before its session is looked for, in a thread once the thread is known to be ours.
+        `recovered`: handled again, its replica having died or stopped before it was done:
+        the turn may be written already (nothing to do), or its first sign posted (taken)."""
         place, run_id = incoming.place, turns.new_run_id()
-        sign = await self._signs.give(place, incoming.ts, run_id) if create else None
+        sign: Sign | None = None
+        if recovered:
+            if await self._taken_already(incoming):
+                return
+            if (earlier := await self._signs.earlier(place, incoming.ts)) is not None:
+                sign, run_id = earlier
+        if create and sign is None:
+            sign = await self._signs.give(place, incoming.ts, run_id)
         try:
             session, new = await self._session(place, create, opened=place.opened_by(incoming.ts))
         except Exception:
@@ -157,6 +168,11 @@ class SlackConversations:
             platform_refs=self._signs.slot(place, sign).to_refs(), run_id=run_id,
             place=place.key)
         await self._take(place, arrival, sign)
+
+    @staticmethod
+    async def _taken_already(incoming: SlackIncoming) -> bool:
+        session = await bindings.bound_session(incoming.place.key)
+        return session is not None and await turns.user_node(session.id, incoming.ts) is not None
 
     async def _take(self, place: SlackPlace, arrival: turns.Arrival, sign: Sign) -> None:
         """The turn written and started; its sign withdrawn if it starts no run."""
@@ -223,6 +239,12 @@ class SlackConversations:
             return None
         return functools.partial(self._history.before, place.team, place.channel,
                                  place.reply_thread, incoming.ts, bot_user_id=bot_user_id)
+
+
+async def _unless_handed(context: AsyncBoltContext) -> None:
+    """A message's event whose listener started no work is done (intake.py)."""
+    if (intake := intake_of(context)) is not None:
+        await intake.unless_handed()
 
 
 def _command_in(text: str) -> Command | None:

@@ -6,6 +6,9 @@ authorization), parses the body (`inbound.parse`), keeps the typed value in the 
 context for the listener (`typed`), and answers an ignored one itself, logged once at debug.
 An event a replica took already (its `event_id` is in core's EventLedger: a retry, or the
 same delivery load-balanced twice) is answered here too, and no listener sees it again.
+A message is taken with its body (`Intake`): its event is marked done when its handling ends,
+or, when the replica dies or stops first, handled again later (`SlackBot.recover`, which
+dispatches the body once more, `RECOVERED` in its context).
 The transports (http.py, Socket Mode in supervisor.py) first ask `readable`: a body bolt
 itself cannot read (it indexes some fields while building a request) never reaches it.
 """
@@ -50,7 +53,26 @@ from .render.blocks import Payload, section
 
 log = logging.getLogger(__name__)
 KEY = "hermes_inbound"
+INTAKE = "hermes_intake"
+RECOVERED = "hermes_recovered"  # a message's event handled again (its replica never finished it)
 T = TypeVar("T", bound=Inbound)
+
+
+class Intake:
+    """A message's event in the ledger, until its handling ends: when its listener starts
+    nothing (`unless_handed`), else when the work it handed over (`Background.spawn`) ends."""
+
+    def __init__(self, ledger: EventLedger, event_id: str) -> None:
+        self._ledger = ledger
+        self._event_id = event_id
+        self.handed = False  # the listener gave the work to a task, which marks it done
+
+    async def done(self) -> None:
+        await self._ledger.done("slack", self._event_id)
+
+    async def unless_handed(self) -> None:
+        if not self.handed:
+            await self.done()
 
 
 class InboundMiddleware(AsyncMiddleware):
@@ -64,11 +86,20 @@ class InboundMiddleware(AsyncMiddleware):
             log.debug("slack: ignored %s", value.reason)
             return BoltResponse(status=200, body="")
         event_id = text(req.body.get("event_id"))
-        if event_id and not await self._ledger.first("slack", event_id):
+        message = isinstance(value, MessageEvent)
+        if event_id and not req.context.get(RECOVERED) and not await self._ledger.first(
+                "slack", event_id, json.dumps(req.body) if message else None):
             log.debug("slack: event %s was handled already", event_id)
             return BoltResponse(status=200, body="")
         req.context[KEY] = value
+        if message and event_id:  # its listener (conversation.py) sees it done
+            req.context[INTAKE] = Intake(self._ledger, event_id)
         return await next()
+
+
+def intake_of(context: AsyncBoltContext) -> Intake | None:
+    """The ledger's hold on this request's message, if it is one."""
+    return context.get(INTAKE)
 
 
 def inbound_of(context: AsyncBoltContext) -> Inbound:
@@ -189,6 +220,11 @@ async def _after(before: asyncio.Task[Any] | None, work: Coroutine[Any, Any, Non
     await work
 
 
+async def _then(work: Coroutine[Any, Any, None], then: Callable[[], Awaitable[None]]) -> None:
+    await work
+    await then()
+
+
 class Background:
     """Tasks started after an ack, inside the error boundary; those of one `queue` (a thread)
     run one after another, in the order Slack delivered them. `close` cancels the ones still
@@ -200,9 +236,14 @@ class Background:
         self._last: dict[Hashable, asyncio.Task[Any]] = {}
 
     def spawn(self, work: Coroutine[Any, Any, None], reply: Reply, what: str,
-              queue: Hashable | None = None) -> None:
+              queue: Hashable | None = None, intake: Intake | None = None) -> None:
+        """`intake`: the message's event, marked done when `work` ends (not when cancelled:
+        the event is then handled again, by this replica's successor or another)."""
         before = self._last.get(queue) if queue is not None else None
         guarded = self.boundary.guarded(work, reply, what)
+        if intake is not None:
+            intake.handed = True
+            guarded = _then(guarded, intake.done)
         task = asyncio.create_task(_after(before, guarded), name=f"slack:{what}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -7,6 +7,12 @@ The ids are rows of `handled_event`, inserted or refused by their unique key in 
 runtime's transactions), so no two replicas both take one. Slack redelivers within minutes (three retries over about
 five); the rows are kept for `EVENT_TTL` and then swept by an upkeep job. The in-process
 memories of core/edge/dedupe.py stay in front as the cheap first check.
+
+An inbox too: the platform was told "received" as the event was taken, so it never sends it
+again, and a replica that dies (kill -9) or stops (its tasks cancelled) before the event's
+turn is written would lose the message. A message's event is taken with its body and marked
+`done` when its handling ends, however it ended; `unfinished` hands the bodies of events
+taken long ago and never done to whoever handles them again (each claimed by one replica).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from tortoise.exceptions import IntegrityError
+from tortoise.expressions import Q
 
 from core.store.db import edge_connection
 from core.store.models import HandledEvent, utc_now
@@ -33,13 +40,15 @@ class EventLedger:
         self.ttl = ttl
         self._clock = clock
 
-    async def first(self, platform: str, event_id: str) -> bool:
-        """Record the event; False when another delivery of it was recorded already. With the
-        database away the event is let through (an event lost would be worse than one
-        handled twice, and its handling reports the outage itself)."""
-        key = f"{platform}:{event_id[:MAX_ID]}"
+    async def first(self, platform: str, event_id: str, body: str | None = None) -> bool:
+        """Record the event (with `body`, what handles it again if its handling never ends);
+        False when another delivery of it was recorded already. With the database away the
+        event is let through (an event lost would be worse than one handled twice, and its
+        handling reports the outage itself)."""
+        key = _key(platform, event_id)
         try:
-            await HandledEvent.create(event_key=key, at=self._clock(), using_db=edge_connection())
+            await HandledEvent.create(event_key=key, at=self._clock(), body=body,
+                                      using_db=edge_connection())
         except IntegrityError:
             return False
         except Exception as error:
@@ -48,6 +57,40 @@ class EventLedger:
             log.warning("could not record event %s, database unreachable (%s)", key, error)
         return True
 
+    async def done(self, platform: str, event_id: str) -> None:
+        """The event's handling ended (its turn written, or nothing to do): never again."""
+        try:
+            await HandledEvent.filter(event_key=_key(platform, event_id)).using_db(
+                edge_connection()).update(done_at=self._clock(), body=None)
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            log.warning("could not mark event %s:%s done, database unreachable (%s)",
+                        platform, event_id, error)
+
+    async def unfinished(self, platform: str, after: timedelta,
+                         limit: int = 100) -> list[tuple[str, str]]:
+        """(event id, body) of `platform`'s events taken more than `after` ago whose handling
+        never ended, oldest first, each now claimed by this caller: no other replica takes it
+        up for `after` (a claim older than that, whose replica died too, is taken over)."""
+        now = self._clock()
+        before, prefix = now - after, f"{platform}:"
+        stale = await HandledEvent.filter(
+            event_key__startswith=prefix, body__isnull=False, done_at__isnull=True, at__lt=before,
+        ).filter(Q(claimed_at__isnull=True) | Q(claimed_at__lt=before)).order_by("at").limit(limit)
+        claimed = []
+        for event in stale:
+            took = await HandledEvent.filter(id=event.id, done_at__isnull=True).filter(
+                Q(claimed_at__isnull=True) | Q(claimed_at__lt=before)).using_db(
+                edge_connection()).update(claimed_at=now)
+            if took and event.body is not None:
+                claimed.append((event.event_key.removeprefix(prefix), event.body))
+        return claimed
+
     async def sweep(self) -> int:
         """Forget the events older than the TTL (no redelivery comes that late); an upkeep job."""
         return await HandledEvent.filter(at__lt=self._clock() - self.ttl).delete()
+
+
+def _key(platform: str, event_id: str) -> str:
+    return f"{platform}:{event_id[:MAX_ID]}"

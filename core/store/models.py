@@ -338,11 +338,16 @@ class RunQuotaBucket(Model):
 
 
 class HandledEvent(Model):
-    """A platform event id some replica took (Slack's event_id): a redelivery is dropped. Kept for a TTL, then swept."""
+    """A platform event id some replica took (Slack's event_id): a redelivery is dropped. Kept for a TTL, then swept.
+    A message's event keeps its body until its handling ends (done_at), so that one whose
+    replica died or stopped first is handled again by another (claimed_at: who took it up)."""
 
     id = fields.BigIntField(primary_key=True)
     event_key = fields.CharField(max_length=160, unique=True)
     at = fields.DatetimeField(default=utc_now)
+    body = fields.TextField(null=True)
+    done_at = fields.DatetimeField(null=True)
+    claimed_at = fields.DatetimeField(null=True)
 
     class Meta:
         table = "handled_event"

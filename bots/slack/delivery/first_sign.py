@@ -17,6 +17,10 @@ or drops is skipped. The line a status shows is noted (`ShownStatuses`), so the 
 loading status does not set it again. A sign whose message starts no run (a retry taken
 already, nothing in it to answer, a refusal) is withdrawn: the placeholder deleted, the status
 cleared unless a reply in the thread (a notice, a refusal) cleared it already.
+
+A placeholder carries its run id in its metadata: when the replica that posted it died or
+stopped before writing the turn, the message is handled again (intake.py) and the turn takes
+that placeholder and its run id (`earlier`) instead of leaving it "working" forever.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ class ShownStatuses:
         return self._lines.pop(thread)
 
 
+SIGN = "hermes_first_sign"  # the metadata of a placeholder: {"run_id": …}
+
+
 @dataclass(frozen=True, slots=True)
 class Sign:
     """What the first sign was: the loading status, a placeholder message (`ts`), or nothing."""
@@ -74,6 +81,21 @@ class FirstSigns:
         if place.opened_by(asked_ts):
             return Sign(ts=await self._placeholder(place, run_id))
         return Sign()
+
+    async def earlier(self, place: SlackPlace, asked_ts: str) -> tuple[Sign, str] | None:
+        """The placeholder a replica posted for the message `asked_ts` before it died, and the
+        run id it names; None when there is none (or the thread cannot be read now)."""
+        if not place.opened_by(asked_ts):
+            return None  # only a message that opens a thread gets a placeholder
+        try:
+            posted = await self._sender.posted_with(place.team, place.channel, asked_ts, SIGN)
+        except (SlackApiError, TimeoutError, aiohttp.ClientError) as error:
+            log.warning("first sign: thread %s not read for an earlier sign: %s", asked_ts, error)
+            return None
+        for ts, payload in posted:
+            if isinstance(run_id := payload.get("run_id"), str) and run_id:
+                return Sign(ts=ts), run_id
+        return None
 
     @staticmethod
     def slot(place: SlackPlace, sign: Sign) -> Slot:
@@ -114,7 +136,8 @@ class FirstSigns:
     async def _placeholder(self, place: SlackPlace, run_id: str) -> str | None:
         try:
             return await self._sender.post_now(place.team, place.channel, place.reply_thread,
-                                               placeholder(run_id))
+                                               placeholder(run_id),
+                                               {"event_type": SIGN, "event_payload": {"run_id": run_id}})
         except SlackApiError as error:
             log.info("first sign: placeholder not posted: %s", error.response.get("error"))
             return None

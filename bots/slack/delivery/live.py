@@ -426,17 +426,17 @@ class ThreadExtras:
     async def _posted_before(self, pause_id: int) -> Posted | None:
         """The thread's message a begun post of this question left (found by its metadata), or
         None: not there (the post never reached Slack) or the thread not readable now."""
-        slot, wanted = self._slot, _pause_metadata(pause_id)
+        slot = self._slot
         if slot.thread_ts is None:
             return None
         try:
-            async for message in self._services.sender.thread(
-                    slot.team, slot.channel, slot.thread_ts, include_all_metadata=True):
-                if message.get("metadata") == wanted and message.get("ts"):
-                    return Posted(slot.team, slot.channel, str(message["ts"]))
+            posted = await self._services.sender.posted_with(slot.team, slot.channel,
+                                                             slot.thread_ts, QUESTION)
         except Exception as error:  # post it again, as before
             log.warning("could not look for question %s in its thread: %s", pause_id, error)
-        return None
+            return None
+        return next((Posted(slot.team, slot.channel, ts) for ts, payload in posted
+                     if payload.get("pause_id") == pause_id), None)
 
     async def _divider(self, summary_id: int) -> None:
         if await refs.divider_of(summary_id) is not None:
@@ -451,9 +451,12 @@ class ThreadExtras:
                                                 metadata)
 
 
+QUESTION = "hermes_question"
+
+
 def _pause_metadata(pause_id: int) -> dict[str, Any]:
     """The metadata a question (or tool approval) is posted with: how it is found again."""
-    return {"event_type": "hermes_question", "event_payload": {"pause_id": pause_id}}
+    return {"event_type": QUESTION, "event_payload": {"pause_id": pause_id}}
 
 
 # --- the loading status -------------------------------------------------------------------

@@ -126,11 +126,11 @@ class SlackSender:
         return str(response["ts"])
 
     async def post_now(self, team: str, channel: str, thread_ts: str | None,
-                       payload: Payload) -> str | None:
+                       payload: Payload, metadata: dict[str, Any] | None = None) -> str | None:
         """chat.postMessage only if its budget has room now (else None: what is worth little
         never waits)."""
         response = await self.attempt(budgets.post(team, channel),
-                                      self._post_call(channel, thread_ts, payload))
+                                      self._post_call(channel, thread_ts, payload, metadata))
         return None if response is None else str(response["ts"])
 
     def _post_call(self, channel: str, thread_ts: str | None, payload: Payload,
@@ -270,6 +270,18 @@ class SlackSender:
             cursor = text(obj(response.get("response_metadata")).get("next_cursor")) or ""
             if not response.get("has_more") or not cursor:
                 return
+
+    async def posted_with(self, team: str, channel: str, thread_ts: str,
+                          event_type: str) -> list[tuple[str, Mapping[str, Any]]]:
+        """The thread's messages posted with metadata of `event_type` (how a post whose
+        replica died before storing its ts is found again): (ts, event_payload) each, oldest
+        first. Raised: the thread could not be read."""
+        found = []
+        async for message in self.thread(team, channel, thread_ts, include_all_metadata=True):
+            metadata = obj(message.get("metadata"))
+            if metadata.get("event_type") == event_type and message.get("ts"):
+                found.append((str(message["ts"]), obj(metadata.get("event_payload"))))
+        return found
 
     async def start_stream(self, team: str, channel: str, thread_ts: str,
                            recipient: str | None, chunks: list[Block]) -> str | None:
