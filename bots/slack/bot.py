@@ -131,7 +131,7 @@ class SlackBot:
                 log.exception("slack: event %s could not be handled again", event_id)
                 response = None
             if response is None or response.status != 200:  # no listener took it: given up
-                await self.services.ledger.done("slack", event_id)
+                self.services.ledger.done("slack", event_id)
         return len(events)
 
     async def _keep_recovering(self) -> None:
@@ -157,6 +157,7 @@ class SlackBot:
             self._connecting = None
         await self.follower.stop()
         await self.services.background.close()
+        await self.services.ledger.close()  # the events handled to their end: never again
         await self.services.sender.limiter.settled()  # a Retry-After still being told to the others
         if self.client.session is not None:
             await self.client.session.close()
@@ -169,6 +170,7 @@ class SlackBot:
         and a graceful shutdown)."""
         await self.services.background.idle()
         await self.follower.idle()
+        await self.services.ledger.flush()
 
 
 def _register(app: AsyncApp, services: SlackServices, settings: Settings,

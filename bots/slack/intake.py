@@ -68,7 +68,7 @@ class Intake:
         self.handed = False  # the listener gave the work to a task, which marks it done
 
     async def done(self) -> None:
-        await self._ledger.done("slack", self._event_id)
+        self._ledger.done("slack", self._event_id)
 
     async def unless_handed(self) -> None:
         if not self.handed:

@@ -13,10 +13,15 @@ again, and a replica that dies (kill -9) or stops (its tasks cancelled) before t
 turn is written would lose the message. A message's event is taken with its body and marked
 `done` when its handling ends, however it ended; `unfinished` hands the bodies of events
 taken long ago and never done to whoever handles them again (each claimed by one replica).
+The marks are written together, DONE_EVERY seconds after the first of them (a burst's
+hundred messages cost a few statements, not a hundred, on the connections their intake
+needs); a replica that dies first leaves those events to be handled again, which starts
+nothing for a message whose turn was written.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -30,6 +35,7 @@ from core.store.outage import is_outage
 
 log = logging.getLogger(__name__)
 EVENT_TTL = timedelta(hours=1)  # far past Slack's last retry of an event
+DONE_EVERY = 0.5  # seconds the done marks of events are gathered before one write
 MAX_ID = 128  # Slack's ids are ~11 characters; anything longer is not an id of theirs
 
 
@@ -39,6 +45,8 @@ class EventLedger:
     def __init__(self, ttl: timedelta = EVENT_TTL, clock: Callable[[], datetime] = utc_now) -> None:
         self.ttl = ttl
         self._clock = clock
+        self._done: set[str] = set()  # event keys whose handling ended, not yet written
+        self._writing: asyncio.Task[None] | None = None
 
     async def first(self, platform: str, event_id: str, body: str | None = None) -> bool:
         """Record the event (with `body`, what handles it again if its handling never ends);
@@ -57,16 +65,38 @@ class EventLedger:
             log.warning("could not record event %s, database unreachable (%s)", key, error)
         return True
 
-    async def done(self, platform: str, event_id: str) -> None:
-        """The event's handling ended (its turn written, or nothing to do): never again."""
+    def done(self, platform: str, event_id: str) -> None:
+        """The event's handling ended (its turn written, or nothing to do): never again.
+        Written with the others of the next DONE_EVERY seconds (`flush` writes them now)."""
+        self._done.add(_key(platform, event_id))
+        if self._writing is None or self._writing.done():
+            self._writing = asyncio.create_task(self._write_soon(), name="event-ledger-done")
+
+    async def flush(self) -> None:
+        """Write the done marks not written yet."""
+        keys, self._done = self._done, set()
+        if not keys:
+            return
         try:
-            await HandledEvent.filter(event_key=_key(platform, event_id)).using_db(
-                edge_connection()).update(done_at=self._clock(), body=None)
+            await HandledEvent.filter(event_key__in=keys).using_db(edge_connection()).update(
+                done_at=self._clock(), body=None)
         except Exception as error:
             if not is_outage(error):
                 raise
-            log.warning("could not mark event %s:%s done, database unreachable (%s)",
-                        platform, event_id, error)
+            log.warning("could not mark %d events done, database unreachable (%s); they will "
+                        "be handled again, which starts nothing twice", len(keys), error)
+
+    async def close(self) -> None:
+        """Write what is pending and stop (a replica stopping)."""
+        if self._writing is not None:
+            self._writing.cancel()
+            await asyncio.gather(self._writing, return_exceptions=True)
+            self._writing = None
+        await self.flush()
+
+    async def _write_soon(self) -> None:
+        await asyncio.sleep(DONE_EVERY)
+        await self.flush()
 
     async def unfinished(self, platform: str, after: timedelta,
                          limit: int = 100) -> list[tuple[str, str]]:

@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 
+from datetime import timedelta
+
 import pytest
 
 from core.edge.event_ledger import EventLedger
@@ -24,6 +26,7 @@ from tests.fakes.fake_bridge import FakeBridge
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID, TEAM_ID, make_slack_event
 from tests.support.runtime import catalogue_for, opened_pool
+from tests.support.statements import statements
 
 
 @pytest.fixture
@@ -85,6 +88,31 @@ async def test_the_ledger_takes_an_id_once_and_sweeps_it_after_its_ttl(db: str) 
     now[0] += ledger.ttl * 2
     assert await ledger.sweep() == 2
     assert await ledger.first("slack", "Ev1"), "forgotten after its TTL"
+
+
+async def test_an_unfinished_event_is_handed_to_one_replica_and_a_done_one_to_none(db: str) -> None:
+    """The inbox side of the ledger: bodies of events taken long ago and never done, each
+    claimed by one replica (another takes it over only once that claim is as old); the done
+    marks of many events are written in one statement, their bodies dropped."""
+    now = [HandledEvent._meta.fields_map["at"].default()]
+    first, second = EventLedger(clock=lambda: now[0]), EventLedger(clock=lambda: now[0])
+    for n in range(5):
+        assert await first.first("slack", f"Ev{n}", body=f'{{"n": {n}}}')
+    assert await first.first("slack", "EvNoBody")  # not a message: nothing to handle again
+    after = timedelta(seconds=60)
+    assert await second.unfinished("slack", after) == []  # too young: maybe still in hand
+    now[0] += timedelta(seconds=61)
+    with statements() as sent:
+        for n in (1, 3):
+            first.done("slack", f"Ev{n}")
+        await first.flush()
+    assert len([s for s in sent if s.lstrip().upper().startswith("UPDATE")]) == 1
+    taken = await second.unfinished("slack", after)
+    assert sorted(taken) == [("Ev0", '{"n": 0}'), ("Ev2", '{"n": 2}'), ("Ev4", '{"n": 4}')]
+    assert await first.unfinished("slack", after) == []  # claimed by the second
+    now[0] += timedelta(seconds=61)  # the second died with them: its claims lapse
+    assert len(await first.unfinished("slack", after)) == 3
+    assert await HandledEvent.filter(body__isnull=True).count() == 3  # Ev1, Ev3, EvNoBody
 
 
 EDITS_EACH = 30  # chat.update per replica: each within Tier 3's minute, together beyond it

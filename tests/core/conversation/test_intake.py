@@ -4,10 +4,6 @@ counts. Counted as the ORM sends them (tortoise's query log; BEGIN and COMMIT as
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from core.chat.attachments import FileReader
 from core.conversation import bindings, turns
 from core.conversation.vocabulary import Platform, ThreadKey
@@ -15,6 +11,7 @@ from core.runtime.pool import RunPool
 from core.store.models import ChatMessage, Role
 from core.usage.spenders import Spender
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.support.statements import statements
 
 # Binding the thread (session, binding), then the turn: the spend limits that apply, its lease,
 # the session's lock and busy check, the active branch, the user message and the answer. It was
@@ -22,29 +19,6 @@ from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 # looked for and the session read again, the new message's siblings looked for and
 # deactivated), and the spend check read the session's binding back besides.
 NEW_CONVERSATION = 9
-
-
-class _Statements(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.sent: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.sent.append(record.getMessage().split(":", 1)[0])
-
-
-@contextmanager
-def statements() -> Iterator[list[str]]:
-    """The SQL statements sent inside the block."""
-    recorder, client_log = _Statements(), logging.getLogger("tortoise.db_client")
-    level = client_log.level
-    client_log.setLevel(logging.DEBUG)
-    client_log.addHandler(recorder)
-    try:
-        yield recorder.sent
-    finally:
-        client_log.removeHandler(recorder)
-        client_log.setLevel(level)
 
 
 async def nothing_to_say(notices: tuple[str, ...]) -> None:
