@@ -15,7 +15,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from core.conversation import bindings, policy, turns, written
-from core.conversation.refusals import BUSY, EDIT_BUSY, NOT_ALLOWED
+from core.conversation.refusals import BUSY, EDIT_BUSY, INTERRUPTED, NOT_ALLOWED
 from core.conversation.vocabulary import ChatSession, FileReader
 from core.errors import Busy
 
@@ -87,10 +87,13 @@ class SlackConversations:
         if not self._may_talk(message):
             return
         command = _command_in(message.text) if commands and not message.files else None
-        if command is not None:
+        recovered = bool(context.get(RECOVERED))
+        if command is not None and recovered:  # it may have run: a reset twice loses words
+            work = self._say(message.place, _text(INTERRUPTED.format(command=command.name)))
+        elif command is not None:
             work = self._command(command, message.place, message.user)
         else:
-            work = self.message(message, create, bot, recovered=bool(context.get(RECOVERED)))
+            work = self.message(message, create, bot, recovered=recovered)
         reply = in_thread(self._services.sender, message.place)
         self._services.background.spawn(work, reply, f"message {message.ts}", queue=message.place.key,
                                         intake=intake_of(context))
@@ -217,7 +220,7 @@ class SlackConversations:
 
     async def _notices(self, place: SlackPlace, notices: tuple[str, ...]) -> None:
         for notice in notices:
-            await self._say(place, Payload(notice, [section(notice)]))
+            await self._say(place, _text(notice))
 
     async def _say(self, place: SlackPlace, payload: Payload) -> None:
         await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
@@ -239,6 +242,10 @@ class SlackConversations:
             return None
         return functools.partial(self._history.before, place.team, place.channel,
                                  place.reply_thread, incoming.ts, bot_user_id=bot_user_id)
+
+
+def _text(words: str) -> Payload:
+    return Payload(words, [section(words)])
 
 
 async def _unless_handed(context: AsyncBoltContext) -> None:

@@ -29,6 +29,8 @@ SWITCH_BUSY = "⏳ This conversation is still working; switch versions once it i
 BRIDGE_DOWN = f"🔌 {BridgeUnavailable.PUBLIC}"  # the details go to the log, not to people
 INTERNAL = "💥 Something went wrong on my side (it was logged). Please try again."
 FINISHED = "That run has already finished."
+INTERRUPTED = ("⚠️ A restart interrupted `{command}` before it was answered, and I do not run a "
+               "command again on my own. If it did not take effect, please send it again.")
 ELSEWHERE = ("That button belongs to another conversation (another thread, or one replaced by "
              "`/hermes new`), so nothing was changed.")
 NO_WORDS = ("📎 I read a message's words, images, text files and PDFs, not the other files, "

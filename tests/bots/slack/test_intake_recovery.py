@@ -96,3 +96,17 @@ async def test_every_message_event_is_done_when_its_handling_ends(h: Harness, ll
     assert await HandledEvent.filter(body__isnull=True).count() == 3
     later(h)
     assert await h.bot.recover() == 0
+
+
+async def test_a_command_is_not_run_again_but_its_author_is_told(h: Harness) -> None:
+    """A command may have taken effect before its replica died (a reset run twice would
+    lose what was said since): it is never run again on its own; the thread hears why."""
+    mention = make_slack_event("app_mention", text="reset")
+    await HandledEvent.create(event_key=f"slack:{mention['event_id']}", body=json.dumps(mention))
+    later(h)
+    assert await h.bot.recover() == 1
+    await h.bot.idle()
+    [told] = h.bot_messages(CHANNEL_ID, mention["event"]["ts"])
+    assert "interrupted `reset`" in texts(told)
+    assert not await ChatMessage.exists()
+    assert await h.bot.recover() == 0
