@@ -32,6 +32,7 @@ from .delivery.sender import SlackSender
 from .files import SlackFiles
 from .http import events_route
 from .intake import Background, ErrorBoundary, InboundMiddleware, reply_to, retired
+from .schedules import SlackScheduledThreads, SlackSchedules
 from .services import SlackServices
 from .supervisor import PING_INTERVAL, SupervisedSocketModeHandler
 from .thread_history import SlackThreadHistory
@@ -76,6 +77,7 @@ class SlackBot:
         self.services = SlackServices(pool, catalogue, bridge, sender, Background(boundary),
                                  settings.policy, usage=settings.usage_shown)
         self.follower = RunFollower(self.services)
+        self.scheduled_threads = SlackScheduledThreads(self.services)  # core's scheduled prompts
         self._socket: SupervisedSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
         _register(self.app, self.services, settings, self.files)
@@ -134,7 +136,7 @@ class SlackBot:
 def _register(app: AsyncApp, services: SlackServices, settings: Settings,
               reader: FileReader) -> None:
     app.use(InboundMiddleware(services.ledger))  # every listener gets its payload typed, or nothing at all
-    commands = Commands(services)
+    commands = Commands(services, SlackSchedules(services, settings.schedule_timezone))
     files = SlackFiles(services.sender.client)
     history = SlackThreadHistory(services.sender)
     SlackConversations(services, commands, files, reader, history,
