@@ -128,9 +128,11 @@ class DiscordScheduledThreads:
         text = (f"⏰ Scheduled by <@{schedule.author}> (#{schedule.id}, "
                 f"{schedules.when_words(schedule)}):\n{schedule.prompt}")
         posted = await channel.send(text[:LIMIT], allowed_mentions=discord.AllowedMentions.none())
-        thread = await posted.create_thread(name=thread_name(schedule.prompt),
-                                            auto_archive_duration=ARCHIVE_AFTER_MINUTES)
-        place = Place(int(schedule.workspace), int(schedule.channel), thread.id)
+        # REST alone: a message posted through a partial channel carries no guild to open from
+        thread = await self._client.http.start_thread_with_message(
+            channel.id, posted.id, name=thread_name(schedule.prompt),
+            auto_archive_duration=ARCHIVE_AFTER_MINUTES)
+        place = Place(int(schedule.workspace), int(schedule.channel), int(thread["id"]))
         return OpenedThread(place.key(), str(posted.id))
 
     async def tell(self, opened: OpenedThread, text: str) -> None:
