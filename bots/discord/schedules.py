@@ -25,7 +25,7 @@ from core.conversation.vocabulary import NewSchedule, Platform, Schedule, Schedu
 from core.errors import InvalidInput
 
 log = logging.getLogger(__name__)
-IN_A_CHANNEL = ("⏰ Schedules post in a server's text channel: use `/hermes schedule` in the "
+IN_A_CHANNEL = ("Schedules post in a server's text channel: use `/hermes schedule` in the "
                 "channel where its threads should start.")
 LIMIT = 2000  # characters of a Discord message
 ID = "The schedule's number (/hermes schedule list shows them)"

@@ -27,7 +27,7 @@ from .render.mrkdwn import escape
 from .services import SlackServices
 
 log = logging.getLogger(__name__)
-IN_A_CHANNEL = ("⏰ Schedules post in a channel: use `/hermes schedule` in the channel where "
+IN_A_CHANNEL = ("Schedules post in a channel: use `/hermes schedule` in the channel where "
                 "its threads should start.")
 
 
@@ -52,8 +52,8 @@ class SlackSchedules:
             return await self._add(command, where, user)
         if command.action == "list":
             found = await schedules.in_channel(where)
-            lines = [schedules.line(s, f"<@{s.author}>") for s in found]
-            return _text("\n".join(["*Schedules in this channel*", *map(escape, lines)])
+            lines = [schedules.line(s, f"<@{s.author}>", escape) for s in found]
+            return _text("\n".join(["*Schedules in this channel*", *lines])
                          if lines else "No schedule in this channel yet.")
         assert command.schedule_id is not None
         if command.action == "history":

@@ -71,7 +71,7 @@ async def create(new: NewSchedule, now: datetime) -> Schedule:
     active, its first occurrence the next one after `now`."""
     prompt = bounded(new.prompt.strip(), MAX_PROMPT)  # NUL and lone surrogates replaced
     if not prompt:
-        raise InvalidField("prompt", "says nothing: write the prompt after when it runs")
+        raise InvalidField("prompt", "The prompt is empty: write it after when it runs")
     phrase = bounded(new.when.strip(), MAX_PHRASE)
     cron = parse_when(phrase)
     tz = zone(new.timezone).key
@@ -86,7 +86,7 @@ async def create(new: NewSchedule, now: datetime) -> Schedule:
 async def get(schedule_id: int) -> Schedule:
     schedule = await Schedule.get_or_none(id=schedule_id)
     if schedule is None:
-        raise NotFound(f"no schedule {schedule_id}")
+        raise NotFound(f"There is no schedule {schedule_id}")
     return schedule
 
 

@@ -10,7 +10,7 @@ message of theirs in a new thread.
 from __future__ import annotations
 
 import re
-import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -88,11 +88,6 @@ def _options(rest: str) -> tuple[dict[str, str], str]:
     return options, rest
 
 
-def quoted(words: str) -> str:
-    """A phrase as a person writes it back in a command."""
-    return shlex.quote(words) if '"' in words else f'"{words}"'
-
-
 # --- what each does ---------------------------------------------------------------------------
 
 
@@ -136,7 +131,7 @@ async def _reachable(schedule_id: int, where: Where | None) -> Schedule:
     schedule = await schedules.get(schedule_id)
     if where is not None and (schedule.platform, schedule.workspace, schedule.channel) != (
             where.platform, where.workspace, where.channel):
-        raise NotFound(f"no schedule {schedule_id} in this channel")
+        raise NotFound(f"There is no schedule {schedule_id} in this channel")
     return schedule
 
 
@@ -157,11 +152,13 @@ def next_words(schedule: Schedule) -> str:
     return f"next {local:%a %d %b %Y %H:%M} {schedule.timezone}"
 
 
-def line(schedule: Schedule, mention: str) -> str:
-    """One schedule as a list shows it: `#3 · At 09:00, … (UTC) · next … · by @ann · prompt`."""
+def line(schedule: Schedule, mention: str, text: Callable[[str], str] = str) -> str:
+    """One schedule as a list shows it: `#3 · At 09:00, … (UTC) · next … · by @ann · prompt`;
+    `text` makes its words safe for the platform's markup (the mention is the platform's)."""
     prompt = schedule.prompt if len(schedule.prompt) <= 80 else schedule.prompt[:79] + "…"
-    return (f"#{schedule.id} · {when_words(schedule)} · {next_words(schedule)} · "
-            f"misfire {schedule.misfire.value} · by {mention} · {prompt}")
+    words = text(f"#{schedule.id} · {when_words(schedule)} · {next_words(schedule)} · "
+                 f"misfire {schedule.misfire.value} · by ")
+    return f"{words}{mention}{text(f' · {prompt}')}"
 
 
 def added_words(schedule: Schedule) -> str:
