@@ -9,15 +9,17 @@ apscheduler 3 numbers them from Monday, so the weekday field is given to it as n
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from apscheduler.triggers.cron import CronTrigger
 from cron_descriptor import ExpressionDescriptor, FormatException, Options
 
 from core.text.field_errors import InvalidField
+from core.text.safe_text import bounded
 
 MIN_GAP = timedelta(minutes=5)  # occurrences closer than this are refused
 EXAMPLES = ('"every weekday at 9:00", "every monday and thursday at 17:30", "daily at 8am", '
@@ -123,12 +125,22 @@ def _days(words: str) -> str:
 
 
 def zone(name: str) -> ZoneInfo:
-    """The time zone of an IANA name ("Europe/Paris", "UTC"); InvalidField `tz` otherwise."""
-    try:
-        return ZoneInfo(name.strip())
-    except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidField("tz", f"{name!r} is no time zone: use an IANA name such as "
-                                 "Europe/Paris, America/New_York or UTC") from None
+    """The time zone of an IANA name ("Europe/Paris", "UTC"); InvalidField `tz` otherwise
+    (a folder of the zone database such as "America" too)."""
+    key = name.strip()
+    if key in _zone_names():
+        try:
+            return ZoneInfo(key)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            pass
+    raise InvalidField("tz", f"{bounded(name, 64)!r} is no time zone: use an IANA name such "
+                             "as Europe/Paris, America/New_York or UTC")
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    """The zone database's names (read once: it walks the database's folders)."""
+    return frozenset(available_timezones() | {"UTC"})
 
 
 @dataclass(frozen=True, slots=True)

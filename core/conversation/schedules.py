@@ -97,7 +97,13 @@ async def add(new: NewSchedule, now: datetime) -> Schedule:
 
 
 async def in_channel(where: Where) -> list[Schedule]:
+    """The schedules of one channel, oldest first."""
     return await schedules.listing(where)
+
+
+async def every(**filters: object) -> list[Schedule]:
+    """Every schedule (of a platform, workspace, channel or state), oldest first."""
+    return await schedules.listing(None, **filters)
 
 
 async def change(action: str, schedule_id: int, now: datetime, *, user: str | None = None,

@@ -91,7 +91,7 @@ def test_words_and_zones() -> None:
     assert describe("0 9 * * 1-5") == "At 09:00, Monday through Friday"
     assert describe("*/30 * * * *") == "Every 30 minutes"
     assert zone("Europe/Paris").key == "Europe/Paris"
-    for bad in ("Mars/Olympus", "../etc/passwd", ""):
+    for bad in ("Mars/Olympus", "../etc/passwd", "", "America", "\ud800"):
         with pytest.raises(InvalidField) as refused:
             zone(bad)
         assert refused.value.field == "tz" and "IANA" in refused.value.message
