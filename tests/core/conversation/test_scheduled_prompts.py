@@ -20,11 +20,15 @@ from core.runtime.pool import RunPool
 from core.store.models import (
     ChatMessage,
     ConversationBinding,
+    LimitPeriod,
+    LimitScope,
+    LimitUnit,
     Platform,
     Role,
     RunOutcome,
     Schedule,
     ScheduleRun,
+    SpendLimit,
 )
 from tests.bots.slack.harness import Harness, running
 from tests.fakes.fake_bridge import FakeBridge, ev
@@ -189,3 +193,21 @@ async def test_the_jobs_are_loaded_from_the_table_and_follow_its_changes(
             assert list(prompts.jobs()) == []
         finally:
             prompts.stop()
+
+
+async def test_a_time_over_the_authors_spend_limit_is_refused_in_its_thread(
+        db: str, answering: FakeBridge, skills_dir: Path, fake_slack: FakeSlack,
+        fast_clock: object) -> None:
+    """The run is the author's: their limits refuse it as they refuse their own message."""
+    await weekday_schedule()
+    await SpendLimit.create(scope=LimitScope.USER, subject=USER_ID, period=LimitPeriod.DAY,
+                            unit=LimitUnit.TOKENS, amount=0)
+    clock = Clock(datetime(2026, 12, 7, 8, 0, 1, tzinfo=UTC))
+    async with replica(answering, skills_dir, fake_slack, fast_clock, clock) as (prompts, h):
+        [run] = await prompts.due()
+        [root] = roots(fake_slack)
+        told = [m.text for m in h.bot_messages(CHANNEL_ID, root.ts) if m.thread_ts]
+    assert run.outcome == RunOutcome.REFUSED and run.thread == root.ts
+    assert run.detail.startswith("You have used 0 tokens of the 0 tokens you may use a day")
+    assert told == [run.detail]
+    assert answering.runs == {}
