@@ -22,6 +22,7 @@ from core.errors import InvalidInput
 from ..fields import obj
 from .delivery import budgets
 from .inbound import is_dm
+from .intake import to_user
 from .render.blocks import Payload, section
 from .render.mrkdwn import escape
 from .services import SlackServices
@@ -70,7 +71,13 @@ class SlackSchedules:
         made = await schedules.add(new, self._services.pool.limits.clock())
         note = (f"⏰ <@{user}> scheduled a prompt here: "
                 f"{escape(schedules.when_words(made))} (#{made.id}).")
-        await self._services.sender.post(where.workspace, where.channel, None, _text(note))
+        services = self._services
+
+        async def tell_the_channel() -> None:  # it waits for the channel's budget, not the ack
+            await services.sender.post(where.workspace, where.channel, None, _text(note))
+
+        services.background.spawn(tell_the_channel(), to_user(
+            services.sender, where.workspace, where.channel, user), f"schedule {made.id} noted")
         return _text(escape(schedules.added_words(made)))
 
     async def _timezone(self, team: str, user: str) -> str:

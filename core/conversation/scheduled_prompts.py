@@ -34,7 +34,7 @@ from core.conversation import bindings, turns
 from core.conversation.refusals import NOT_ALLOWED
 from core.errors import HermesChatError
 from core.runtime.pool import RunPool
-from core.store.models import Misfire, Platform, RunOutcome, Schedule, ScheduleRun, utc_now
+from core.store.models import ChatSession, Misfire, Platform, RunOutcome, Schedule, ScheduleRun, utc_now
 
 log = logging.getLogger(__name__)
 GRACE = timedelta(minutes=5)  # later than this, an occurrence was missed (misfire applies)
@@ -78,6 +78,7 @@ class ScheduledPrompts:
     grace: timedelta = GRACE
     sync_seconds: float = SYNC_SECONDS
     threads: dict[Platform, ScheduledThreads] = field(default_factory=dict)
+    syncs: int = field(default=0, init=False)  # syncs done (health, tests)
     _scheduler: AsyncIOScheduler | None = field(default=None, init=False)
     _jobs: dict[int, tuple[str, str]] = field(default_factory=dict, init=False)  # id: (cron, tz)
 
@@ -115,6 +116,8 @@ class ScheduledPrompts:
             await self.due()
         except Exception:  # the next sync tries again; the jobs keep their triggers
             log.exception("schedules: sync failed")
+        finally:
+            self.syncs += 1
 
     def _align(self, wanted: dict[int, tuple[str, str]]) -> None:
         scheduler = self._scheduler
@@ -137,10 +140,15 @@ class ScheduledPrompts:
         now = self.clock()
         taken = []
         for schedule in await schedules.due(now):
-            if schedule.platform in self.threads:
+            if schedule.platform not in self.threads:
+                continue
+            try:
                 run = await self._occurrence(schedule, now)
-                if run is not None:
-                    taken.append(run)
+            except Exception:  # the database went away mid-way: the next look tries again
+                log.exception("schedule %s: its time %s was not handled", schedule.id, now)
+                continue
+            if run is not None:
+                taken.append(run)
         return taken
 
     async def _occurrence(self, schedule: Schedule, now: datetime) -> ScheduleRun | None:
@@ -173,21 +181,21 @@ class ScheduledPrompts:
 
     async def _take(self, schedule: Schedule, run: ScheduleRun, threads: ScheduledThreads,
                     opened: OpenedThread) -> None:
-        """The prompt as the author's first message of the thread."""
-        session, new = await bindings.session_for_thread(opened.key, opened=True)
-        arrival = turns.Arrival(session, new, schedule.prompt, schedule.author,
-                                opened.message_id, platform_refs=opened.platform_refs,
-                                place=opened.key)
+        """The prompt as the author's first message of the thread, as a mention that opens a
+        thread is taken (the thread is new: it has no earlier messages to give)."""
 
         async def say(notices: tuple[str, ...]) -> None:
             await threads.tell(opened, "\n".join(notices))
 
-        where = {"session_id": session.id, "thread": opened.key.thread}
+        where: dict[str, Any] = {"thread": opened.key.thread}
         try:
-            taken = await turns.take(self.pool, arrival, self.files, say, context_messages=0)
+            session, new = await bindings.session_for_thread(opened.key, opened=True)
+            where["session_id"] = session.id
+            taken = await turns.take(self.pool, _arrival(schedule, opened, session, new),
+                                     self.files, say, context_messages=0)
         except HermesChatError as error:  # over a quota or a spend limit: said in the thread
-            await threads.tell(opened, error.public)
             await schedules.settle(run, RunOutcome.REFUSED, detail=error.public, **where)
+            await threads.tell(opened, error.public)
             return
         except Exception as error:
             log.exception("schedule %s: its run did not start", schedule.id)
@@ -197,5 +205,14 @@ class ScheduledPrompts:
         await schedules.settle(run, RunOutcome.STARTED, run_id=run_id, **where)
 
 
+def _arrival(schedule: Schedule, opened: OpenedThread, session: ChatSession,
+             new: bool) -> turns.Arrival:
+    return turns.Arrival(session, new, schedule.prompt, schedule.author, opened.message_id,
+                         platform_refs=opened.platform_refs, place=opened.key)
+
+
 def _why(error: Exception) -> str:
-    return error.public if isinstance(error, HermesChatError) else type(error).__name__
+    """What the history says of a failure (its details are in the log)."""
+    if isinstance(error, HermesChatError):
+        return error.public
+    return f"{type(error).__name__} (the log has the details)"

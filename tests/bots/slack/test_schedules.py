@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bots.slack.schedules import IN_A_CHANNEL
 from core.store.models import Misfire, Schedule, ScheduleState
-from tests.bots.slack.harness import Harness
+from tests.bots.slack.harness import Harness, until
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID, DM_CHANNEL_ID, USER_ID
 
@@ -22,7 +22,7 @@ async def test_a_schedule_in_the_persons_slack_time_zone_noted_in_the_channel(
     assert (made.author, made.channel, made.prompt, made.cron, made.timezone) == (
         USER_ID, CHANNEL_ID, "Summarize the open PRs", "0 9 * * 1-5", "Europe/Paris")
     assert f"Scheduled #{made.id}: At 09:00, Monday through Friday (Europe/Paris), next " in said
-    assert channel_notes(fake_slack) == [
+    assert await until(lambda: channel_notes(fake_slack)) == [
         f"⏰ <@{USER_ID}> scheduled a prompt here: At 09:00, Monday through Friday "
         f"(Europe/Paris) (#{made.id})."]
 
@@ -46,6 +46,7 @@ async def test_mistakes_are_said_privately_and_change_nothing(fh: Harness,
         ("schedule resume x", "takes a schedule's number"),
     ]:
         assert says in (await fh.command(text))["text"], text
+    await fh.bot.idle()
     assert await Schedule.all().count() == 0 and channel_notes(fake_slack) == []
     dm = await fh.command('schedule "every day at 9" Hi', channel=DM_CHANNEL_ID)
     assert IN_A_CHANNEL in dm["text"]

@@ -30,7 +30,7 @@ from core.store.models import (
     ScheduleRun,
     SpendLimit,
 )
-from tests.bots.slack.harness import Harness, running
+from tests.bots.slack.harness import Harness, running, until
 from tests.fakes.fake_bridge import FakeBridge, ev
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import CHANNEL_ID, TEAM_ID, USER_ID
@@ -211,3 +211,33 @@ async def test_a_time_over_the_authors_spend_limit_is_refused_in_its_thread(
     assert run.detail.startswith("You have used 0 tokens of the 0 tokens you may use a day")
     assert told == [run.detail]
     assert answering.runs == {}
+
+
+async def test_three_started_schedulers_fire_a_time_once_and_once_after_a_restart(
+        db: str, answering: FakeBridge, skills_dir: Path, fake_slack: FakeSlack,
+        fast_clock: object) -> None:
+    """The apscheduler schedulers themselves, started on three replicas: each loads the jobs
+    from the table and looks for what is due at once (their sync job); the clock is the test's."""
+    schedule = await weekday_schedule()
+    clock = Clock(datetime(2026, 12, 7, 8, 0, 1, tzinfo=UTC))
+    args = (answering, skills_dir, fake_slack, fast_clock, clock)
+    for restart in (False, True):
+        if restart:  # down from Monday's to Wednesday 11:00 (Paris): Tuesday's and Wednesday's missed
+            clock.now = datetime(2026, 12, 9, 10, 0, tzinfo=UTC)
+        async with replicas(3, *args) as three:
+            prompts = [p for p, _ in three]
+            for each in prompts:
+                each.start()
+            try:
+                await until(lambda: all(p.syncs >= 1 for p in prompts))
+                assert all(list(p.jobs()) == [schedule.id] for p in prompts)
+                assert all(p.jobs()[schedule.id] is not None for p in prompts)
+                await three[0][1].answered(CHANNEL_ID, roots(fake_slack)[-1].ts)
+            finally:
+                for each in prompts:
+                    each.stop()
+    runs = await ScheduleRun.all().order_by("occurrence_at")
+    assert [(r.occurrence_at, r.outcome) for r in runs] == [
+        (datetime(2026, 12, 7, 8, 0, tzinfo=UTC), RunOutcome.STARTED),
+        (datetime(2026, 12, 9, 8, 0, tzinfo=UTC), RunOutcome.STARTED)]
+    assert len(roots(fake_slack)) == 2
