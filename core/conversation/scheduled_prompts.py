@@ -144,7 +144,7 @@ class ScheduledPrompts:
                 continue
             try:
                 run = await self._occurrence(schedule, now)
-            except Exception:  # the database went away mid-way: the next look tries again
+            except Exception:  # logged; the other schedules' times go on (a claimed one stays so)
                 log.exception("schedule %s: its time %s was not handled", schedule.id, now)
                 continue
             if run is not None:
