@@ -77,7 +77,8 @@ class ScheduleCommands(app_commands.Group, name="schedule",
     @app_commands.describe(id=ID)
     async def history(self, interaction: discord.Interaction, id: int) -> None:
         where = await _where(interaction, services_of(interaction))
-        await _private(interaction, schedules.history_words(await schedules.detail(id, where)))
+        found = await schedules.detail(id, where)
+        await _private(interaction, schedules.history_words(found, lambda t: f"<#{t}>"))
 
     @app_commands.command(name="pause", description="Pause a schedule of this channel")
     @app_commands.describe(id=ID)

@@ -177,16 +177,19 @@ def changed_words(action: str, schedule: Schedule) -> str:
     return f"{DONE[action]} schedule #{schedule.id} ({when_words(schedule)})."
 
 
-def run_line(run: ScheduleRun, timezone: str) -> str:
+def run_line(run: ScheduleRun, timezone: str, thread: Callable[[str], str] = str) -> str:
+    """One time of a schedule: when (in its zone), its outcome, its thread as the platform
+    links it (`thread`), or why it did not start."""
     at = run.occurrence_at.astimezone(zone(timezone))
-    where = f" · thread {run.thread}" if run.thread else ""
+    where = f" · thread {thread(run.thread)}" if run.thread else ""
     why = f" · {run.detail}" if run.detail else ""
     return f"{at:%a %d %b %Y %H:%M} · {run.outcome.value}{where}{why}"
 
 
-def history_words(found: ScheduleDetail) -> list[str]:
+def history_words(found: ScheduleDetail, thread: Callable[[str], str] = str) -> list[str]:
+    """A schedule and its latest times, newest first."""
     schedule = found.schedule
     head = f"Schedule #{schedule.id}: {when_words(schedule)}, {next_words(schedule)}"
     if not found.runs:
         return [head, "No run yet."]
-    return [head, *(run_line(run, schedule.timezone) for run in found.runs)]
+    return [head, *(run_line(run, schedule.timezone, thread) for run in found.runs)]

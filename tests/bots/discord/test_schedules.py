@@ -3,6 +3,9 @@ schedule noted in the channel, every mistake said in plain words."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from core.conversation.scheduled_prompts import ScheduledPrompts
 from core.runtime.pool import RunPool
 from core.store.models import Misfire, Platform, Schedule, ScheduleState
 from tests.bots.discord.harness import bot_messages, reply_of, running_bot, text_of
@@ -26,7 +29,7 @@ async def said(fake: FakeDiscord, *path: str, **options: object) -> tuple[str, b
 
 async def test_schedules_are_made_listed_and_changed_privately(
         fake: FakeDiscord, fake_runs: RunPool) -> None:
-    async with running_bot(fake, fake_runs, schedule_timezone="Europe/Berlin"):
+    async with running_bot(fake, fake_runs, schedule_timezone="Europe/Berlin") as bot:
         text, private = await said(fake, "add", when="every weekday at 9:00",
                                    prompt="Summarize the open PRs")
         [made] = await Schedule.all()
@@ -54,6 +57,15 @@ async def test_schedules_are_made_listed_and_changed_privately(
         assert "No run yet." in (await said(fake, "history", id=made.id))[0]
         assert "Deleted schedule" in (await said(fake, "delete", id=second.id))[0]
         assert await Schedule.all().count() == 1
+        due = made.next_run_at + timedelta(seconds=1)
+        prompts = ScheduledPrompts(fake_runs, bot.files, clock=lambda: due)
+        prompts.serve(Platform.DISCORD, bot.scheduled_threads)
+        [run] = await prompts.due()
+        history, _ = await said(fake, "history", id=made.id)
+        assert f"started · thread <#{run.thread}>" in history
+        await fake.wait_until(lambda: any("done" in text_of(m)
+                                          for m in bot_messages(fake, run.thread)),
+                              WAIT, "the scheduled run's answer")
 
 
 async def test_mistakes_are_said_privately_and_change_nothing(
