@@ -22,7 +22,7 @@ from bots.discord.services import DiscordServices, services_of
 from core.conversation import schedules
 from core.conversation.scheduled_prompts import OpenedThread
 from core.conversation.vocabulary import NewSchedule, Platform, Schedule, ScheduleWhere
-from core.errors import InvalidInput
+from core.errors import HermesChatError, InvalidInput
 
 log = logging.getLogger(__name__)
 IN_A_CHANNEL = ("Schedules post in a server's text channel: use `/hermes schedule` in the "
@@ -128,11 +128,16 @@ class DiscordScheduledThreads:
         channel = self._client.get_partial_messageable(int(schedule.channel))
         text = (f"⏰ Scheduled by <@{schedule.author}> (#{schedule.id}, "
                 f"{schedules.when_words(schedule)}):\n{schedule.prompt}")
-        posted = await channel.send(text[:LIMIT], allowed_mentions=discord.AllowedMentions.none())
-        # REST alone: a message posted through a partial channel carries no guild to open from
-        thread = await self._client.http.start_thread_with_message(
-            channel.id, posted.id, name=thread_name(schedule.prompt),
-            auto_archive_duration=ARCHIVE_AFTER_MINUTES)
+        try:
+            posted = await channel.send(text[:LIMIT],
+                                        allowed_mentions=discord.AllowedMentions.none())
+            # REST alone: a message posted through a partial channel has no guild to open from
+            thread = await self._client.http.start_thread_with_message(
+                channel.id, posted.id, name=thread_name(schedule.prompt),
+                auto_archive_duration=ARCHIVE_AFTER_MINUTES)
+        except (discord.Forbidden, discord.NotFound) as error:  # said in the schedule's history
+            raise HermesChatError(f"Discord refused the post or its thread ({error.text}): may "
+                                  "the bot still write and open threads there?") from error
         place = Place(int(schedule.workspace), int(schedule.channel), int(thread["id"]))
         return OpenedThread(place.key(), str(posted.id))
 

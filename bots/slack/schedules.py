@@ -17,7 +17,7 @@ from core.conversation import schedules
 from core.conversation.scheduled_prompts import OpenedThread
 from core.conversation.schedules import ScheduleCommand
 from core.conversation.vocabulary import NewSchedule, Platform, Schedule, ScheduleWhere, ThreadKey
-from core.errors import InvalidInput
+from core.errors import HermesChatError, InvalidInput
 
 from ..fields import obj
 from .delivery import budgets
@@ -106,8 +106,13 @@ class SlackScheduledThreads:
         """The prompt as a message of the bot's in the channel; its thread is the occurrence's."""
         text = (f"⏰ Scheduled by <@{schedule.author}> (#{schedule.id}, "
                 f"{escape(schedules.when_words(schedule))}):\n{escape(schedule.prompt)}")
-        ts = await self._services.sender.post(schedule.workspace, schedule.channel, None,
-                                              _text(text))
+        try:
+            ts = await self._services.sender.post(schedule.workspace, schedule.channel, None,
+                                                  _text(text))
+        except SlackApiError as error:  # said in the schedule's history
+            code = error.response.get("error") if error.response is not None else None
+            raise HermesChatError(f"Slack refused the post in the channel ({code}): is the "
+                                  "bot still in it?") from error
         key = ThreadKey(Platform.SLACK, schedule.workspace, schedule.channel, ts)
         return OpenedThread(key, ts)
 

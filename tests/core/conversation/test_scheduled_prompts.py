@@ -241,3 +241,19 @@ async def test_three_started_schedulers_fire_a_time_once_and_once_after_a_restar
         (datetime(2026, 12, 7, 8, 0, tzinfo=UTC), RunOutcome.STARTED),
         (datetime(2026, 12, 9, 8, 0, tzinfo=UTC), RunOutcome.STARTED)]
     assert len(roots(fake_slack)) == 2
+
+
+async def test_a_channel_the_bot_cannot_post_in_fails_that_time_saying_why(
+        db: str, answering: FakeBridge, skills_dir: Path, fake_slack: FakeSlack,
+        fast_clock: object) -> None:
+    gone = await schedules.create(NewSchedule(
+        Where(Platform.SLACK, TEAM_ID, "not-a-channel"), USER_ID, "Hi", "every day at 9:00",
+        "UTC"), MONDAY_0859)
+    await weekday_schedule()
+    clock = Clock(datetime(2026, 12, 7, 9, 0, 1, tzinfo=UTC))
+    async with replica(answering, skills_dir, fake_slack, fast_clock, clock) as (prompts, _):
+        runs = {run.schedule_id: run for run in await prompts.due()}
+    assert runs[gone.id].outcome == RunOutcome.FAILED
+    assert runs[gone.id].detail == ("Slack refused the post in the channel (channel_not_found): "
+                                    "is the bot still in it?")
+    assert [r.outcome for i, r in runs.items() if i != gone.id] == [RunOutcome.STARTED]
