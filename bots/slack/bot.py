@@ -77,11 +77,11 @@ class SlackBot:
         self.services = SlackServices(pool, catalogue, bridge, sender, Background(boundary),
                                  settings.policy, usage=settings.usage_shown)
         self.follower = RunFollower(self.services)
-        self.scheduled_threads = SlackScheduledThreads(self.services)  # core's scheduled prompts
         self._socket: SupervisedSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
         _register(self.app, self.services, settings, self.files)
         self.app.error(boundary.on_error)  # the one error boundary (bots/slack/intake.py)
+        self.scheduled_threads = SlackScheduledThreads(self.services)  # core's scheduled prompts
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
         """The Litestar route of the Events / Interactivity / slash command request URL."""
