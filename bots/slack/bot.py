@@ -32,8 +32,8 @@ from .delivery.sender import SlackSender
 from .files import SlackFiles
 from .http import events_route
 from .intake import Background, ErrorBoundary, InboundMiddleware, reply_to, retired
-from .schedules import SlackScheduledThreads, SlackSchedules
 from .services import SlackServices
+from .schedules import SlackScheduledThreads, SlackSchedules
 from .supervisor import PING_INTERVAL, SupervisedSocketModeHandler
 from .thread_history import SlackThreadHistory
 
