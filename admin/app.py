@@ -19,6 +19,7 @@ from admin.openapi import SECURITY, StrictStructSchemaPlugin, openapi_config
 from admin.request_checks import check_request
 from admin.approvals.controller import ApprovalController
 from admin.runs.controller import RunController
+from admin.schedules.controller import ScheduleController
 from admin.services import SERVICES_KEY, AdminServices, provide_services
 from admin.sessions.controller import SessionController
 from admin.usage.controller import UsageController
@@ -49,7 +50,7 @@ def _guarded_api() -> Router:
     return Router(
         path="/",
         route_handlers=[SessionController, MessageController, RunController, CatalogueController,
-                        ApprovalController, UsageController],
+                        ApprovalController, UsageController, ScheduleController],
         guards=[require_admin_token],
         security=SECURITY,
         dependencies={"services": Provide(provide_services, sync_to_thread=False)},

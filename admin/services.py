@@ -28,7 +28,8 @@ class AdminServices:
     """The Bridge, the catalogue and the run pool; `keepalive` paces SSE comment lines;
     `platforms` holds the connection of each chat platform `serve` started (for health);
     `bridge_child` is the supervisor of a child Bridge (None for an external one);
-    `model` is the default model `serve` found at start (None: not reported)."""
+    `model` is the default model `serve` found at start (None: not reported);
+    `schedule_timezone` is SCHEDULE_TIMEZONE."""
 
     bridge: Bridge
     catalogue: Catalogue
@@ -37,6 +38,7 @@ class AdminServices:
     platforms: PlatformLinks = field(default_factory=PlatformLinks)
     bridge_child: SupervisedBridge | None = None
     model: DefaultModel | None = None
+    schedule_timezone: str = "UTC"  # SCHEDULE_TIMEZONE: a new schedule's unless it names one
 
 
 def provide_services(state: State) -> AdminServices:

@@ -17,6 +17,7 @@ from core.chat.attachments import (
     Limits,
 )
 from core.chat.policy import Policy
+from core.chat.recurrence import zone
 from core.chat.thread_context import DEFAULT_MESSAGES, MAX_MESSAGES
 from core.conversation.presenting import UsageShown
 from core.edge.platform_links import DOWN_SECONDS
@@ -72,6 +73,9 @@ class Settings:
     allowed_users: tuple[str, ...] = ()
     discord_allowed_roles: tuple[str, ...] = ()
     show_usage: str = UsageShown.OFF
+    # The time zone of a scheduled prompt whose author names none and whose platform knows
+    # none of theirs (an IANA name; docs/schedules.md).
+    schedule_timezone: str = "UTC"
     # Spend limits (core/usage/limits.py): 0 = none. Tokens are prompt + completion; cost is
     # at MODELS_FILE's prices. The operators' own limits (/api/limits) take their place.
     limit_user_day_tokens: int = 0
@@ -265,6 +269,11 @@ def _convert(name: str, kind: object, raw: str) -> object:
         if shown not in tuple(UsageShown):
             raise InvalidInput(f"SHOW_USAGE must be off, tokens or cost, got {raw!r}")
         return UsageShown(shown)
+    if name == "schedule_timezone":
+        try:
+            return zone(raw).key
+        except InvalidInput as error:
+            raise InvalidInput(f"SCHEDULE_TIMEZONE: {error.message}") from None
     if name == "log_format" and raw not in ("text", "json"):
         raise InvalidInput(f"LOG_FORMAT must be 'text' or 'json', got {raw!r}")
     return raw

@@ -13,6 +13,7 @@ from core.agent.bridge.fleet import BridgeFleet
 from core.agent.catalogue import Catalogue
 from core.chat.attachments import FileReader
 from core.config import Settings
+from core.conversation.scheduled_prompts import ScheduledPrompts
 from core.edge.run_quota import RunQuota
 from core.runtime.jobs import start_jobs
 from core.runtime.leases import Leases
@@ -39,6 +40,7 @@ class Parts:
     pool: RunPool
     bridge_child: BridgeSupervisor | None = None  # None: an external Bridge
     files: FileReader | None = None  # the workers that read attachments (None: each bot its own)
+    schedules: ScheduledPrompts | None = None  # started once the platforms serve theirs
 
 
 @asynccontextmanager
@@ -73,14 +75,16 @@ async def running_parts(settings: Settings,
             upkeep = Upkeep(lock, lambda: start_jobs(pool, fallback),
                             every=settings.run_lease_seconds / 2)
             tasks: list[asyncio.Task[None]] = []
+            schedules = ScheduledPrompts(pool, files)
             try:
                 log.info("runtime: recovered %d runs in flight; %s", await recover(pool),
                          UPKEEP_HERE if leader else "another replica runs the upkeep jobs")
                 # after recovery: the jobs run at once, and they stop runs this replica drives
                 tasks.append(asyncio.create_task(upkeep.run(), name="upkeep"))
                 tasks.append(asyncio.create_task(keep_taking_over(pool), name="takeover"))
-                yield Parts(settings, catalogue, bridge, pool, endpoint.child, files)
+                yield Parts(settings, catalogue, bridge, pool, endpoint.child, files, schedules)
             finally:
+                schedules.stop()
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)

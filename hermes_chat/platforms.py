@@ -8,6 +8,7 @@ from typing import Protocol
 from litestar import Litestar
 
 from core.config import Settings
+from core.conversation.vocabulary import Platform as ChatPlatform
 from core.edge.platform_links import PlatformLinks
 from core.runtime.shards import claims_for
 from hermes_chat.compose import Parts
@@ -37,6 +38,8 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
             app.register(handler)
         await slack.start()
         started.append(slack)
+        if parts.schedules is not None:
+            parts.schedules.serve(ChatPlatform.SLACK, slack.scheduled_threads)
         log.info("slack: started (%s)", _slack_mode(settings))
     else:
         log.info("slack: not started (SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET or "
@@ -53,9 +56,13 @@ async def start_platforms(settings: Settings, parts: Parts, app: Litestar,
                              link=links.add("discord"), shards=shards, files=parts.files)
         await discord.start()
         started.append(discord)
+        if parts.schedules is not None:
+            parts.schedules.serve(ChatPlatform.DISCORD, discord.scheduled_threads)
         log.info("discord: started")
     else:
         log.info("discord: not started (DISCORD_TOKEN unset)")
+    if parts.schedules is not None:
+        parts.schedules.start()  # the scheduled prompts of the platforms started here
     return started
 
 

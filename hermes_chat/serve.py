@@ -55,7 +55,8 @@ async def _run(settings: Settings, environ: Mapping[str, str] | None,
         links = PlatformLinks(down_after=settings.platform_down_seconds)
         services = AdminServices(bridge=parts.bridge, catalogue=parts.catalogue,
                                  runtime=parts.pool, platforms=links,
-                                 bridge_child=parts.bridge_child, model=model)
+                                 bridge_child=parts.bridge_child, model=model,
+                                 schedule_timezone=settings.schedule_timezone)
         app = create_app(settings, services, plugins=[ConsolePlugin(settings.admin_token)])
         app.register(metrics_route(parts.pool, links, parts.bridge_child))
         platforms = await start_platforms(settings, parts, app, links)

@@ -26,6 +26,7 @@ from bots.discord.commands import SELECTS, HermesCommands
 from bots.discord.delivery.writer import WRITE_TIMEOUT
 from bots.discord.files import DiscordFiles
 from bots.discord.intake import DiscordCommandTree
+from bots.discord.schedules import DiscordScheduledThreads, ScheduleCommands
 from bots.discord.services import DiscordServices
 from bots.discord.shards import ShardFleet
 from bots.discord.supervisor import RECONNECT_BACKOFF, GatewaySupervisor, close_reason
@@ -84,8 +85,10 @@ class DiscordBot:
             self.client, pool, catalogue, bridge, limiter or RateLimiter(clock),
             settings.discord_channels, settings.policy, write_timeout, self.files,
             settings.thread_context_messages, self.cached_channel,
-            DiscordFiles(settings.discord_file_origins), usage=settings.usage_shown)
+            DiscordFiles(settings.discord_file_origins), usage=settings.usage_shown,
+            schedule_timezone=settings.schedule_timezone)
         self.client.attach(self.services)
+        self.scheduled_threads = DiscordScheduledThreads(self.client, self.services)
         self._gateway: asyncio.Task[None] | None = None
         self._updates: asyncio.Task[None] | None = None
         self._logged_in = asyncio.Event()  # and the shards (or none) decided
@@ -233,7 +236,9 @@ class HermesClient(discord.Client):
     async def setup_hook(self) -> None:
         """Runs at login: buttons/selects of earlier runs work again, commands are synced."""
         self.add_dynamic_items(*ITEMS)
-        self.tree.add_command(HermesCommands())
+        hermes = HermesCommands()
+        hermes.add_command(ScheduleCommands())
+        self.tree.add_command(hermes)
         if self._sync_commands:
             await self.tree.sync()
 

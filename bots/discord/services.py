@@ -33,6 +33,7 @@ class DiscordServices:
     conversation: DiscordConversation
     follower: RunFollower
     outboxes: Outboxes  # messages; reactions and renames on budgets of their own
+    schedule_timezone: str = "UTC"  # SCHEDULE_TIMEZONE: a new schedule's, unless it names one
 
     @property
     def outbox(self) -> Outbox:
@@ -46,7 +47,8 @@ class DiscordServices:
               context_messages: int = DEFAULT_MESSAGES,
               cached: Callable[[int], object | None] | None = None,
               files: DiscordFiles | None = None,
-              usage: UsageShown = UsageShown.OFF) -> DiscordServices:
+              usage: UsageShown = UsageShown.OFF,
+              schedule_timezone: str = "UTC") -> DiscordServices:
         """`cached`: a channel as this replica's gateway caches have it (`client`'s by default);
         `files`: where attachments are downloaded from (Discord's CDN by default); `usage`:
         SHOW_USAGE."""
@@ -59,7 +61,7 @@ class DiscordServices:
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
                    RunFollower(pool, refs, writer, outboxes, client, cached or client.get_channel,
                                usage),
-                   outboxes)
+                   outboxes, schedule_timezone)
 
 
 def services_of(interaction: discord.Interaction) -> DiscordServices:

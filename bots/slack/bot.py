@@ -36,6 +36,7 @@ from .files import SlackFiles
 from .http import events_route
 from .intake import RECOVERED, Background, ErrorBoundary, InboundMiddleware, reply_to, retired
 from .services import SlackServices
+from .schedules import SlackScheduledThreads, SlackSchedules
 from .supervisor import PING_INTERVAL, SupervisedSocketModeHandler
 from .thread_history import SlackThreadHistory
 
@@ -85,6 +86,7 @@ class SlackBot:
         self._connecting: asyncio.Task[None] | None = None
         _register(self.app, self.services, settings, self.files)
         self.app.error(boundary.on_error)  # the one error boundary (bots/slack/intake.py)
+        self.scheduled_threads = SlackScheduledThreads(self.services)  # core's scheduled prompts
 
     def route_handlers(self) -> list[HTTPRouteHandler]:
         """The Litestar route of the Events / Interactivity / slash command request URL."""
@@ -176,7 +178,7 @@ class SlackBot:
 def _register(app: AsyncApp, services: SlackServices, settings: Settings,
               reader: FileReader) -> None:
     app.use(InboundMiddleware(services.ledger))  # every listener gets its payload typed, or nothing at all
-    commands = Commands(services)
+    commands = Commands(services, SlackSchedules(services, settings.schedule_timezone))
     files = SlackFiles(services.sender.client)
     history = SlackThreadHistory(services.sender)
     SlackConversations(services, commands, files, reader, history,

@@ -26,6 +26,7 @@ from .inbound import Click, SlackPlace, SlashCommand, is_dm, place_of
 from .intake import to_clicker, to_user, typed
 from .render.blocks import Payload, actions, clip, option, section
 from .render.mrkdwn import escape
+from .schedules import SlackSchedules
 from .services import SlackServices
 
 
@@ -43,8 +44,9 @@ Handler = Callable[["Commands", "Command", Where], Awaitable[Payload]]
 
 
 class Commands:
-    def __init__(self, services: SlackServices) -> None:
+    def __init__(self, services: SlackServices, schedules: SlackSchedules) -> None:
         self._services = services
+        self._schedules = schedules
 
     async def run(self, command: Command, where: Where) -> Payload:
         return await HANDLERS[command.name](self, command, where)
@@ -109,6 +111,11 @@ class Commands:
                                            f"📎 <@{where.user}> exported this conversation")
         return _text(f"📎 Exported `{export.filename}` to the conversation's thread.")
 
+    async def schedule(self, command: Command, where: Where) -> Payload:
+        """`/hermes schedule …` (bots/slack/schedules.py)."""
+        return await self._schedules.command(command.argument or "", where.team,
+                                                      where.channel, where.user)
+
     async def _session(self, where: Where) -> ChatSession:
         """The command's conversation: its thread's (created if new), else the channel's latest."""
         if where.place is not None:
@@ -129,6 +136,7 @@ HANDLERS: dict[str, Handler] = {
     "help": Commands.help, "status": Commands.status, "new": Commands.new,
     "reset": Commands.reset, "model": Commands.model, "skill": Commands.skill,
     "memory": Commands.memory, "export": Commands.export, "usage": Commands.usage,
+    "schedule": Commands.schedule,
 }
 
 
@@ -150,8 +158,10 @@ def _text(text: str) -> Payload:
 # `/hermes` subcommands (pure): parsing, and the help text for anything else.
 
 SUBCOMMANDS = tuple(COMMANDS)
-TAKES_ARGUMENT = ("model", "skill", "export")
-USAGE = {"model": "model [name]", "skill": "skill [name]", "export": "export [md|json] [active|all]"}
+TAKES_ARGUMENT = ("model", "skill", "export", "schedule")
+NOT_BY_MENTION = ("schedule",)  # a slash command only: "@hermes schedule a call" is a message
+USAGE = {"model": "model [name]", "skill": "skill [name]", "export": "export [md|json] [active|all]",
+         "schedule": 'schedule "<when>" [tz=<zone>] <prompt> | list | pause|resume|delete|history <id>'}
 HELP = "\n".join([
     "*Hermes commands* (`/hermes <command>`, or mention me with the same words in a thread)",
     *(f"• `{USAGE.get(name, name)}`: {what}" for name, what in COMMANDS.items() if name != "help"),
@@ -173,14 +183,14 @@ def parse_command(text: str) -> Command:
     name = words[0].lower()
     if name not in SUBCOMMANDS or (len(words) > 1 and name not in TAKES_ARGUMENT):
         return Command("help", unknown=text.strip())
-    return Command(name, " ".join(words[1:]) or None)
+    return Command(name, text.strip()[len(words[0]):].strip() or None)  # as written
 
 
 def mention_command(text: str) -> Command | None:
     """A mention that is a command: one subcommand word, plus one argument where it takes one.
     Anything longer is a message for the agent ("status of the deploy?" is not `status`)."""
     words = text.split()
-    if not words or words[0].lower() not in SUBCOMMANDS:
+    if not words or words[0].lower() not in SUBCOMMANDS or words[0].lower() in NOT_BY_MENTION:
         return None
     name = words[0].lower()
     most = 3 if name == "export" else 2 if name in TAKES_ARGUMENT else 1

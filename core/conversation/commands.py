@@ -41,6 +41,8 @@ COMMANDS = {  # name -> what it does (help texts and command descriptions)
     "memory": "show what the agent remembers",
     "status": "runs in flight, the queue, and this conversation's settings",
     "usage": "what your messages have spent today and this month",
+    "schedule": "run a prompt on a schedule in this channel, each time in a new thread "
+                "(list, pause, resume, delete, history)",
     "help": "these commands",
 }
 

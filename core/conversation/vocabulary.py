@@ -27,6 +27,8 @@ from core.agent.thinking import (
 from core.chat.attachment_store import AttachmentInfo
 from core.chat.attachments import FileOffer, FileReader, Refused
 from core.chat.policy import Policy
+from core.chat.schedules import NewSchedule
+from core.chat.schedules import Where as ScheduleWhere
 from core.chat.sessions import ThreadKey
 from core.chat.thread_context import DEFAULT_MESSAGES, TEXT_CHARS, EarlierMessage, from_stored
 from core.runtime.clarify import ClarifyOutcome
@@ -41,10 +43,15 @@ from core.store.models import (
     ClarifyPause,
     FeedbackValue,
     MessageStatus,
+    Misfire,
     PauseKind,
     PauseStatus,
     Platform,
     Role,
+    RunOutcome,
+    Schedule,
+    ScheduleRun,
+    ScheduleState,
     SessionStatus,
 )
 from core.store.outage import is_outage
@@ -54,9 +61,11 @@ __all__ = [
     "AllShards", "ApprovalRequest", "AttachmentInfo", "Bridge", "BridgeFleet", "Catalogue",
     "ChatMessage", "ChatMessageLog", "ChatSession", "ClarifyOutcome", "ClarifyPause",
     "ClarifyRequest", "CurrentStatus", "DefaultModel", "EarlierMessage", "Event", "FeedbackValue",
-    "FileOffer", "FileReader", "Memory", "MessageStatus", "PauseKind", "PauseStatus", "PauseView",
+    "FileOffer", "FileReader", "Memory", "MessageStatus", "Misfire", "NewSchedule", "PauseKind",
+    "PauseStatus", "PauseView",
     "PendingApproval", "PendingClarify", "Platform", "Policy", "Refused", "Role", "RunFailure",
-    "RunPool", "RunUpdate", "SessionStatus", "Shards", "Subscription", "ThinkingState",
+    "RunOutcome", "RunPool", "RunUpdate", "Schedule", "ScheduleRun", "ScheduleState",
+    "ScheduleWhere", "SessionStatus", "Shards", "Subscription", "ThinkingState",
     "ThreadKey", "ToolCall", "UsageTotals", "from_stored", "is_outage", "is_terminal", "kind_of", "ping",
     "reduce",
 ]

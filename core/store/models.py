@@ -456,3 +456,66 @@ class SpendLimit(Model):
     class Meta:
         table = "spend_limit"
         unique_together = (("scope", "subject", "period", "unit"),)
+
+
+class ScheduleState(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+
+
+class Misfire(StrEnum):
+    """What an occurrence missed while no replica ran (a downtime) becomes."""
+
+    RUN_ONCE = "run_once"  # the missed occurrences run once, as soon as a replica is up
+    SKIP = "skip"  # they are recorded as skipped; the next one on time runs
+
+
+class Schedule(Model):
+    """A scheduled prompt: at each occurrence of `cron` (a five-field crontab in `timezone`) a new thread starts in the channel with the prompt, as `author` wrote it. `next_run_at` is the first occurrence not yet handled (the persistent state of its apscheduler job)."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    platform = fields.CharEnumField(Platform, max_length=16)
+    workspace = fields.CharField(max_length=64)  # the Slack team, the Discord guild
+    channel = fields.CharField(max_length=64)
+    author = fields.CharField(max_length=64)  # who scheduled it: the runs are theirs
+    prompt = fields.TextField()
+    phrase = fields.CharField(max_length=200)  # as the person wrote it ("every weekday at 9:00")
+    cron = fields.CharField(max_length=120)  # minute hour day month weekday (0 = Sunday)
+    timezone = fields.CharField(max_length=64)  # an IANA zone name
+    misfire = fields.CharEnumField(Misfire, max_length=16, default=Misfire.RUN_ONCE)
+    state = fields.CharEnumField(ScheduleState, max_length=16, default=ScheduleState.ACTIVE)
+    next_run_at = fields.DatetimeField(null=True)  # null while paused
+    created_at = fields.DatetimeField(default=utc_now)
+    updated_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "schedule"
+        indexes = (Index(fields=("state", "next_run_at"), name="idx_schedule_due"),
+                   Index(fields=("platform", "workspace", "channel"), name="idx_schedule_channel"))
+
+
+class RunOutcome(StrEnum):
+    CLAIMED = "claimed"  # a replica took the occurrence and is starting it
+    STARTED = "started"  # its thread is open and its run started
+    SKIPPED = "skipped"  # missed during a downtime, and the schedule skips those
+    REFUSED = "refused"  # the author may not talk any more, or is over a limit
+    FAILED = "failed"  # the thread could not be opened, or the run not started
+
+
+class ScheduleRun(Model):
+    """One occurrence of a schedule: the claim that makes one replica start it (unique per schedule and occurrence time), then its outcome, thread and run: the schedule's run history."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    schedule: fields.ForeignKeyRelation[Schedule] = fields.ForeignKeyField(
+        "hermes.Schedule", related_name="runs", on_delete=fields.CASCADE)
+    occurrence_at = fields.DatetimeField()  # the occurrence it stands for (UTC)
+    claimed_at = fields.DatetimeField(default=utc_now)
+    outcome = fields.CharEnumField(RunOutcome, max_length=16, default=RunOutcome.CLAIMED)
+    session_id = fields.BigIntField(null=True)  # the conversation it started
+    thread = fields.CharField(max_length=64, default="")  # the platform thread it opened
+    run_id = fields.CharField(max_length=64, default="")
+    detail = fields.TextField(default="")  # why it was refused or failed
+
+    class Meta:
+        table = "schedule_run"
+        unique_together = (("schedule", "occurrence_at"),)

@@ -31,6 +31,10 @@ ID_ROUTES = [
     ("POST", "/api/chat/messages/{}/activate", None),
     ("POST", "/api/chat/messages/{}/regenerate", None),
     ("POST", "/api/chat/sessions/{}/runs", {"message": "x"}),
+    ("GET", "/api/schedules/{}", None),
+    ("POST", "/api/schedules/{}/pause", None),
+    ("POST", "/api/schedules/{}/resume", None),
+    ("DELETE", "/api/schedules/{}", None),
 ]
 RUN_ROUTES = [
     ("GET", "/api/chat/runs/{}/stream", None),
@@ -59,7 +63,7 @@ async def test_ids_out_of_range_are_400_naming_the_parameter(
         assert response.status_code == 400, response.text
         error = response.json()
         assert error["code"] == "invalid_input"
-        assert error["field"] in ("session_id", "message_id")
+        assert error["field"] in ("session_id", "message_id", "schedule_id")
         assert error["field"] in error["message"]
 
 

@@ -40,6 +40,12 @@ ROUTES = {
     ("get", "/api/limits"),
     ("put", "/api/limits"),
     ("delete", "/api/limits"),
+    ("get", "/api/schedules"),
+    ("post", "/api/schedules"),
+    ("get", "/api/schedules/{schedule_id}"),
+    ("post", "/api/schedules/{schedule_id}/pause"),
+    ("post", "/api/schedules/{schedule_id}/resume"),
+    ("delete", "/api/schedules/{schedule_id}"),
 }
 
 
@@ -52,6 +58,7 @@ BODIES = {  # the routes that take a JSON body: its schema, and whether it may b
     ("post", "/api/chat/runs/{run_id}/resume"): ("ResumeIn", True),
     ("post", "/api/chat/approvals/{approval_id}/decision"): ("DecisionIn", True),
     ("put", "/api/limits"): ("LimitIn", True),
+    ("post", "/api/schedules"): ("ScheduleIn", True),
 }
 NO_DATABASE = {("get", "/api/models"), ("get", "/api/skills"), ("get", "/api/chat/runs")}
 
@@ -89,7 +96,7 @@ async def test_bodies_are_camel_case_and_closed(db: str, anonymous: httpx.AsyncC
     schemas = (await _document(anonymous))["components"]["schemas"]
     assert set(schemas["SessionPatch"]["properties"]) == {"title", "modelId", "skillFolder", "status"}
     for name in ("SessionCreate", "SessionPatch", "ResetIn", "MessageEdit", "RunStart", "ResumeIn",
-                 "DecisionIn"):
+                 "DecisionIn", "ScheduleIn"):
         assert schemas[name]["additionalProperties"] is False
     assert "hasActiveRun" in schemas["SessionOut"]["required"]
     thinking = schemas["ThinkingOut"]["properties"]

@@ -36,10 +36,18 @@ def test_values_are_converted_and_blank_means_unset() -> None:
                                  {"SHOW_USAGE": "dollars"}, {"LIMIT_USER_DAY_TOKENS": "-1"},
                                  {"LIMIT_USER_DAY_TOKENS": "1e6"}, {"LIMIT_CHANNEL_MONTH_COST": "-0.5"},
                                  {"LIMIT_WORKSPACE_DAY_COST": "nan"},
-                                 {"LIMIT_WORKSPACE_DAY_COST": "five"}])
+                                 {"LIMIT_WORKSPACE_DAY_COST": "five"},
+                                 {"SCHEDULE_TIMEZONE": "Mars/Base"},
+                                 {"SCHEDULE_TIMEZONE": "America"}])
 def test_bad_values_are_named(env: dict[str, str]) -> None:
     with pytest.raises(InvalidInput, match=next(iter(env))):
         Settings.from_env(env)
+
+
+def test_schedules_run_in_utc_unless_another_zone_is_named() -> None:
+    assert Settings.from_env({}).schedule_timezone == "UTC"
+    assert Settings.from_env({"SCHEDULE_TIMEZONE": " Europe/Paris "}).schedule_timezone == (
+        "Europe/Paris")
 
 
 def test_answers_show_no_usage_unless_asked_for_tokens_or_cost() -> None:

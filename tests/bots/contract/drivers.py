@@ -13,6 +13,8 @@ from typing import Any, Protocol
 from bots.discord.render.turn import BRANCH_NOTE
 from bots.slack import ids as slack_ids
 from bots.slack.render.turn import BRANCHED
+from bots.discord import DiscordBot
+from core.conversation.scheduled_prompts import ScheduledThreads
 from core.runtime.pool import RunPool
 from tests.bots.discord.harness import bot_messages, buttons, mention, reply_of, running_bot, text_of
 from tests.bots.slack.harness import Harness, has_button, running, texts, until
@@ -58,6 +60,9 @@ class Chat(Protocol):
     async def told_privately(self, words: str, count: int = 1) -> None: ...
     def said(self, conv: Conversation) -> list[str]: ...
     def modals(self) -> int: ...
+    async def schedule(self, when: str, prompt: str) -> str: ...
+    def scheduled_threads(self) -> ScheduledThreads: ...
+    def opened(self, thread: str) -> Conversation: ...
 
 
 SLACK_CONTROLS = {"stop": slack_ids.STOP, "regenerate": slack_ids.REGENERATE,
@@ -154,6 +159,18 @@ class SlackChat:
                          if m.ts not in before and not m.files), None)
         return self.showing(await until(reply, WAIT))
 
+    async def schedule(self, when: str, prompt: str) -> str:
+        """`/hermes schedule "<when>" <prompt>` in the channel; what the bot said privately."""
+        return str((await self.h.command(f'schedule "{when}" {prompt}'))["text"])
+
+    def scheduled_threads(self) -> ScheduledThreads:
+        return self.h.bot.scheduled_threads
+
+    def opened(self, thread: str) -> Conversation:
+        """The conversation a schedule opened: the bot's message that starts its thread."""
+        root = self.h.slack.message(CHANNEL_ID, thread)
+        return Conversation(thread, thread, root.text)
+
     async def told(self, conv: Conversation, words: str) -> None:
         """Until `words` are said to the user: in the thread or in an ephemeral."""
         await until(lambda: any(words in t for t in self.said(conv)), WAIT)
@@ -191,9 +208,10 @@ class DiscordChat:
     words = {"branched": BRANCH_NOTE,
              "question expired": "⌛ This question is closed: it was not answered in time."}
 
-    def __init__(self, fake: FakeDiscord) -> None:
+    def __init__(self, fake: FakeDiscord, bot: DiscordBot) -> None:
         self.fake = fake
         self.me = fake.user["id"]
+        self.bot = bot
 
     async def start(self, text: str) -> Conversation:
         asked = await self.fake.send_user_message(mention(self.fake, text))
@@ -255,6 +273,20 @@ class DiscordChat:
         options = _discord_options(name, argument)
         record = await self.fake.run_command("hermes", name, options=options, channel_id=conv.thread)
         return text_of(await reply_of(self.fake, record, WAIT))
+
+    async def schedule(self, when: str, prompt: str) -> str:
+        """`/hermes schedule add` in the channel; what the bot said privately."""
+        record = await self.fake.run_command("hermes", "schedule", "add",
+                                             options={"when": when, "prompt": prompt})
+        return text_of(await reply_of(self.fake, record, WAIT))
+
+    def scheduled_threads(self) -> ScheduledThreads:
+        return self.bot.scheduled_threads
+
+    def opened(self, thread: str) -> Conversation:
+        """The conversation a schedule opened: the thread opened on the bot's message."""
+        root = self.fake.message(thread)  # a thread opened on a message has its id
+        return Conversation(thread, thread, root["content"])
 
     async def told(self, conv: Conversation, words: str) -> None:
         """Until `words` are said to the user: in the thread or in a reply to an interaction."""
@@ -318,5 +350,5 @@ async def talking(platform: tuple[str, Any], runs: RunPool) -> AsyncIterator[Cha
         async with running(slack, runs, clock) as harness:
             yield SlackChat(harness)
     else:
-        async with running_bot(fakes, runs):
-            yield DiscordChat(fakes)
+        async with running_bot(fakes, runs) as bot:
+            yield DiscordChat(fakes, bot)

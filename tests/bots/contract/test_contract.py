@@ -5,6 +5,7 @@ drifts on one platform fails there."""
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -15,6 +16,8 @@ from core.agent.events import Usage
 from core.edge.run_quota import RunQuota
 from core.errors import BridgeUnavailable
 from core.runtime.pool import RunPool
+from core.conversation.scheduled_prompts import ScheduledPrompts
+from core.conversation.vocabulary import FileReader
 from core.store.models import (
     ChatMessage,
     ChatSession,
@@ -22,7 +25,10 @@ from core.store.models import (
     ConversationBinding,
     MessageStatus,
     PauseStatus,
+    Platform,
     Role,
+    RunOutcome,
+    Schedule,
     utc_now,
 )
 from core.usage import ledger, limits
@@ -568,3 +574,33 @@ async def test_with_the_bridge_down_a_message_fails_in_plain_words(
     leaked = [text for text in chat.said(conv) for word in INTERNALS if word in text]
     assert leaked == [], "the Bridge's status, route or address was shown to people"
     assert any("503" in r.getMessage() and "/run" in r.getMessage() for r in caplog.records)
+
+
+# -- a scheduled prompt's thread ----------------------------------------------------------------
+
+async def test_a_schedules_thread_is_a_conversation_of_its_author(
+    chat: Chat, runs: RunPool, fake_bridge: FakeBridge
+) -> None:
+    """Scheduled with the platform's own command in the channel: at its time (an injected
+    clock) a new thread starts with the prompt's run, as the author's message, answered live
+    and finished with its buttons; a reply in the thread continues it as any conversation."""
+    fake_bridge.default_script = answers("Three pull requests are open.", "Two were closed.")
+    said = await chat.schedule("every weekday at 9:00", "Summarize the open pull requests")
+    assert "⏰ Scheduled #" in said and "At 09:00, Monday through Friday (UTC)" in said
+    [schedule] = await Schedule.all()
+    assert (schedule.author, schedule.timezone) == (chat.me, "UTC")
+    assert schedule.next_run_at is not None
+    due = schedule.next_run_at + timedelta(seconds=1)
+    prompts = ScheduledPrompts(runs, FileReader(), clock=lambda: due)
+    prompts.serve(Platform(chat.name.split("-")[0]), chat.scheduled_threads())
+    [run] = await prompts.due()
+    assert run.outcome == RunOutcome.STARTED, run.detail
+    conv = chat.opened(run.thread)
+    assert "Summarize the open pull requests" in conv.first_text
+    await chat.shown(conv, "Three pull requests are open.", "regenerate")
+    await chat.say(conv, "and the closed ones?")
+    await chat.shown(conv, "Two were closed.", "regenerate")
+    branch = await tree.active_branch(run.session_id)
+    assert [(m.content, m.author) for m in branch if m.role == Role.USER] == [
+        ("Summarize the open pull requests", chat.me), ("and the closed ones?", chat.me)]
+    assert await prompts.due() == []  # fired once

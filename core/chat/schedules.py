@@ -1,0 +1,157 @@
+"""Scheduled prompts as the database keeps them: the schedules of a channel, their state, and
+each occurrence's claim and outcome (the run history).
+
+The `schedule` table is the persistent job store: each schedule's crontab, time zone and the
+first occurrence not yet handled (`next_run_at`). Several replicas may look at one occurrence
+at once; the one whose `schedule_run` row goes in first (unique per schedule and occurrence
+time) starts it, and the others see it taken (docs/schedules.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tortoise.exceptions import IntegrityError
+
+from core.chat.recurrence import Recurrence, check_cron, parse_when, zone
+from core.errors import NotFound
+from core.store.models import (
+    Misfire,
+    Platform,
+    RunOutcome,
+    Schedule,
+    ScheduleRun,
+    ScheduleState,
+)
+from core.text.field_errors import InvalidField
+from core.text.safe_text import bounded, clean_text
+
+MAX_PROMPT = 4000  # characters of a scheduled prompt
+MAX_PHRASE = 200
+HISTORY = 20  # runs shown with a schedule
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """The channel a schedule posts in."""
+
+    platform: Platform
+    workspace: str
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewSchedule:
+    """What a person or an operator asks for; checked by `create`."""
+
+    where: Where
+    author: str
+    prompt: str
+    when: str  # a phrase or a crontab (core/chat/recurrence.py)
+    timezone: str = "UTC"
+    misfire: str = Misfire.RUN_ONCE.value
+
+
+def recurrence(schedule: Schedule) -> Recurrence:
+    return Recurrence(schedule.cron, schedule.timezone)
+
+
+def misfire_of(value: str) -> Misfire:
+    try:
+        return Misfire(value.strip().lower())
+    except ValueError:
+        raise InvalidField("misfire", f"{value!r} is not run_once or skip: say what a time "
+                                      "missed while the bot was down does") from None
+
+
+async def create(new: NewSchedule, now: datetime) -> Schedule:
+    """A schedule from `new` (InvalidField naming the input: when, tz, prompt, misfire),
+    active, its first occurrence the next one after `now`."""
+    prompt = bounded(new.prompt.strip(), MAX_PROMPT)  # NUL and lone surrogates replaced
+    if not prompt:
+        raise InvalidField("prompt", "The prompt is empty: write it after when it runs")
+    phrase = bounded(new.when.strip(), MAX_PHRASE)
+    cron = parse_when(phrase)
+    tz = zone(new.timezone).key
+    misfire = misfire_of(new.misfire)
+    return await Schedule.create(
+        platform=new.where.platform, workspace=clean_text(new.where.workspace),
+        channel=clean_text(new.where.channel), author=clean_text(new.author), prompt=prompt,
+        phrase=phrase, cron=check_cron(cron), timezone=tz, misfire=misfire,
+        next_run_at=Recurrence(cron, tz).next_after(now), created_at=now, updated_at=now)
+
+
+async def get(schedule_id: int) -> Schedule:
+    schedule = await Schedule.get_or_none(id=schedule_id)
+    if schedule is None:
+        raise NotFound(f"There is no schedule {schedule_id}")
+    return schedule
+
+
+async def listing(where: Where | None = None, **filters: Any) -> list[Schedule]:
+    """Schedules, oldest first: of one channel, or of every channel (`filters`: more fields)."""
+    if where is not None:
+        filters.update(platform=where.platform, workspace=where.workspace, channel=where.channel)
+    return await Schedule.filter(**filters).order_by("id")
+
+
+async def pause(schedule_id: int, now: datetime) -> Schedule:
+    """No occurrence runs until it is resumed (pausing twice is pausing)."""
+    await get(schedule_id)
+    await Schedule.filter(id=schedule_id).update(state=ScheduleState.PAUSED, next_run_at=None,
+                                                 updated_at=now)
+    return await get(schedule_id)
+
+
+async def resume(schedule_id: int, now: datetime) -> Schedule:
+    """Active again from the next occurrence after `now` (the paused ones are not run)."""
+    schedule = await get(schedule_id)
+    if schedule.state is ScheduleState.PAUSED or schedule.next_run_at is None:
+        await Schedule.filter(id=schedule_id).update(
+            state=ScheduleState.ACTIVE, next_run_at=recurrence(schedule).next_after(now),
+            updated_at=now)
+    return await get(schedule_id)
+
+
+async def delete(schedule_id: int) -> Schedule:
+    """Gone with its history; the threads it started stay as conversations."""
+    schedule = await get(schedule_id)
+    await Schedule.filter(id=schedule_id).delete()
+    return schedule
+
+
+async def history(schedule_id: int, limit: int = HISTORY) -> list[ScheduleRun]:
+    """Its latest runs, newest first."""
+    return await ScheduleRun.filter(schedule_id=schedule_id).order_by("-occurrence_at").limit(limit)
+
+
+async def due(now: datetime) -> list[Schedule]:
+    """The active schedules with an occurrence at or before `now` not yet handled."""
+    return await Schedule.filter(state=ScheduleState.ACTIVE, next_run_at__lte=now).order_by("id")
+
+
+async def claim(schedule: Schedule, occurrence: datetime, outcome: RunOutcome,
+                detail: str = "") -> ScheduleRun | None:
+    """The occurrence taken by this replica (None: another one took it first)."""
+    try:
+        return await ScheduleRun.create(schedule_id=schedule.id, occurrence_at=occurrence,
+                                        outcome=outcome, detail=detail)
+    except IntegrityError:
+        return None
+
+
+async def advance(schedule: Schedule, handled: datetime, now: datetime) -> None:
+    """The next occurrence after the one handled (and after `now`) is the first not handled,
+    unless the schedule moved on already or was paused meanwhile."""
+    following = recurrence(schedule).next_after(max(handled, now))
+    await Schedule.filter(id=schedule.id, state=ScheduleState.ACTIVE,
+                          next_run_at__lt=following).update(next_run_at=following)
+
+
+async def settle(run: ScheduleRun, outcome: RunOutcome, *, detail: str = "",
+                 **where: Any) -> None:
+    """An occurrence's outcome, with the thread, session and run it started (`where`)."""
+    await ScheduleRun.filter(id=run.id).update(outcome=outcome, detail=bounded(detail, 1000),
+                                               **where)
