@@ -6,7 +6,7 @@ from tortoise import fields
 from tortoise.indexes import Index
 
 class Migration(migrations.Migration):
-    dependencies = [('hermes', '0019_rate_budget_window')]
+    dependencies = [('hermes', '0020_intake_inbox')]
 
     initial = False
 
