@@ -13,6 +13,7 @@ from core.errors import (
     AdminOnly,
     BridgeUnavailable,
     Busy,
+    ChannelAdminOnly,
     HermesChatError,
     InvalidInput,
     NotFound,
@@ -23,6 +24,12 @@ from core.store.models import PauseStatus
 
 BUSY = ("⏳ I'm still working on the previous message in this conversation. "
         "Wait for that answer, or press Stop to end it and send your message again.")
+BUSY_CHOICES = ("⏳ I'm still working on the previous message in this conversation. Queue "
+                "yours to run next, give it to the running answer as guidance, or press Stop "
+                "to end that answer and send yours again.")
+STEERED = "🧭 Your message reached the answer being written: it will take it into account."
+CHANNEL_ONLY_ADMINS = ("🔒 Only a chat admin may change this channel's settings, so nothing "
+                       "was changed.")
 EDIT_BUSY = ("⏳ I'm still working on this conversation, so your edit was not answered. "
              "Edit the message again once I'm done, or press Stop first.")
 SWITCH_BUSY = "⏳ This conversation is still working; switch versions once it is done."
@@ -59,6 +66,8 @@ def refusal_text(error: BaseException) -> str:
     else as INTERNAL (its details go to the log, not to the user)."""
     if isinstance(error, Busy):
         return BUSY
+    if isinstance(error, ChannelAdminOnly):
+        return CHANNEL_ONLY_ADMINS
     if isinstance(error, AdminOnly):
         return ADMIN_ONLY
     if isinstance(error, BridgeUnavailable):

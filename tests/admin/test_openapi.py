@@ -40,6 +40,10 @@ ROUTES = {
     ("get", "/api/limits"),
     ("put", "/api/limits"),
     ("delete", "/api/limits"),
+    ("get", "/api/channels/{platform}/{workspace}/{channel}"),
+    ("put", "/api/channels/{platform}/{workspace}/{channel}"),
+    ("delete", "/api/channels/{platform}/{workspace}/{channel}"),
+    ("post", "/api/channels/{platform}/{workspace}/{channel}/apply"),
 }
 
 
@@ -52,6 +56,7 @@ BODIES = {  # the routes that take a JSON body: its schema, and whether it may b
     ("post", "/api/chat/runs/{run_id}/resume"): ("ResumeIn", True),
     ("post", "/api/chat/approvals/{approval_id}/decision"): ("DecisionIn", True),
     ("put", "/api/limits"): ("LimitIn", True),
+    ("put", "/api/channels/{platform}/{workspace}/{channel}"): ("ChannelIn", True),
 }
 NO_DATABASE = {("get", "/api/models"), ("get", "/api/skills"), ("get", "/api/chat/runs")}
 
