@@ -13,13 +13,7 @@ from core.conversation import refusals
 from core.runtime.pool import RunPool
 from core.store.models import ChannelSetting, ChatMessage, ChatSession, MessageStatus, Role
 from tests.bots.contract.drivers import Chat, Conversation, talking
-from tests.bots.contract.test_contract import (
-    answers,
-    assistants,
-    run_starts,
-    started,
-    working,
-)
+from tests.support.contract import answers, assistants, run_starts, started, working
 from tests.core.runtime.waiting import until
 from tests.fakes.fake_bridge import FakeBridge
 
