@@ -3,6 +3,7 @@ from tortoise.migrations import operations as ops
 import functools
 from core.store.models import Platform, utc_now
 from json import dumps, loads
+from tortoise.fields.base import OnDelete
 from tortoise import fields
 
 class Migration(migrations.Migration):
@@ -11,6 +12,20 @@ class Migration(migrations.Migration):
     initial = False
 
     operations = [
+        ops.CreateModel(
+            name='BusyMessage',
+            fields=[
+                ('id', fields.BigIntField(generated=True, primary_key=True, unique=True, db_index=True)),
+                ('session', fields.ForeignKeyField('hermes.ChatSession', source_field='session_id', db_constraint=True, to_field='id', related_name='busy_messages', on_delete=OnDelete.CASCADE)),
+                ('run_id', fields.CharField(max_length=64)),
+                ('author', fields.CharField(max_length=64)),
+                ('platform_message_id', fields.CharField(max_length=64)),
+                ('text', fields.TextField(unique=False)),
+                ('created_at', fields.DatetimeField(default=utc_now, auto_now=False, auto_now_add=False)),
+            ],
+            options={'table': 'busy_message', 'app': 'hermes', 'pk_attr': 'id', 'table_description': "A message refused while its thread's run worked, kept until the person who wrote it chooses to queue it or give it to that run as guidance (the busy notice's buttons)."},
+            bases=['Model'],
+        ),
         ops.CreateModel(
             name='ChannelSetting',
             fields=[

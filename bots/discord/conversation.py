@@ -241,7 +241,7 @@ class DiscordConversation:
         self._intake = intake
         self._notices = notices
         self._allow_list = allow_list
-        self._reader = reader  # the attachment limits, the workers that read files
+        self.reader = reader  # the attachment limits, the workers that read files
         self._context_messages = context_messages  # THREAD_CONTEXT_MESSAGES
         self._history = DiscordThreadHistory(client)
         self._seen = Seen()
@@ -293,12 +293,12 @@ class DiscordConversation:
             self._reply(incoming, refusals.notice_part(EMPTY_MENTION))
             return
         self._sessions.asking(message)
-        taken = await turns.take(self._pool, self._arrival(found, incoming), self._reader,
+        taken = await turns.take(self._pool, self._arrival(found, incoming), self.reader,
                                  functools.partial(self._said_first, incoming),
                                  self._context_messages)
         if taken.busy is not None:
             log_failure(taken.busy, f"message {message.id}")
-            self._reply(incoming, refusals.refusal_part(taken.busy, taken.running))
+            self._reply(incoming, refusals.refusal_part(taken.busy, taken.running, taken.parked))
         elif taken.steered:
             self._reply(incoming, refusals.notice_part(STEERED))
         elif taken.not_allowed:

@@ -21,7 +21,6 @@ from core.conversation.vocabulary import ChatSession, FileReader
 from core.conversation.refusals import log_refusal, refusal_text
 from core.errors import Busy, HermesChatError
 
-from . import ids
 from .files import SlackFiles
 from .commands import PRIVATE, Command, Commands, Where, mention_command
 from .delivery.first_sign import FirstSigns, Sign
@@ -35,7 +34,8 @@ from .inbound import (
 )
 from .intake import in_thread, inbound_of, typed, unheard
 from .refs import Slot
-from .render.blocks import Payload, actions, button, section
+from .render.blocks import Payload, section
+from .render.busy import busy_notice
 from .services import SlackServices
 from .thread_history import SlackThreadHistory
 
@@ -193,7 +193,7 @@ class SlackConversations:
             await self._signs.withdraw(place, sign, replied=bool(told) or taken.busy is not None
                                        or taken.steered)
         if taken.busy is not None:
-            await self.refuse_busy(place, taken.running)
+            await self.refuse_busy(place, taken.running, parked=taken.parked)
         elif taken.steered:
             await self._say(place, Payload(STEERED, [section(STEERED)]))
         elif taken.not_allowed:
@@ -213,13 +213,12 @@ class SlackConversations:
         if taken.busy is not None:
             await self.refuse_busy(incoming.place, taken.running, EDIT_BUSY)
 
-    async def refuse_busy(self, place: SlackPlace, running: str | None, text: str = BUSY) -> None:
+    async def refuse_busy(self, place: SlackPlace, running: str | None, text: str = BUSY,
+                          parked: int | None = None) -> None:
         """Say the conversation is busy, with a Stop button for the run in the way (whichever
-        replica drives it: Stop works from anywhere)."""
-        blocks = [section(text)]
-        if running is not None:
-            blocks.append(actions(button("Stop", ids.STOP, ids.run_value(running), "danger")))
-        await self._say(place, Payload(text, blocks))
+        replica drives it: Stop works from anywhere), and the choices for a message kept
+        (`parked`: queue it, or give it to that run as guidance)."""
+        await self._say(place, busy_notice(text, running, parked))
 
     async def _notices(self, place: SlackPlace, notices: tuple[str, ...]) -> None:
         for notice in notices:

@@ -24,9 +24,17 @@ from core.store.models import PauseStatus
 
 BUSY = ("⏳ I'm still working on the previous message in this conversation. "
         "Wait for that answer, or press Stop to end it and send your message again.")
-BUSY_CHOICES = ("⏳ I'm still working on the previous message in this conversation. Queue "
-                "yours to run next, give it to the running answer as guidance, or press Stop "
-                "to end that answer and send yours again.")
+BUSY_CHOICES = (f"{BUSY} Or queue yours to run next, or give it to the answer being written "
+                "as guidance.")
+QUEUE_IT, STEER_WITH_IT = "Queue it", "Steer with it"  # the busy notice's choices
+
+
+def chosen(choice: str, who: str) -> str:
+    """What a busy notice says once its message's author chose (`who`: as the platform
+    mentions them)."""
+    if choice == "queue":
+        return f"📥 {who} queued their message: it runs after the answer being written."
+    return f"🧭 {who} gave their message to the answer being written as guidance."
 STEERED = "🧭 Your message reached the answer being written: it will take it into account."
 CHANNEL_ONLY_ADMINS = ("🔒 Only a chat admin may change this channel's settings, so nothing "
                        "was changed.")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.chat import channel_settings, sessions, tree
@@ -31,7 +31,7 @@ from core.chat.thread_context import to_stored
 from core.conversation import written
 from core.conversation.session_commands import check_choices
 from core.conversation.views import run_message, stored_update
-from core.errors import Busy, Conflict, NotFound
+from core.errors import Busy, Conflict, NotFound, NotYours
 from core.text.field_errors import InvalidField
 from core.runtime import records
 from core.runtime.pool import RunPool
@@ -42,6 +42,7 @@ from core.usage.spenders import Spender, spender_at
 from core.runtime.clarify import ClarifyOutcome
 from core.store.models import (
     IN_FLIGHT,
+    BusyMessage,
     ChatMessage,
     ChatSession,
     ClarifyPause,
@@ -90,6 +91,7 @@ class Taken:
     queued: int | None = None
     steered: bool = False
     not_allowed: bool = False
+    parked: int | None = None  # a busy message kept for its author's choice (`choose`)
 
 
 Say = Callable[[tuple[str, ...]], Awaitable[None]]  # what the thread is told before the answer
@@ -135,9 +137,53 @@ async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
         if await user_node(session_id, platform_id_) is not None:
             return Taken()  # the same message, taken meanwhile (a retry racing it)
         if mode == STEER:
-            return await _steer(pool, session_id, said.text, arrival, busy)
-        return await _refused(busy, session_id)
+            taken = await _steer(pool, session_id, said.text, arrival, busy)
+            return taken if taken.busy is None else await _parked(taken, arrival, said.text)
+        return await _parked(await _refused(busy, session_id), arrival, said.text)
     return Taken(run=run, queued=await _place_in_line(run))
+
+
+async def _parked(refused: Taken, arrival: Arrival, text: str) -> Taken:
+    """A refused message kept (its words; its files are not) for the busy notice's choices:
+    queue it, or give it to the run in the way as guidance."""
+    if refused.running is None:
+        return refused
+    row = await BusyMessage.create(session_id=arrival.session.id, run_id=refused.running,
+                                   author=arrival.author,
+                                   platform_message_id=arrival.platform_message_id, text=text)
+    return replace(refused, parked=row.id)
+
+
+async def parked_session(parked_id: int) -> int | None:
+    """The conversation of a busy message kept for its author's choice (None: handled)."""
+    return await first_value(BusyMessage.filter(id=parked_id).values_list("session_id", flat=True))
+
+
+async def choose(pool: RunPool, parked_id: int, choice: str, user: str, policy: Policy,
+                 files: FileReader, platform_refs: dict[str, Any] | None = None) -> Taken:
+    """The author of a refused message (or a chat admin) chose what it does after all, on the
+    busy notice: `queue` (it runs after the run in flight) or `steer` (guidance for it). A run
+    that ended meanwhile answers it at once; NotFound once it was chosen already."""
+    if choice not in (QUEUE, STEER):
+        raise InvalidField("choice", f"must be {QUEUE} or {STEER}")
+    row = await BusyMessage.get_or_none(id=parked_id)
+    if row is None:
+        raise NotFound(CHOSEN)
+    if user != row.author and not policy.is_admin(user):
+        raise NotYours(row.author)
+    if not await BusyMessage.filter(id=parked_id).delete():  # another click won
+        raise NotFound(CHOSEN)
+    session = await sessions.get_session(row.session_id)
+    arrival = Arrival(session, False, row.text, row.author, row.platform_message_id,
+                      platform_refs=platform_refs, busy_mode=choice)
+    return await take(pool, arrival, files, _nothing_first, 0)
+
+
+CHOSEN = "That message was already queued or given as guidance."
+
+
+async def _nothing_first(notices: tuple[str, ...]) -> None:
+    """A kept message has only words: nothing is said before its turn."""
 
 
 QUEUE, STEER = "queue", "steer"

@@ -473,3 +473,21 @@ class ChannelSetting(Model):
     class Meta:
         table = "channel_setting"
         unique_together = (("platform", "workspace", "channel"),)
+
+
+class BusyMessage(Model):
+    """A message refused while its thread's run worked, kept until the person who wrote it chooses to queue it or give it to that run as guidance (the busy notice's buttons)."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    session: fields.ForeignKeyRelation[ChatSession] = fields.ForeignKeyField(
+        "hermes.ChatSession", related_name="busy_messages", on_delete=fields.CASCADE
+    )
+    session_id: int
+    run_id = fields.CharField(max_length=64)  # the run in flight it was refused for
+    author = fields.CharField(max_length=64)
+    platform_message_id = fields.CharField(max_length=64)
+    text = fields.TextField()
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "busy_message"

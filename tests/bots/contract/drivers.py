@@ -64,7 +64,8 @@ class Chat(Protocol):
 SLACK_CONTROLS = {"stop": slack_ids.STOP, "regenerate": slack_ids.REGENERATE,
                   "retry": slack_ids.REGENERATE,  # "🔁 Retry" on a failed turn
                   "previous": slack_ids.PREVIOUS, "next": slack_ids.NEXT,
-                  "custom": slack_ids.CLARIFY_CUSTOM, "approve": slack_ids.approval_action("once")}
+                  "custom": slack_ids.CLARIFY_CUSTOM, "approve": slack_ids.approval_action("once"),
+                  "queue": slack_ids.BUSY_QUEUE, "steer": slack_ids.BUSY_STEER}
 
 
 class SlackChat:
@@ -191,7 +192,8 @@ class SlackChat:
 
 
 DISCORD_CONTROLS = {"stop": "Stop", "regenerate": "Regenerate", "retry": "Retry", "previous": "◀",
-                    "next": "▶", "custom": "Custom answer…", "approve": "Allow once"}
+                    "next": "▶", "custom": "Custom answer…", "approve": "Allow once",
+                    "queue": "Queue it", "steer": "Steer with it"}
 EPHEMERAL = 64
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from core.conversation import refusals
+from core.conversation import refusals, turns
 from core.runtime.pool import RunPool
 from core.store.models import ChannelSetting, ChatMessage, ChatSession, MessageStatus, Role
 from tests.bots.contract.drivers import Chat, Conversation, talking
@@ -163,3 +163,38 @@ async def _discord_workspace(admin: Chat, conv: Any, key: str, value: str) -> No
         "action": "set", "key": key, "value": value, "scope": "workspace"},
         channel_id=conv.thread)
     await reply_of(admin.fake, record)
+
+
+async def test_the_busy_notice_lets_the_asker_queue_their_message_after_all(
+        chat: Chat, runs: RunPool, fake_bridge: FakeBridge) -> None:
+    conv, _ = await working(chat, fake_bridge, "long job", "busy…")
+    await chat.say(conv, "then this")
+    notice = await chat.shown(conv, refusals.BUSY_CHOICES, "queue")
+    assert chat.offers(notice, "steer") and chat.offers(notice, "stop")
+    assert await ChatMessage.filter(content="then this").count() == 0, "nothing in the tree yet"
+    await chat.click(notice, "queue")
+    await chat.shown(conv, "queued their message")
+    await chat.shown(conv, "⏳ Queued (#1 in line)", "stop")
+    first, queued = await assistants()
+    assert queued.status == MessageStatus.QUEUED
+    fake_bridge.default_script = answers("Then done.")
+    fake_bridge.release(first.run_id)
+    await chat.shown(conv, "Then done.", "regenerate")
+    assert [r["user_message"] for r in run_starts(fake_bridge)] == ["long job", "then this"]
+    await chat.click(notice, "queue", as_shown=True)  # the old buttons again: chosen already
+    await chat.told_privately(turns.CHOSEN)
+
+
+async def test_the_busy_notice_lets_the_asker_steer_with_their_message(
+        chat: Chat, runs: RunPool, fake_bridge: FakeBridge) -> None:
+    conv, _ = await working(chat, fake_bridge, "write a report", "writing…")
+    await chat.say(conv, "use metric units")
+    notice = await chat.shown(conv, refusals.BUSY_CHOICES, "steer")
+    await chat.click(notice, "steer")
+    await chat.told(conv, refusals.STEERED)
+    await chat.shown(conv, "as guidance")
+    [answer] = await assistants()
+    assert fake_bridge.runs[answer.run_id].steers == ["use metric units"]
+    assert (await ChatMessage.get(kind="steer")).content == "use metric units"
+    fake_bridge.release(answer.run_id)
+    await chat.shown(conv, "late", "regenerate")
