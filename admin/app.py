@@ -12,6 +12,7 @@ from litestar.plugins import PluginProtocol
 
 from admin.auth import TOKEN_KEY, UNLIMITED_KEY, require_admin_token
 from admin.catalogue import CatalogueController
+from admin.channels.controller import ChannelController
 from admin.errors import handle_error
 from admin.health import HealthController
 from admin.messages.controller import MessageController
@@ -50,7 +51,8 @@ def _guarded_api() -> Router:
     return Router(
         path="/",
         route_handlers=[SessionController, MessageController, RunController, CatalogueController,
-                        ApprovalController, UsageController, ScheduleController],
+                        ApprovalController, UsageController, ScheduleController,
+                        ChannelController],
         guards=[require_admin_token],
         security=SECURITY,
         dependencies={"services": Provide(provide_services, sync_to_thread=False)},

@@ -10,7 +10,7 @@ from typing import Any
 import hermes_state
 import run_agent
 
-from bridge.errors import InvalidRequest, KeyNotAllowed
+from bridge.errors import InvalidRequest, KeyNotAllowed, ToolsetNotAllowed
 from bridge.memory_scopes import MemoryScopes
 from bridge.settings import BridgeSettings
 from bridge.wire import ModelSpec
@@ -21,11 +21,26 @@ NO_KEY = "no-key-required"  # AIAgent insists on a key; local servers ignore it
 
 @dataclass(frozen=True)
 class ModelChoice:
-    """The model an agent talks to; a session's agent is rebuilt when this changes."""
+    """The model an agent talks to and the toolsets it has (None: BRIDGE_TOOLSETS); a
+    session's agent is rebuilt when this changes."""
 
     name: str
     base_url: str
     api_key: str
+    toolsets: tuple[str, ...] | None = None
+
+
+def choose_toolsets(requested: list[str] | None,
+                    settings: BridgeSettings) -> tuple[str, ...] | None:
+    """The run's toolsets: those asked for (its channel's; an empty list: no tools), each one
+    the Bridge enables (BRIDGE_TOOLSETS), else ToolsetNotAllowed; None: the Bridge's own."""
+    if requested is None:
+        return None
+    refused = [name for name in requested if name not in settings.toolsets]
+    if refused:
+        raise ToolsetNotAllowed(f"toolsets {', '.join(refused)} are not enabled on this Bridge "
+                                f"(BRIDGE_TOOLSETS: {', '.join(settings.toolsets)})")
+    return tuple(dict.fromkeys(requested))
 
 
 def choose_model(spec: ModelSpec | None, settings: BridgeSettings,
@@ -69,7 +84,8 @@ class AgentFactory:
             # same endpoint and model instead of hunting for OpenRouter/Nous keys.
             provider="custom",
             model=model.name,
-            enabled_toolsets=list(self._settings.toolsets),
+            enabled_toolsets=list(self._settings.toolsets if model.toolsets is None
+                                  else model.toolsets),
             quiet_mode=True,
             session_id=session_id,
             session_db=self._session_db,

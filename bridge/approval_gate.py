@@ -71,8 +71,9 @@ class ApprovalGate:
     def __init__(self, board: ClarifyBoard, run_id: str, approved: tuple[str, ...],
                  stored: StoredDecision | None,
                  announce: Callable[[ApprovalQuestion, ClarifyTicket], None],
-                 tool_of: Callable[[str], str]) -> None:
+                 tool_of: Callable[[str], str], refuse_all: bool = False) -> None:
         self._board = board
+        self._refuse_all = refuse_all
         self._run_id = run_id
         self._approved = approved
         self._stored = stored
@@ -102,6 +103,8 @@ class ApprovalGate:
         _settle(self._run_id, data, self._decide(question))
 
     def _decide(self, question: ApprovalQuestion) -> str:
+        if self._refuse_all:  # the channel lets nobody approve: refused, nobody asked
+            return "deny"
         stored = self._take_stored(question)
         if stored is not None:
             return stored

@@ -42,6 +42,12 @@ class KeyNotAllowed(BridgeError):
     code = "key_not_allowed"
 
 
+class ToolsetNotAllowed(BridgeError):
+    """`toolsets` names a toolset that BRIDGE_TOOLSETS does not enable on this Bridge."""
+
+    code = "toolset_not_allowed"
+
+
 class RunNotFound(BridgeError):
     status, code = 404, "run_not_found"
 

@@ -18,6 +18,7 @@ from bridge.wire import (
     ClarifyAnswer,
     MemoryUpdate,
     RunRequest,
+    SteerRequest,
     check_identifier,
     decode,
     parse_last_event_id,
@@ -72,6 +73,12 @@ async def answer_approval(
     return service.answer_approval(run_id, body)
 
 
+@post("/runs/{run_id:str}/steer", status_code=200)
+async def steer_run(request: Request, run_id: FromPath[str], service: Service) -> dict[str, Any]:
+    body = decode(await request.body(), SteerRequest)
+    return service.steer(run_id, body.text)
+
+
 @post("/sessions/{session_id:str}/reset", status_code=200)
 async def reset_session(session_id: FromPath[str], service: Service) -> dict[str, Any]:
     return service.reset_session(check_identifier("session_id", session_id))
@@ -98,7 +105,7 @@ async def health(service: Service) -> dict[str, Any]:
 
 def bridge_routes(token: str | None) -> list[Router | HTTPRouteHandler]:
     """Every endpoint, at the root path; with a token, all but `GET /health` need it."""
-    handlers = [start_run, run_events, run_status, abort_run, answer_clarify, answer_approval,
-                reset_session, read_memory, write_memory]
+    handlers = [start_run, run_events, run_status, abort_run, steer_run, answer_clarify,
+                answer_approval, reset_session, read_memory, write_memory]
     guards = [token_guard(token)] if token else []
     return [Router(path="/", route_handlers=handlers, guards=guards), health]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from bridge.agent_factory import choose_model
+from bridge.agent_factory import choose_model, choose_toolsets
 from bridge.agent_pool import AgentPool
 from bridge.approval_gate import TICKET_PREFIX, StoredDecision
 from bridge.checkpoints import continuation
@@ -75,7 +76,8 @@ class BridgeService:
 
     def _plan(self, request: RunRequest) -> TurnPlan:
         """The model, the conversation the agent sees, and its limits."""
-        model = choose_model(request.model, self.settings, self._secrets)
+        model = replace(choose_model(request.model, self.settings, self._secrets),
+                        toolsets=choose_toolsets(request.toolsets, self.settings))
         history = None  # the session's own, read when the turn starts
         if request.history is not None:  # the caller's branch, exactly
             history = [{"role": m.role, "content": message_content(m.content)}
@@ -115,6 +117,18 @@ class BridgeService:
             raise RunFinished(f"run {run_id!r} has already ended ({log.state})")
         turn.abort()
         return {"run_id": run_id, "state": log.state}
+
+    def steer(self, run_id: str, text: str) -> dict[str, Any]:
+        """Guidance for a running turn, read by its agent at its next step (hermes-agent's
+        `steer`: appended to the next tool result)."""
+        log = self.runs.find(run_id)
+        if log is None:
+            raise RunNotFound(f"no run {run_id!r}")
+        turn = self._turns.get(run_id)
+        if log.finished or turn is None:
+            raise RunFinished(f"run {run_id!r} has already ended ({log.state})")
+        turn.steer(text)
+        return {"run_id": run_id, "accepted": True}
 
     def status(self, run_id: str) -> dict[str, Any]:
         log = self.runs.find(run_id)

@@ -64,6 +64,7 @@ class Turn:
         self._board = board
         self._histories = histories
         self._agent: Any = None
+        self._steers: list[str] = []  # guidance given before the agent was leased
         self.aborted = False
 
     async def run(self) -> None:
@@ -81,8 +82,11 @@ class Turn:
             usage = UsageTap(self._emitter, self.plan.model.name)
             usage.install(agent)
             gate = ApprovalGate(self._board, request.run_id, tuple(request.approved_patterns),
-                                self.plan.stored_decision, callbacks.approval, callbacks.tool_of)
+                                self.plan.stored_decision, callbacks.approval, callbacks.tool_of,
+                                refuse_all=request.approvals == "deny")
             self._agent = agent
+            for text in self._steers:
+                agent.steer(text)
             try:
                 name = f"turn-{request.run_id}"
                 result = await run_in_thread(lambda: self._converse(agent, history, gate), name)
@@ -115,6 +119,14 @@ class Turn:
         self._emitter.close()
         self._board.cancel_run(self.plan.request.run_id)
         self._interrupt()
+
+    def steer(self, text: str) -> None:
+        """Guidance for the turn: its agent reads it at its next step (now, or once leased)."""
+        agent = self._agent
+        if agent is None:
+            self._steers.append(text)
+        else:
+            agent.steer(text)
 
     def _interrupt(self) -> None:
         agent = self._agent

@@ -85,6 +85,11 @@ class RunRequest(msgspec.Struct, frozen=True):
     # hermes-agent pattern keys remembered as allowed for this run (this conversation's and
     # the global ones): their commands run without asking
     approved_patterns: Annotated[list[PatternKey], msgspec.Meta(max_length=1000)] = []
+    # the toolsets of the conversation's channel, within BRIDGE_TOOLSETS (None: all of those)
+    toolsets: Annotated[list[Identifier], msgspec.Meta(max_length=100)] | None = None
+    # "deny": a command hermes-agent flags is refused without asking anyone (the channel's
+    # approval policy); "ask": it waits for a decision (approval_request)
+    approvals: Literal["ask", "deny"] = "ask"
 
 
 class ClarifyAnswer(msgspec.Struct, frozen=True):
@@ -94,6 +99,12 @@ class ClarifyAnswer(msgspec.Struct, frozen=True):
 class ApprovalAnswer(msgspec.Struct, frozen=True):
     approval_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
     decision: Decision
+
+
+class SteerRequest(msgspec.Struct, frozen=True):
+    """Guidance for a running turn: the agent reads it at its next step."""
+
+    text: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
 
 
 class MemoryUpdate(msgspec.Struct, frozen=True):

@@ -16,6 +16,7 @@ from core.chat.attachments import (
     MAX_HISTORY_ATTACHMENT_BYTES,
     Limits,
 )
+from core.chat.channel_settings import BUSY_MODES, ChannelDefaults
 from core.chat.policy import Policy
 from core.chat.recurrence import zone
 from core.chat.thread_context import DEFAULT_MESSAGES, MAX_MESSAGES
@@ -69,6 +70,7 @@ class Settings:
     attachment_pdf_pages: int = DEFAULT_PDF_PAGES
     thread_context_messages: int = DEFAULT_MESSAGES
     conversation_actions: str = "asker"
+    busy_mode: str = "refuse"  # a message while the thread's run works (channel settings)
     chat_admins: tuple[str, ...] = ()
     allowed_users: tuple[str, ...] = ()
     discord_allowed_roles: tuple[str, ...] = ()
@@ -167,6 +169,13 @@ class Settings:
         return Policy.of(self.conversation_actions, self.chat_admins, self.allowed_users,
                          self.discord_allowed_roles)
 
+    @property
+    def channel_defaults(self) -> ChannelDefaults:
+        """What a channel or workspace without its own settings uses (core.chat.channel_settings)."""
+        return ChannelDefaults(self.thread_context_messages, self.busy_mode,
+                               self.conversation_actions, self.allowed_users,
+                               self.discord_allowed_roles, self.bridge_toolsets)
+
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Build settings from environment-like keys (upper-case field names); empty means unset."""
@@ -264,6 +273,11 @@ def _convert(name: str, kind: object, raw: str) -> object:
     if name == "conversation_actions":
         Policy.of(raw)  # InvalidInput naming the key and both values
         return raw.strip().lower()
+    if name == "busy_mode":
+        mode = raw.strip().lower()
+        if mode not in BUSY_MODES:
+            raise InvalidInput(f"BUSY_MODE must be one of {', '.join(BUSY_MODES)}, got {raw!r}")
+        return mode
     if name == "show_usage":
         shown = raw.strip().lower()
         if shown not in tuple(UsageShown):

@@ -123,3 +123,7 @@ class AdminOnly(HermesChatError):
     """A decision only a chat admin may take ("Always allow" a tool's command everywhere)."""
 
     code = "admin_only"
+
+
+class ChannelAdminOnly(AdminOnly):
+    """A change of a channel's settings, which only a chat admin may make."""

@@ -69,7 +69,8 @@ async def running_parts(settings: Settings,
                            quota=RunQuota(settings.runs_per_user_per_minute),
                            limits=SpendLimits(settings.spend_limits),
                            run_buffer_bytes=settings.run_buffer_bytes,
-                           history_attachment_bytes=settings.history_attachment_bytes)
+                           history_attachment_bytes=settings.history_attachment_bytes,
+                           channel_defaults=settings.channel_defaults)
             await pool.open()
             fallback = timedelta(hours=settings.clarify_fallback_hours)
             upkeep = Upkeep(lock, lambda: start_jobs(pool, fallback),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
+from typing import Any
+
 import msgspec
 
 from admin.messages.schemas import MessageOut, message_out
@@ -72,13 +74,16 @@ class SessionPageOut(msgspec.Struct, frozen=True, rename="camel"):
     next_cursor: str | None
 
 
-class SessionDetailOut(msgspec.Struct, frozen=True):
+class SessionDetailOut(msgspec.Struct, frozen=True, rename="camel"):
     """The session and its active branch, root to leaf; `usage`: what every run of the session
-    spent (every version of every answer, on the active branch or not)."""
+    spent (every version of every answer, on the active branch or not); `channelSettings`: the
+    channel settings it keeps (those set where it started, when it started or an admin last
+    applied them; docs/channels.md), by their stored names."""
 
     session: SessionOut
     messages: list[MessageOut]
     usage: UsageOut
+    channel_settings: dict[str, Any]
 
 
 class ResetOut(msgspec.Struct, frozen=True, rename="camel"):
@@ -117,7 +122,8 @@ def session_page_out(page: SummaryPage) -> SessionPageOut:
 
 def detail_out(detail: SessionDetail) -> SessionDetailOut:
     return SessionDetailOut(session_out(detail.summary), [message_out(m) for m in detail.messages],
-                            usage_out(detail.usage))
+                            usage_out(detail.usage),
+                            dict(detail.summary.session.channel_settings or {}))
 
 
 async def describe(session: ChatSession) -> SessionOut:

@@ -21,7 +21,15 @@ from typing import Any
 import discord
 import yarl
 
-from bots.discord.actions import Label, approvals, clarify, on_unrouted_interaction, thinking, turn
+from bots.discord.actions import (
+    Label,
+    approvals,
+    busy,
+    clarify,
+    on_unrouted_interaction,
+    thinking,
+    turn,
+)
 from bots.discord.commands import SELECTS, HermesCommands
 from bots.discord.delivery.writer import WRITE_TIMEOUT
 from bots.discord.files import DiscordFiles
@@ -39,7 +47,8 @@ from core.errors import InvalidInput
 
 log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0  # at stop, how long pending message edits may still go out
-ITEMS = (*turn.ITEMS, *clarify.ITEMS, *approvals.ITEMS, *thinking.ITEMS, Label, *SELECTS)
+ITEMS = (*turn.ITEMS, *clarify.ITEMS, *approvals.ITEMS, *thinking.ITEMS, *busy.ITEMS, Label,
+         *SELECTS)
 
 
 class DiscordBot:

@@ -25,7 +25,7 @@ from bots.discord.render.parts import Part, SelectSpec, clip
 from bots.discord.render.status import status_embed, usage_embed
 from bots.discord.render.titles import NEW_THREAD_NAME
 from bots.discord.services import DiscordServices, services_of
-from core.conversation import bindings, commands
+from core.conversation import bindings, channels, commands
 from core.conversation.commands import NO_SKILL
 from core.conversation.refusals import NO_CONVERSATION, NOT_HERE
 from core.conversation.vocabulary import Catalogue, ChatSession
@@ -34,6 +34,7 @@ from core.errors import InvalidInput, NotFound
 POST_STARTER = "🆕 A new conversation with Hermes: every message in this post goes to the agent."
 FILE_LIMIT = 10 * 1024 * 1024  # what a bot may upload without a boosted server
 NOTE_CHARS = 1000
+MESSAGE_CHARS = 2000  # Discord's limit of a message's content
 CHOICES = 25  # Discord's limit of autocomplete choices and select options
 Choice = app_commands.Choice[str]
 
@@ -182,6 +183,34 @@ class HermesCommands(app_commands.Group, name="hermes", description="Talk to Her
         await place_of(interaction, services)  # where the bot answers at all
         embed = usage_embed(await commands.own_usage(services.pool, str(interaction.user.id)))
         await interaction.response.send_message(embed=embed, ephemeral=True)
+
+    @app_commands.command(name="channel",
+                          description="This channel's settings (chat admins change them)")
+    @app_commands.describe(action="show, set, unset, apply (to the conversations already here) "
+                                  "or clear", key="a setting (set, unset)",
+                           value="its value (set): a list with commas, `-` an empty one",
+                           scope="this channel, or the whole server as its channels' default")
+    async def channel(self, interaction: discord.Interaction,
+                      action: Literal["show", "set", "unset", "apply", "clear"] = "show",
+                      key: str | None = None, value: str | None = None,
+                      scope: Literal["channel", "workspace"] = "channel") -> None:
+        """Shown privately; a change is confirmed in the channel (the thread it was given in)."""
+        services = services_of(interaction)
+        place = await place_of(interaction, services)
+        command = channels.parse_command(" ".join(
+            w for w in ("workspace" if scope == "workspace" else "", action, key or "",
+                        value or "") if w))
+        reply = await channels.run_command(
+            services.pool.channel_defaults, services.catalogue, services.intake.policy.admins,
+            channels.Place.of_key(place.key()), str(interaction.user.id), command)
+        await interaction.response.send_message(clip(reply.private, MESSAGE_CHARS), ephemeral=True)
+        if reply.public is not None:
+            await interaction.followup.send(clip(reply.public, MESSAGE_CHARS))
+
+    @channel.autocomplete("key")
+    async def channel_keys(self, interaction: discord.Interaction, current: str) -> list[Choice]:
+        keys = [(k, k) for k in (*channels.KEYS, *channels.LIMITS)]
+        return _matching(keys, current)
 
     @app_commands.command(name="status", description="This conversation's settings and the runs in flight")
     async def status(self, interaction: discord.Interaction) -> None:

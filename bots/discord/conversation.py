@@ -35,7 +35,7 @@ from bots.discord.delivery.live import Notices
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.files import DiscordFiles
 from bots.discord.inbound import UserPost, user_post
-from bots.discord.intake import DiscordIntake
+from bots.discord.intake import DiscordIntake, role_ids
 from bots.discord.refs import DiscordRefs
 from bots.discord.render import refusals
 from bots.discord.render.parts import Part
@@ -43,7 +43,7 @@ from bots.discord.render.refusals import missing_permissions, missing_permission
 from bots.discord.render.titles import thread_name
 from bots.discord.thread_history import DiscordThreadHistory
 from core.conversation import bindings, turns
-from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION
+from core.conversation.refusals import EDIT_BUSY, EMPTY_MENTION, STEERED
 from core.conversation.vocabulary import (
     DEFAULT_MESSAGES,
     ChatMessage,
@@ -241,7 +241,7 @@ class DiscordConversation:
         self._intake = intake
         self._notices = notices
         self._allow_list = allow_list
-        self._reader = reader  # the attachment limits, the workers that read files
+        self.reader = reader  # the attachment limits, the workers that read files
         self._context_messages = context_messages  # THREAD_CONTEXT_MESSAGES
         self._history = DiscordThreadHistory(client)
         self._seen = Seen()
@@ -293,12 +293,16 @@ class DiscordConversation:
             self._reply(incoming, refusals.notice_part(EMPTY_MENTION))
             return
         self._sessions.asking(message)
-        taken = await turns.take(self._pool, self._arrival(found, incoming), self._reader,
+        taken = await turns.take(self._pool, self._arrival(found, incoming), self.reader,
                                  functools.partial(self._said_first, incoming),
                                  self._context_messages)
         if taken.busy is not None:
             log_failure(taken.busy, f"message {message.id}")
-            self._reply(incoming, refusals.refusal_part(taken.busy, taken.running))
+            self._reply(incoming, refusals.refusal_part(taken.busy, taken.running, taken.parked))
+        elif taken.steered:
+            self._reply(incoming, refusals.notice_part(STEERED))
+        elif taken.not_allowed:
+            await self._intake.refused(message, found.place.key(), found.place.target)
 
     def _arrival(self, found: Found, incoming: Incoming) -> turns.Arrival:
         """The message with what reads what people wrote before it: the thread's earlier
@@ -313,7 +317,8 @@ class DiscordConversation:
         return turns.Arrival(found.session, found.new, incoming.text,
                              str(incoming.post.author_id), str(message.id),
                              offers=self._files.offers(message), thread=thread, replied=replied,
-                             place=found.place.key())
+                             place=found.place.key(), policy=self._intake.policy,
+                             roles=tuple(role_ids(message.author)))
 
     async def _said_first(self, incoming: Incoming, notices: tuple[str, ...]) -> None:
         """The files skipped, or that nothing in the message could be read."""

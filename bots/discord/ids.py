@@ -27,6 +27,7 @@ class Action(StrEnum):
     SKILL = "skill"  # session id (a select menu)
     NOOP = "noop"  # a disabled label such as "2/3"
     FEEDBACK = "rate"  # assistant message id, good|bad: 👍 / 👎
+    BUSY = "busy"  # kept message id, queue|steer: a busy notice's choice
 
 
 def pattern(action: Action, **groups: str) -> str:

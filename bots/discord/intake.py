@@ -58,11 +58,15 @@ class DiscordIntake:
         author = message.author
         if self.may_talk(author):
             return True
-        log.info("discord: message %s of %s refused: not allowed to talk to the bot",
-                 message.id, author.id)
-        if await first_refusal(key, str(author.id)):
-            await self._tell(message, target)
+        await self.refused(message, key, target)
         return False
+
+    async def refused(self, message: discord.Message, key: ThreadKey, target: int) -> None:
+        """The author may not talk here: told privately, once per conversation `key`."""
+        log.info("discord: message %s of %s refused: not allowed to talk to the bot",
+                 message.id, message.author.id)
+        if await first_refusal(key, str(message.author.id)):
+            await self._tell(message, target)
 
     async def _tell(self, message: discord.Message, target: int) -> None:
         try:

@@ -25,6 +25,7 @@ from . import ids
 from .actions.approvals import ApprovalListeners
 from .actions.clarify import ClarifyListeners
 from .actions.thinking import InsightListeners
+from .actions.busy import BusyListeners
 from .actions.turn import AnswerListeners
 from .commands import CommandListener, Commands
 from .container import ContainerListeners
@@ -187,6 +188,7 @@ def _register(app: AsyncApp, services: SlackServices, settings: Settings,
     ClarifyListeners(services).register(app)
     ApprovalListeners(services).register(app)
     AnswerListeners(services).register(app)
+    BusyListeners(services, reader).register(app)
     ContainerListeners(services, settings.slack_suggested_prompts).register(app)
     InsightListeners(services).register(app)
     app.action(re.compile(rf"^{re.escape(ids.OURS)}"))(retired)  # last: what no listener above took

@@ -13,7 +13,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from core.conversation import bindings, commands
+from core.conversation import bindings, channels, commands
 from core.conversation.commands import COMMANDS, OwnUsage, Status
 from core.conversation.presenting import status_line
 from core.conversation.refusals import NO_CONVERSATION, NOT_ALLOWED
@@ -116,6 +116,20 @@ class Commands:
         return await self._schedules.command(command.argument or "", where.team,
                                                       where.channel, where.user)
 
+    async def channel(self, command: Command, where: Where) -> Payload:
+        """`/hermes channel …`: this channel's settings; a change is confirmed in the channel
+        (the thread of a mention), what the admin sees comes back privately."""
+        key = where.place.key if where.place is not None else ThreadKey(
+            Platform.SLACK, where.team, where.channel)
+        services = self._services
+        reply = await channels.run_command(
+            services.pool.channel_defaults, services.catalogue, services.policy.admins,
+            channels.Place.of_key(key), where.user, channels.parse_command(command.argument))
+        if reply.public is not None:
+            thread = where.place.reply_thread if where.place is not None else None
+            await services.sender.post(where.team, where.channel, thread, _text(reply.public))
+        return _text(reply.private)
+
     async def _session(self, where: Where) -> ChatSession:
         """The command's conversation: its thread's (created if new), else the channel's latest."""
         if where.place is not None:
@@ -137,7 +151,9 @@ HANDLERS: dict[str, Handler] = {
     "reset": Commands.reset, "model": Commands.model, "skill": Commands.skill,
     "memory": Commands.memory, "export": Commands.export, "usage": Commands.usage,
     "schedule": Commands.schedule,
+    "channel": Commands.channel,
 }
+PRIVATE = ("channel",)  # said only to who asked, as a mention too (an ephemeral)
 
 
 def model_chosen(name: str, model_id: str) -> str:
@@ -158,10 +174,12 @@ def _text(text: str) -> Payload:
 # `/hermes` subcommands (pure): parsing, and the help text for anything else.
 
 SUBCOMMANDS = tuple(COMMANDS)
-TAKES_ARGUMENT = ("model", "skill", "export", "schedule")
+CHANNEL_WORDS = (*channels.ACTIONS, "workspace")
+TAKES_ARGUMENT = ("model", "skill", "export", "schedule", "channel")
 NOT_BY_MENTION = ("schedule",)  # a slash command only: "@hermes schedule a call" is a message
 USAGE = {"model": "model [name]", "skill": "skill [name]", "export": "export [md|json] [active|all]",
-         "schedule": 'schedule "<when>" [tz=<zone>] <prompt> | list | pause|resume|delete|history <id>'}
+         "schedule": 'schedule "<when>" [tz=<zone>] <prompt> | list | pause|resume|delete|history <id>',
+         "channel": "channel [workspace] [set <key> <value> | unset <key> | apply | clear]"}
 HELP = "\n".join([
     "*Hermes commands* (`/hermes <command>`, or mention me with the same words in a thread)",
     *(f"• `{USAGE.get(name, name)}`: {what}" for name, what in COMMANDS.items() if name != "help"),
@@ -183,7 +201,13 @@ def parse_command(text: str) -> Command:
     name = words[0].lower()
     if name not in SUBCOMMANDS or (len(words) > 1 and name not in TAKES_ARGUMENT):
         return Command("help", unknown=text.strip())
-    return Command(name, text.strip()[len(words[0]):].strip() or None)  # as written
+    return Command(name, _after_first_word(text))
+
+
+def _after_first_word(text: str) -> str | None:
+    """What follows the command's word, as written (a system prompt keeps its lines)."""
+    parts = text.strip().split(maxsplit=1)
+    return parts[1] if len(parts) > 1 else None
 
 
 def mention_command(text: str) -> Command | None:
@@ -193,6 +217,9 @@ def mention_command(text: str) -> Command | None:
     if not words or words[0].lower() not in SUBCOMMANDS or words[0].lower() in NOT_BY_MENTION:
         return None
     name = words[0].lower()
+    if name == "channel":  # only its own words after it: "channel 5 is down" is a message
+        first = words[1].lower() if len(words) > 1 else "show"
+        return Command(name, _after_first_word(text)) if first in CHANNEL_WORDS else None
     most = 3 if name == "export" else 2 if name in TAKES_ARGUMENT else 1
     return Command(name, " ".join(words[1:]) or None) if len(words) <= most else None
 
@@ -217,6 +244,7 @@ def status_payload(status: Status) -> Payload:
         lines.append(f"*This conversation:* {escape(status_line(mine)) if mine else 'idle'}")
         lines.append(f"*Model:* `{escape(session.model_id or 'default')}` · "
                      f"*Skill:* `{escape(session.skill_folder or 'none')}`")
+        lines.append(f"*Channel settings:* {escape(status.settings or '')}")
     text = "\n".join(lines)
     return Payload(text, [section(text)])
 

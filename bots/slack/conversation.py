@@ -10,18 +10,19 @@ task of its thread's queue.
 from __future__ import annotations
 
 import functools
+import logging
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from core.conversation import bindings, policy, turns, written
-from core.conversation.refusals import BUSY, EDIT_BUSY, INTERRUPTED, NOT_ALLOWED
+from core.conversation.refusals import BUSY, EDIT_BUSY, INTERRUPTED, NOT_ALLOWED, STEERED
 from core.conversation.vocabulary import ChatSession, FileReader
-from core.errors import Busy
+from core.conversation.refusals import log_refusal, refusal_text
+from core.errors import Busy, HermesChatError
 
-from . import ids
 from .files import SlackFiles
-from .commands import Command, Commands, Where, mention_command
+from .commands import PRIVATE, Command, Commands, Where, mention_command
 from .delivery.first_sign import FirstSigns, Sign
 from .inbound import (
     MessageEdit,
@@ -33,9 +34,12 @@ from .inbound import (
 )
 from .intake import RECOVERED, in_thread, inbound_of, intake_of, typed, unheard
 from .refs import Slot
-from .render.blocks import Payload, actions, button, section
+from .render.blocks import Payload, section
+from .render.busy import busy_notice
 from .services import SlackServices
 from .thread_history import SlackThreadHistory
+
+log = logging.getLogger(__name__)
 
 
 class SlackConversations:
@@ -99,6 +103,8 @@ class SlackConversations:
                                         intake=intake_of(context))
 
     async def _command(self, command: Command, place: SlackPlace, user: str) -> None:
+        if command.name in PRIVATE:
+            return await self._private(command, place, user)
         try:
             payload = await self._commands.run(command, Where(place.team, place.channel, user, place))
         except Busy:
@@ -108,6 +114,17 @@ class SlackConversations:
             await self.refuse_busy(place, await turns.run_in_flight(session.id))  # with Stop
             return
         await self._services.sender.post(place.team, place.channel, place.reply_thread, payload)
+        return None
+
+    async def _private(self, command: Command, place: SlackPlace, user: str) -> None:
+        """A command said only to who gave it (an ephemeral), its refusal too."""
+        try:
+            payload = await self._commands.run(command, Where(place.team, place.channel, user, place))
+        except HermesChatError as error:
+            log_refusal(log, error, f"/hermes {command.name}")
+            payload = Payload(text := refusal_text(error), [section(text)])
+        await self._services.sender.ephemeral(place.team, place.channel, user, payload.text,
+                                              place.reply_thread, payload.blocks or None)
 
     def _edit(self, message: SlackIncoming | None, edit_ts: str) -> None:
         if message is None or not self._services.seen.first(("edit", *message.key, edit_ts)):
@@ -169,7 +186,7 @@ class SlackConversations:
             offers=self._files.offers(incoming.files),
             thread=self._thread_reader(incoming, bot_user_id),
             platform_refs=self._signs.slot(place, sign).to_refs(), run_id=run_id,
-            place=place.key)
+            place=place.key, policy=self._services.policy)
         await self._take(place, arrival, sign)
 
     @staticmethod
@@ -192,9 +209,14 @@ class SlackConversations:
             await self._signs.withdraw(place, sign, replied=True)  # the boundary tells why
             raise
         if taken.run is None:
-            await self._signs.withdraw(place, sign, replied=bool(told) or taken.busy is not None)
+            await self._signs.withdraw(place, sign, replied=bool(told) or taken.busy is not None
+                                       or taken.steered)
         if taken.busy is not None:
-            await self.refuse_busy(place, taken.running)
+            await self.refuse_busy(place, taken.running, parked=taken.parked)
+        elif taken.steered:
+            await self._say(place, Payload(STEERED, [section(STEERED)]))
+        elif taken.not_allowed:
+            await self._not_allowed(place, arrival.author)
 
     async def edit(self, incoming: SlackIncoming) -> None:
         """A user edited a message the bot answered: answer the new text in a new branch."""
@@ -210,13 +232,12 @@ class SlackConversations:
         if taken.busy is not None:
             await self.refuse_busy(incoming.place, taken.running, EDIT_BUSY)
 
-    async def refuse_busy(self, place: SlackPlace, running: str | None, text: str = BUSY) -> None:
+    async def refuse_busy(self, place: SlackPlace, running: str | None, text: str = BUSY,
+                          parked: int | None = None) -> None:
         """Say the conversation is busy, with a Stop button for the run in the way (whichever
-        replica drives it: Stop works from anywhere)."""
-        blocks = [section(text)]
-        if running is not None:
-            blocks.append(actions(button("Stop", ids.STOP, ids.run_value(running), "danger")))
-        await self._say(place, Payload(text, blocks))
+        replica drives it: Stop works from anywhere), and the choices for a message kept
+        (`parked`: queue it, or give it to that run as guidance)."""
+        await self._say(place, busy_notice(text, running, parked))
 
     async def _notices(self, place: SlackPlace, notices: tuple[str, ...]) -> None:
         for notice in notices:

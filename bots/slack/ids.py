@@ -18,6 +18,7 @@ CUSTOM_ANSWER_VIEW = "hermes.clarify.answer"  # the modal's callback_id
 ANSWER_BLOCK, ANSWER_INPUT = "answer", "text"
 APPROVAL = "hermes.approval"  # + ".<decision>" (once, session, always, deny); value: the pause id
 STOP = "hermes.run.stop"
+BUSY_QUEUE, BUSY_STEER = "hermes.busy.queue", "hermes.busy.steer"  # value: the kept message's id
 REGENERATE = "hermes.answer.regenerate"
 PREVIOUS, NEXT, POSITION = "hermes.answer.previous", "hermes.answer.next", "hermes.answer.position"
 SHOW_THINKING = "hermes.answer.thinking"

@@ -13,8 +13,9 @@ ephemeral) with `refusals.not_yours`, a refused person once per conversation wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ from tortoise.exceptions import IntegrityError
 
 from core.errors import AdminOnly, InvalidInput, NotYours
 from core.store.db import first_value
-from core.store.models import ChatMessage, ClarifyPause, Role, TalkRefusal
+from core.store.models import ChatMessage, ChatSession, ClarifyPause, Role, TalkRefusal
 
 if TYPE_CHECKING:
     from core.chat.sessions import ThreadKey
@@ -55,6 +56,22 @@ class Policy:
                 f"CONVERSATION_ACTIONS must be 'asker' or 'anyone', got {actions!r}") from None
         return cls(mode, frozenset(admins), frozenset(allowed_users), frozenset(allowed_roles))
 
+    approvals: str = "asker"  # who decides a tool approval: asker, admins (or deny: nobody)
+
+    def in_channel(self, settings: Mapping[str, Any]) -> Policy:
+        """This policy as a channel's settings change it (core.chat.channel_settings): who may
+        act, who may talk (its lists replace the service's) and who decides approvals; the
+        chat admins stay the service's."""
+        changed: dict[str, Any] = {}
+        if settings.get("actions"):
+            changed["actions"] = ActionMode(settings["actions"])
+        if settings.get("approvals"):
+            changed["approvals"] = settings["approvals"]
+        for key, name in (("allowed_users", "allowed_users"), ("allowed_roles", "allowed_roles")):
+            if settings.get(key) is not None:
+                changed[name] = frozenset(settings[key])
+        return replace(self, **changed) if changed else self
+
     def is_admin(self, user: str) -> bool:
         return user in self.admins
 
@@ -84,8 +101,9 @@ class Policy:
         """A tool approval is decided by the asker or a chat admin only, whatever
         CONVERSATION_ACTIONS says (NotYours); "always" allows the pattern in every
         conversation, so it is an admin's only (AdminOnly, code `admin_only`)."""
-        if not self.is_admin(user) and (asker is None or user != asker):
-            raise NotYours(asker)
+        if not self.is_admin(user) and (asker is None or user != asker
+                                        or self.approvals != "asker"):
+            raise NotYours(None if self.approvals != "asker" else asker)
         if decision == "always" and not self.is_admin(user):
             raise AdminOnly("only a chat admin may always allow a command")
 
@@ -104,10 +122,36 @@ async def asker_of_message(message_id: int) -> str | None:
     return await first_value(ChatMessage.filter(id=parent).values_list("author", flat=True))
 
 
+async def settings_of_message(message_id: int) -> dict[str, Any]:
+    """The channel settings the conversation of a message keeps (core.chat.channel_settings)."""
+    found = await first_value(ChatMessage.filter(id=message_id).values_list(
+        "session__channel_settings", flat=True))
+    return dict(found or {})
+
+
+async def settings_of_session(session_id: int) -> dict[str, Any]:
+    """The channel settings a conversation keeps."""
+    found = await first_value(ChatSession.filter(id=session_id).values_list(
+        "channel_settings", flat=True))
+    return dict(found or {})
+
+
+async def settings_of_run(run_id: str) -> dict[str, Any]:
+    """The channel settings the conversation of a run keeps."""
+    found = await first_value(ChatMessage.filter(run_id=run_id).values_list(
+        "session__channel_settings", flat=True))
+    return dict(found or {})
+
+
 async def asker_of_run(run_id: str) -> str | None:
     """Who started the turn a run answers."""
     found = await first_value(ChatMessage.filter(run_id=run_id, role=Role.ASSISTANT).values_list("id", flat=True))
     return await asker_of_message(found) if found is not None else None
+
+
+async def message_of_pause(pause_id: int) -> int | None:
+    """The answer whose run asked a clarify question or a tool approval."""
+    return await first_value(ClarifyPause.filter(id=pause_id).values_list("message_id", flat=True))
 
 
 async def asker_of_pause(pause_id: int) -> str | None:

@@ -14,6 +14,7 @@ from tortoise.queryset import QuerySet
 
 from core.errors import InvalidInput, NotFound
 from core.text.field_errors import MAX_ID, InvalidField, check_text
+from core.chat import channel_settings as channel_settings_module
 from core.chat.feedback import with_feedback
 from core.store.models import (
     ChatMessage,
@@ -57,20 +58,31 @@ def new_hermes_session() -> str:
 
 
 async def create_session(
-    *, title: str | None = None, model_id: str | None = None, skill_folder: str | None = None
+    *, title: str | None = None, model_id: str | None = None, skill_folder: str | None = None,
+    channel_settings: dict[str, Any] | None = None,
 ) -> ChatSession:
-    """Create an ACTIVE session; the title stays empty until the first user message names it."""
+    """Create an ACTIVE session; the title stays empty until the first user message names it.
+    `channel_settings`: those of the channel it starts in, kept with it; they name its model
+    and skill where they set one."""
     now = utc_now()
+    chosen = {"model_id": model_id, "skill_folder": skill_folder,
+              **channel_settings_module.session_choices(channel_settings or {})}
     return await ChatSession.create(
         uuid=uuid.uuid4(),
         title=_clean_title(title) if title else None,
-        model_id=model_id,
-        skill_folder=skill_folder,
         hermes_session=new_hermes_session(),
+        channel_settings=channel_settings or None,
         created_at=now,
         last_message_at=now,
         updated_at=now,
+        **chosen,
     )
+
+
+async def create_in_channel(key: ThreadKey, **defaults: str | None) -> ChatSession:
+    """A new session for a conversation in `key`'s channel, with that channel's settings."""
+    settings = await channel_settings_module.stored(key.platform, key.workspace, key.channel)
+    return await create_session(channel_settings=settings, **defaults)
 
 
 async def get_session(session_id: int) -> ChatSession:
@@ -90,8 +102,9 @@ async def session_for_thread(key: ThreadKey, *, look_first: bool = True,
     if binding is not None:
         return binding.session, False
     try:
+        settings = await channel_settings_module.stored(key.platform, key.workspace, key.channel)
         async with transaction():
-            session = await create_session(**defaults)
+            session = await create_session(channel_settings=settings, **defaults)
             await ConversationBinding.create(session=session, **_key_fields(key))
         return session, True
     except IntegrityError:  # another replica or event bound it first: use theirs

@@ -153,6 +153,18 @@ async def add_summary(session_id: int, after_message_id: int, summary: str) -> C
     )
 
 
+STEER = "steer"  # a user message's kind: guidance given to a running turn
+
+
+async def add_steer(session_id: int, answer_id: int, text: str, **fields: Any) -> ChatMessage:
+    """A person's guidance to the running turn of `answer_id`: a user message of kind steer
+    under that answer, never a version and never on the active branch (the agent read it
+    inside that turn, at its next step)."""
+    return await ChatMessage.create(
+        session_id=session_id, parent_id=answer_id, role=Role.USER, status=MessageStatus.SENT,
+        content=text, is_active=False, kind=STEER, created_at=utc_now(), **fields)
+
+
 async def regenerate(
     message_id: int, session_id: int | None = None,
     status: MessageStatus = MessageStatus.RUNNING, **fields: Any,
@@ -197,8 +209,8 @@ async def sibling_ids(session_id: int, messages: Sequence[ChatMessage]) -> dict[
     branch order, itself included: a query per CHUNK parents, and one for the roots."""
     wanted = [m for m in messages if m.role != Role.SYSTEM]
     parents = sorted({m.parent_id for m in wanted if m.parent_id is not None})
-    query = ChatMessage.filter(session_id=session_id).exclude(role=Role.SYSTEM) \
-        .order_by("branch_order", "id")
+    query = ChatMessage.filter(session_id=session_id, kind__isnull=True) \
+        .exclude(role=Role.SYSTEM).order_by("branch_order", "id")
     rows: list[tuple[int, int | None]] = []
     for start in range(0, len(parents), CHUNK):
         chunk = parents[start : start + CHUNK]
@@ -237,7 +249,8 @@ async def _activate_path(session_id: int, message_id: int) -> None:
 
 
 def _siblings(session_id: int, parent_id: int | None) -> QuerySet[ChatMessage]:
-    query = ChatMessage.filter(session_id=session_id).exclude(role=Role.SYSTEM)
+    """The versions under a parent: neither summaries nor guidance (`kind` steer)."""
+    query = ChatMessage.filter(session_id=session_id, kind__isnull=True).exclude(role=Role.SYSTEM)
     if parent_id is None:
         return query.filter(parent_id__isnull=True)
     return query.filter(parent_id=parent_id)

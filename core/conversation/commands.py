@@ -17,7 +17,7 @@ from core.agent.catalogue import Catalogue, ModelEntry, Skill
 from core.chat import sessions
 from core.chat.export import prepare_export
 from core.chat.sessions import ThreadKey
-from core.conversation import session_commands
+from core.conversation import channels, session_commands
 from core.conversation.session_commands import ResetOutcome, SessionChanges
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
@@ -40,6 +40,7 @@ COMMANDS = {  # name -> what it does (help texts and command descriptions)
     "export": "export this conversation as a file (Markdown or JSON; the active branch or all)",
     "memory": "show what the agent remembers",
     "status": "runs in flight, the queue, and this conversation's settings",
+    "channel": "show this channel's settings; chat admins change them (`channel help`)",
     "usage": "what your messages have spent today and this month",
     "schedule": "run a prompt on a schedule in this channel, each time in a new thread "
                 "(list, pause, resume, delete, history)",
@@ -48,9 +49,10 @@ COMMANDS = {  # name -> what it does (help texts and command descriptions)
 
 
 async def new_conversation(key: ThreadKey, replaced: ChatSession | None) -> ChatSession:
-    """A fresh session bound to the thread, with the model and skill of the one it replaces."""
-    session = await sessions.create_session(
-        model_id=replaced.model_id if replaced else None,
+    """A fresh session bound to the thread, with its channel's settings as they are now, and
+    the model and skill of the one it replaces where those settings name none."""
+    session = await sessions.create_in_channel(
+        key, model_id=replaced.model_id if replaced else None,
         skill_folder=replaced.skill_folder if replaced else None)
     await sessions.bind_thread(session.id, key)
     return session
@@ -124,6 +126,7 @@ class Status:
     queued: int
     session: ChatSession | None
     current: RunUpdate | None  # this conversation's run in flight, if this process has it
+    settings: str | None = None  # the channel settings it keeps, in words (session_words)
 
 
 def status(pool: RunPool, session: ChatSession | None) -> Status:
@@ -132,7 +135,9 @@ def status(pool: RunPool, session: ChatSession | None) -> Status:
     running = sum(1 for u in active if u.status == MessageStatus.RUNNING)
     queued = sum(1 for u in active if u.status == MessageStatus.QUEUED)
     current = next((u for u in active if session and u.session_id == session.id), None)
-    return Status(running, queued, session, current)
+    settings = None if session is None else channels.session_words(
+        channels.of_session(pool.channel_defaults, session))
+    return Status(running, queued, session, current, settings)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,18 +30,31 @@ async def asker_of_pause(pause_id: int) -> str | None:
 
 
 async def check_act_on_message(policy: Policy, user: str, message_id: int) -> None:
-    """NotYours unless `user` may act on the turn of a message (its question or its answer)."""
-    policy.check_act(user, await asker_of_message(message_id))
+    """NotYours unless `user` may act on the turn of a message (its question or its answer),
+    as the policy of its conversation's channel settings says."""
+    channel = await rules.settings_of_message(message_id)
+    policy.in_channel(channel).check_act(user, await asker_of_message(message_id))
 
 
 async def check_act_on_run(policy: Policy, user: str, run_id: str) -> None:
     """NotYours unless `user` may act on the turn a run answers."""
-    policy.check_act(user, await asker_of_run(run_id))
+    channel = await rules.settings_of_run(run_id)
+    policy.in_channel(channel).check_act(user, await asker_of_run(run_id))
 
 
 async def check_act_on_question(policy: Policy, user: str, pause_id: int) -> None:
     """NotYours unless `user` may act on the turn that asked a clarify question."""
-    policy.check_act(user, await asker_of_pause(pause_id))
+    message_id = await rules.message_of_pause(pause_id)
+    channel = await rules.settings_of_message(message_id) if message_id is not None else {}
+    policy.in_channel(channel).check_act(user, await asker_of_pause(pause_id))
+
+
+async def check_act(policy: Policy, user: str, asker: str | None,
+                    session_id: int | None) -> None:
+    """NotYours unless `user` may act on a turn `asker` started in the session (as its
+    channel settings' who may act says)."""
+    channel = await rules.settings_of_session(session_id) if session_id is not None else {}
+    policy.in_channel(channel).check_act(user, asker)
 
 
 async def first_refusal(key: ThreadKey, user: str) -> bool:

@@ -13,6 +13,7 @@ from core.errors import (
     AdminOnly,
     BridgeUnavailable,
     Busy,
+    ChannelAdminOnly,
     HermesChatError,
     InvalidInput,
     NotFound,
@@ -23,6 +24,20 @@ from core.store.models import PauseStatus
 
 BUSY = ("⏳ I'm still working on the previous message in this conversation. "
         "Wait for that answer, or press Stop to end it and send your message again.")
+BUSY_CHOICES = (f"{BUSY} Or queue yours to run next, or give it to the answer being written "
+                "as guidance.")
+QUEUE_IT, STEER_WITH_IT = "Queue it", "Steer with it"  # the busy notice's choices
+
+
+def chosen(choice: str, who: str) -> str:
+    """What a busy notice says once its message's author chose (`who`: as the platform
+    mentions them)."""
+    if choice == "queue":
+        return f"📥 {who} queued their message: it runs after the answer being written."
+    return f"🧭 {who} gave their message to the answer being written as guidance."
+STEERED = "🧭 Your message reached the answer being written: it will take it into account."
+CHANNEL_ONLY_ADMINS = ("🔒 Only a chat admin may change this channel's settings, so nothing "
+                       "was changed.")
 EDIT_BUSY = ("⏳ I'm still working on this conversation, so your edit was not answered. "
              "Edit the message again once I'm done, or press Stop first.")
 SWITCH_BUSY = "⏳ This conversation is still working; switch versions once it is done."
@@ -61,6 +76,8 @@ def refusal_text(error: BaseException) -> str:
     else as INTERNAL (its details go to the log, not to the user)."""
     if isinstance(error, Busy):
         return BUSY
+    if isinstance(error, ChannelAdminOnly):
+        return CHANNEL_ONLY_ADMINS
     if isinstance(error, AdminOnly):
         return ADMIN_ONLY
     if isinstance(error, BridgeUnavailable):

@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from core.chat import sessions, tree
+from core.chat import channel_settings, sessions, tree
+from core.chat.policy import Policy
 from core.chat.attachments import FileOffer, FileReader
 from core.chat.sessions import ThreadKey
 from core.chat.thread_context import to_stored
 from core.conversation import written
 from core.conversation.session_commands import check_choices
 from core.conversation.views import run_message, stored_update
-from core.errors import Busy, Conflict, NotFound
+from core.errors import Busy, Conflict, NotFound, NotYours
 from core.text.field_errors import InvalidField
 from core.runtime import records
 from core.runtime.pool import RunPool
@@ -41,6 +42,7 @@ from core.usage.spenders import Spender, spender_at
 from core.runtime.clarify import ClarifyOutcome
 from core.store.models import (
     IN_FLIGHT,
+    BusyMessage,
     ChatMessage,
     ChatSession,
     ClarifyPause,
@@ -70,17 +72,26 @@ class Arrival:
     platform_refs: dict[str, Any] | None = None  # where its turn shows (Slack)
     place: ThreadKey | None = None  # the thread it was written in
     run_id: str | None = None  # the run's id if shown before it is written (`new_run_id`)
+    policy: Policy | None = None  # the service's who may talk (the channel's replaces it)
+    roles: tuple[str, ...] = ()  # the author's Discord roles
+    busy_mode: str | None = None  # what the person chose for a busy thread (a button)
 
 
 @dataclass(frozen=True, slots=True)
 class Taken:
-    """What a message or an edit did: started `run`, or was refused (`busy`, with the run in
-    flight in the way: `running`); neither when it was taken already (a retry, a replay,
-    another replica) or had nothing to answer."""
+    """What a message or an edit did: started `run` (`queued`: its place in the thread's line,
+    behind the run in flight), gave the run in flight guidance (`steered`, its run `running`),
+    or was refused (`busy`, with the run in flight in the way: `running`; `not_allowed`: its
+    channel's settings do not let its author talk); none of these when it was taken already
+    (a retry, a replay, another replica) or had nothing to answer."""
 
     run: RunUpdate | None = None
     busy: Busy | None = None
     running: str | None = None
+    queued: int | None = None
+    steered: bool = False
+    not_allowed: bool = False
+    parked: int | None = None  # a busy message kept for its author's choice (`choose`)
 
 
 Say = Callable[[tuple[str, ...]], Awaitable[None]]  # what the thread is told before the answer
@@ -92,9 +103,16 @@ async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
     be read) are said first; a platform message taken already (a retry, a replay, another
     replica) starts nothing and reads no file again (a session made for this message has
     nothing in it to look for). RateLimited over the author's quota. The turn takes the
-    session's model and skill as the adapter read them with the session."""
+    session's model and skill as the adapter read them with the session, and the channel
+    settings the session keeps: its thread context size (else `context_messages`), who may
+    talk (`arrival.policy`, changed by them), what a message while its run works does
+    (`busy_mode`: refused, queued behind it, or given to it as guidance)."""
     session, platform_id_ = arrival.session, arrival.platform_message_id
     session_id = session.id
+    settings = channel_settings.of_session(session, pool.channel_defaults)
+    if arrival.policy is not None and not arrival.policy.in_channel(settings.values).may_talk(
+            arrival.author, arrival.roles):
+        return Taken(not_allowed=True)
     if not arrival.new and await user_node(session_id, platform_id_) is not None:
         return Taken()
     said = await written.read(arrival.text, arrival.offers, files)
@@ -102,22 +120,99 @@ async def take(pool: RunPool, arrival: Arrival, files: FileReader, say: Say,
         await say(said.notices)
     if not said.text:
         return Taken()
+    if settings.sources.get("thread_context") != "service":  # the channel's, over the setting
+        context_messages = settings["thread_context"]
     context = await written.earlier(session_id, context_messages, new=arrival.new,
                                     thread=arrival.thread, replied=arrival.replied)
     refs: dict[str, Any] = {} if arrival.platform_refs is None else {
         "platform_refs": arrival.platform_refs}
+    mode = arrival.busy_mode or settings["busy_mode"]
     try:
-        return Taken(run=await pool.start(session_id, said.text, author=arrival.author,
-                                          platform_message_id=platform_id_, files=said.files,
-                                          thread_context=to_stored(context),
-                                          model_id=session.model_id,
-                                          skill_folder=session.skill_folder,
-                                          run_id=arrival.run_id, spender=_spender(arrival),
-                                          **refs))
+        run = await pool.start(session_id, said.text, author=arrival.author,
+                               platform_message_id=platform_id_, files=said.files,
+                               thread_context=to_stored(context), model_id=session.model_id,
+                               skill_folder=session.skill_folder, run_id=arrival.run_id,
+                               spender=_spender(arrival), queue=mode == QUEUE, **refs)
     except Busy as busy:
         if await user_node(session_id, platform_id_) is not None:
             return Taken()  # the same message, taken meanwhile (a retry racing it)
+        if mode == STEER:
+            taken = await _steer(pool, session_id, said.text, arrival, busy)
+            return taken if taken.busy is None else await _parked(taken, arrival, said.text)
+        return await _parked(await _refused(busy, session_id), arrival, said.text)
+    return Taken(run=run, queued=await _place_in_line(run))
+
+
+async def _parked(refused: Taken, arrival: Arrival, text: str) -> Taken:
+    """A refused message kept (its words; its files are not) for the busy notice's choices:
+    queue it, or give it to the run in the way as guidance."""
+    if refused.running is None:
+        return refused
+    row = await BusyMessage.create(session_id=arrival.session.id, run_id=refused.running,
+                                   author=arrival.author,
+                                   platform_message_id=arrival.platform_message_id, text=text)
+    return replace(refused, parked=row.id)
+
+
+async def parked_session(parked_id: int) -> int | None:
+    """The conversation of a busy message kept for its author's choice (None: handled)."""
+    return await first_value(BusyMessage.filter(id=parked_id).values_list("session_id", flat=True))
+
+
+async def choose(pool: RunPool, parked_id: int, choice: str, user: str, policy: Policy,
+                 files: FileReader, platform_refs: dict[str, Any] | None = None) -> Taken:
+    """The author of a refused message (or a chat admin) chose what it does after all, on the
+    busy notice: `queue` (it runs after the run in flight) or `steer` (guidance for it). A run
+    that ended meanwhile answers it at once; NotFound once it was chosen already."""
+    if choice not in (QUEUE, STEER):
+        raise InvalidField("choice", f"must be {QUEUE} or {STEER}")
+    row = await BusyMessage.get_or_none(id=parked_id)
+    if row is None:
+        raise NotFound(CHOSEN)
+    if user != row.author and not policy.is_admin(user):
+        raise NotYours(row.author)
+    if not await BusyMessage.filter(id=parked_id).delete():  # another click won
+        raise NotFound(CHOSEN)
+    session = await sessions.get_session(row.session_id)
+    arrival = Arrival(session, False, row.text, row.author, row.platform_message_id,
+                      platform_refs=platform_refs, busy_mode=choice)
+    return await take(pool, arrival, files, _nothing_first, 0)
+
+
+CHOSEN = "That message was already queued or given as guidance."
+
+
+async def _nothing_first(notices: tuple[str, ...]) -> None:
+    """A kept message has only words: nothing is said before its turn."""
+
+
+QUEUE, STEER = "queue", "steer"
+
+
+async def _place_in_line(run: RunUpdate) -> int | None:
+    """A run queued behind its thread's run: how many are ahead of it (None: it runs now)."""
+    if run.status != MessageStatus.QUEUED:
+        return None
+    return await records.queue_position(run.session_id, run.message_id) or None
+
+
+async def _steer(pool: RunPool, session_id: int, text: str, arrival: Arrival,
+                 busy: Busy) -> Taken:
+    """The message as guidance for the run in flight, stored under its answer as a user
+    message of kind `steer`; refused as busy when that run has not started on the Bridge yet
+    or has ended meanwhile (the person then sends it again, or queues it)."""
+    running = await run_in_flight(session_id)
+    answer = await ChatMessage.get_or_none(run_id=running, role=Role.ASSISTANT) if running else None
+    if answer is None or answer.status != MessageStatus.RUNNING:
         return await _refused(busy, session_id)
+    node = await tree.add_steer(session_id, answer.id, text, author=arrival.author,
+                                platform_message_id=arrival.platform_message_id)
+    try:
+        await pool.bridge.steer(answer.run_id or "", text)
+    except (NotFound, Conflict):
+        await ChatMessage.filter(id=node.id).delete()
+        return await _refused(busy, session_id)
+    return Taken(steered=True, running=running)
 
 
 def _spender(arrival: Arrival) -> Spender | None:

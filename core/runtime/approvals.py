@@ -19,7 +19,7 @@ from tortoise.expressions import Q
 from core.agent.bridge.port import Bridge
 from core.agent.events import ApprovalRequest
 from core.agent.thinking import COMMAND_LIMIT, REASON_LIMIT, TOOL_LIMIT
-from core.chat.policy import Policy, asker_of_pause
+from core.chat.policy import Policy, asker_of_pause, settings_of_message
 from core.errors import InvalidInput, NotFound
 from core.runtime.clarify import ClarifyOutcome, answer_pause, view
 from core.runtime.updates import PauseView
@@ -71,7 +71,8 @@ async def decide(bridge: Bridge, policy: Policy, pause: ClarifyPause, decision: 
     remembered one is stored once it is accepted."""
     if decision not in (pause.choices or DECISIONS):
         raise InvalidInput(f"decision must be one of {', '.join(pause.choices or DECISIONS)}")
-    policy.check_approve(user, await asker_of_pause(pause.id), decision)
+    channel = await settings_of_message(pause.message_id)
+    policy.in_channel(channel).check_approve(user, await asker_of_pause(pause.id), decision)
     outcome = await answer_pause(
         bridge, pause, decision, user,
         wake=lambda: bridge.answer_approval(pause.run_id, pause.clarify_id, decision))

@@ -32,6 +32,7 @@ class LiveRun:
     summary_ids: tuple[int, ...] = ()
     history_ids: tuple[int, ...] = ()
     task: asyncio.Task[None] | None = None
+    waits_for: asyncio.Future[None] | None = None  # the run it is queued behind, in its session
     finished_at: float | None = None
     events: list[Event] = field(default_factory=list)  # what admin SSE followers replay
     # Followers replay events up to this seq only: each one's step is done (a question is
@@ -119,6 +120,8 @@ class LiveRun:
             status=self.status, state=self.state, position=self.position, pause=self.pause,
             approval=self.approval, error=self.error, model_id=self.turn.assistant.model_id,
             skill_folder=self.turn.assistant.skill_folder, summary_ids=self.summary_ids,
+            in_line=self.status == MessageStatus.QUEUED and self.waits_for is not None
+            and not self.waits_for.done(),
         )
 
 

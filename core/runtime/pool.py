@@ -17,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 from core.chat import sessions, tree
 from core.agent.bridge.port import Bridge
 from core.agent.catalogue import Catalogue
+from core.chat.channel_settings import ChannelDefaults
 from core.chat.policy import Policy
 from core.errors import Busy, InvalidInput, NotFound
 from core.store.models import IN_FLIGHT, MessageStatus
@@ -60,6 +61,7 @@ class RunPool:
                  quota: RunQuota | None = None, limits: SpendLimits | None = None,
                  run_buffer_bytes: int = RUN_BUFFER_BYTES,
                  history_attachment_bytes: int = HISTORY_ATTACHMENT_BYTES,
+                 channel_defaults: ChannelDefaults | None = None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.bridge = bridge
         self.catalogue = catalogue
@@ -74,6 +76,7 @@ class RunPool:
         self.limits = limits or SpendLimits()  # LIMIT_* and the operators' spend limits
         self.run_buffer_bytes = run_buffer_bytes  # events kept in memory per live run
         self.history_attachment_bytes = history_attachment_bytes  # earlier files per request
+        self.channel_defaults = channel_defaults or ChannelDefaults()  # the service's settings a channel overrides
         self._runs: dict[str, LiveRun] = {}
         self._sessions: dict[int, LiveRun] = {}  # the latest run of each session
         self._background: list[asyncio.Task[None]] = []
@@ -263,6 +266,18 @@ class RunPool:
         live.shown_seq = max(live.shown_seq, live.events[-1].seq if live.events else 0)
         self.buffer.forget(live.message_id)
         self.publish(live)
+        self._move_up(live.session_id)
+
+    def _move_up(self, session_id: int) -> None:
+        """The runs queued behind others in a thread (a busy thread's `queue`) move up a place
+        each time one of them ends: their place is the number of its runs still ahead."""
+        line = sorted((r for r in self._runs.values()
+                       if r.session_id == session_id and r.status in IN_FLIGHT
+                       and r.finished_at is None), key=lambda r: r.message_id)
+        for ahead, waiting in enumerate(line):
+            if waiting.waits_for is not None and waiting.position and waiting.position != ahead:
+                waiting.position = ahead or None
+                self.publish(waiting)
 
     async def _keep_leases(self) -> None:
         """Renew our leases every third of a lease, counted from the start of the last pass:
@@ -321,6 +336,7 @@ class RunPool:
         """Drive a run (new, or re-attached by recovery)."""
         self._runs[live.run_id] = live
         self._sessions[live.session_id] = live
+        live.waits_for = options.after
         live.task = asyncio.create_task(drive(self, live, options), name=f"run-{live.run_id}")
 
     # -- internals --------------------------------------------------------------------
@@ -338,6 +354,8 @@ class RunPool:
             raise
         live = LiveRun(run_id, turn, MessageStatus(turn.assistant.status))  # QUEUED if behind
         live.spender = spender
+        if turn.assistant.queued_behind:  # its place in its thread's line, until it runs
+            live.position = await records.queue_position(session_id, turn.assistant.id)
         self.adopt(live, options)
         self.publish(live)
         return live.update()
@@ -380,12 +398,22 @@ class RunPool:
         return RunOptions(after=self.done_future(self._sessions.get(session_id)))
 
     def done_future(self, previous: LiveRun | None) -> asyncio.Future[None] | None:
-        """Set once the run's task ends here (None if it has none): what a run queued behind
-        it waits for."""
-        if previous is None or previous.task is None or previous.task.done():
+        """Set once the run's task ends here and so has the run it waited for (None if there
+        is nothing to wait for): what a run queued behind it waits for. A queued run stopped
+        before its turn leaves the next one waiting for the run still ahead."""
+        if previous is None or previous.task is None:
+            return None
+        pending = {f for f in (previous.task, previous.waits_for) if f is not None and not f.done()}
+        if not pending:
             return None
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        previous.task.add_done_callback(lambda _: None if future.done() else future.set_result(None))
+
+        def settled(done: asyncio.Future[Any]) -> None:
+            pending.discard(done)
+            if not pending and not future.done():
+                future.set_result(None)
+        for waited in list(pending):
+            waited.add_done_callback(settled)
         return future
 
     async def _stop_locally(self, live: LiveRun) -> RunUpdate:

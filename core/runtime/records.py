@@ -40,6 +40,19 @@ async def busy_run(session_id: int) -> str | None:
     return message.run_id if message else None
 
 
+async def last_in_line(session_id: int) -> str | None:
+    """The newest run in flight in this session: the one a run queued now waits for."""
+    message = await ChatMessage.filter(session_id=session_id, status__in=IN_FLIGHT,
+                                       role=Role.ASSISTANT).order_by("-id").first()
+    return message.run_id if message else None
+
+
+async def queue_position(session_id: int, message_id: int) -> int:
+    """How many runs of the session are ahead of this queued answer (1: it runs next)."""
+    return await ChatMessage.filter(session_id=session_id, status__in=IN_FLIGHT,
+                                    role=Role.ASSISTANT, id__lt=message_id).count()
+
+
 @asynccontextmanager
 async def locked_session(session_id: int, allow_busy: bool = False) -> AsyncIterator[ChatSession]:
     """The session row locked in an open transaction, after the database's busy check (Busy
@@ -69,7 +82,7 @@ async def insert_turn(
     a start that lost the race to another replica's is refused as Busy by the constraint."""
     async with one_run_at_a_time(session_id), locked_session(session_id, allow_busy) as session:
         answer_fields = {"run_id": run_id, **_answer_fields(fields)}
-        if allow_busy and (running := await busy_run(session_id)):
+        if allow_busy and (running := await last_in_line(session_id)):
             status, answer_fields["queued_behind"] = MessageStatus.QUEUED, running
         if edit_of is not None:  # the edited user node, made only now the session is free
             user_fields = {k: v for k, v in fields.items() if k in USER_ONLY}

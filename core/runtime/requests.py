@@ -1,4 +1,5 @@
-"""The Bridge request of a run: its history, its model and its skill's system prompt."""
+"""The Bridge request of a run: its history, its model, its skill's and its channel's system
+prompt, and the toolsets and approval policy of the channel it started in."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ async def build_request(
     files within `file_budget` bytes (HISTORY_ATTACHMENT_BYTES), the turn's own files all
     (ATTACHMENT_MAX_BYTES and ATTACHMENTS_PER_MESSAGE bound them at intake)."""
     assistant = live.turn.assistant
+    channel = live.turn.session.channel_settings or {}
     history = await conversation_before(live.turn.user, file_budget)
     live.history_ids = tuple(ident for ident, _ in history)
     user = live.turn.user
@@ -33,16 +35,22 @@ async def build_request(
         session_id=live.turn.session.hermes_session,
         user_message=user.content,
         user_content=None if isinstance(content, str) else content,
-        system_prompt=_system_prompt(catalogue, assistant.skill_folder),
+        system_prompt=_system_prompt(catalogue, assistant.skill_folder,
+                                     channel.get("system_prompt")),
         model=_model(catalogue, assistant.model_id),
         max_iterations=max_iterations,
         history=tuple(entry for _, entry in history),
         approved_patterns=await approved_patterns(live.turn.session.id),
+        toolsets=tuple(channel["toolsets"]) if channel.get("toolsets") is not None else None,
+        approvals="deny" if channel.get("approvals") == "deny" else "ask",
     )
 
 
-def _system_prompt(catalogue: Catalogue, skill_folder: str | None) -> str | None:
-    return skill_system_prompt(catalogue.skill(skill_folder)) if skill_folder else None
+def _system_prompt(catalogue: Catalogue, skill_folder: str | None,
+                   channel_prompt: str | None) -> str | None:
+    """The channel's system prompt (its settings), then the skill's."""
+    skill = skill_system_prompt(catalogue.skill(skill_folder)) if skill_folder else None
+    return "\n\n".join(p for p in (channel_prompt, skill) if p) or None
 
 
 def _model(catalogue: Catalogue, model_id: str | None) -> ModelRef | None:

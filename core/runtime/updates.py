@@ -45,6 +45,7 @@ class RunUpdate:
     model_id: str | None = None
     skill_folder: str | None = None
     summary_ids: tuple[int, ...] = ()  # SYSTEM summaries this run added (compaction dividers)
+    in_line: bool = False  # queued behind a run of its own thread (a busy thread's `queue`)
 
     @property
     def finished(self) -> bool:

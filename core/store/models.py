@@ -68,6 +68,9 @@ class ChatSession(Model):
     created_at = fields.DatetimeField(default=utc_now)
     last_message_at = fields.DatetimeField(default=utc_now)
     updated_at = fields.DatetimeField(default=utc_now)
+    # The channel settings the conversation started with (core/chat/channel_settings.py): the
+    # keys its channel and workspace set then, kept until an admin applies new ones.
+    channel_settings: Any = fields.JSONField(null=True)
 
     class Meta:
         table = "chat_session"
@@ -139,6 +142,9 @@ class ChatMessage(Model):
     # An operator's run started with ADMIN_UNLIMITED_TOKEN: no spend limit stops it, before
     # it starts or at any later model call (core/usage/limits.py), on whichever replica.
     spend_exempt = fields.BooleanField(default=False, db_default=False)
+    # What a user message is beside a turn: "steer", guidance given to a running turn (it
+    # hangs under that turn's answer, never a version); null for a turn's question.
+    kind = fields.CharField(max_length=16, null=True)
 
     class Meta:
         table = "chat_message"
@@ -519,3 +525,37 @@ class ScheduleRun(Model):
     class Meta:
         table = "schedule_run"
         unique_together = (("schedule", "occurrence_at"),)
+
+
+class ChannelSetting(Model):
+    """The settings of one channel (`channel` empty: the default of a whole workspace or guild), the keys an admin set: they override the service's settings for conversations started there."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    platform = fields.CharEnumField(Platform, max_length=16)
+    workspace = fields.CharField(max_length=64)
+    channel = fields.CharField(max_length=64, default="")
+    settings: Any = fields.JSONField(default=dict)
+    updated_by = fields.CharField(max_length=64, default="")
+    updated_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "channel_setting"
+        unique_together = (("platform", "workspace", "channel"),)
+
+
+class BusyMessage(Model):
+    """A message refused while its thread's run worked, kept until the person who wrote it chooses to queue it or give it to that run as guidance (the busy notice's buttons)."""  # noqa: E501
+
+    id = fields.BigIntField(primary_key=True)
+    session: fields.ForeignKeyRelation[ChatSession] = fields.ForeignKeyField(
+        "hermes.ChatSession", related_name="busy_messages", on_delete=fields.CASCADE
+    )
+    session_id: int
+    run_id = fields.CharField(max_length=64)  # the run in flight it was refused for
+    author = fields.CharField(max_length=64)
+    platform_message_id = fields.CharField(max_length=64)
+    text = fields.TextField()
+    created_at = fields.DatetimeField(default=utc_now)
+
+    class Meta:
+        table = "busy_message"

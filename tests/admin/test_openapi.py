@@ -46,6 +46,10 @@ ROUTES = {
     ("post", "/api/schedules/{schedule_id}/pause"),
     ("post", "/api/schedules/{schedule_id}/resume"),
     ("delete", "/api/schedules/{schedule_id}"),
+    ("get", "/api/channels/{platform}/{workspace}/{channel}"),
+    ("put", "/api/channels/{platform}/{workspace}/{channel}"),
+    ("delete", "/api/channels/{platform}/{workspace}/{channel}"),
+    ("post", "/api/channels/{platform}/{workspace}/{channel}/apply"),
 }
 
 
@@ -59,6 +63,7 @@ BODIES = {  # the routes that take a JSON body: its schema, and whether it may b
     ("post", "/api/chat/approvals/{approval_id}/decision"): ("DecisionIn", True),
     ("put", "/api/limits"): ("LimitIn", True),
     ("post", "/api/schedules"): ("ScheduleIn", True),
+    ("put", "/api/channels/{platform}/{workspace}/{channel}"): ("ChannelIn", True),
 }
 NO_DATABASE = {("get", "/api/models"), ("get", "/api/skills"), ("get", "/api/chat/runs")}
 

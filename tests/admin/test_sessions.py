@@ -26,7 +26,8 @@ async def test_create_with_catalogue_choices_and_read_it_back(db: str, api: http
     assert detail.status_code == 200
     nothing = {"calls": 0, "promptTokens": 0, "completionTokens": 0, "cachedTokens": 0,
                "tokens": 0, "cost": None}
-    assert detail.json() == {"session": created, "messages": [], "usage": nothing}
+    assert detail.json() == {"session": created, "messages": [], "usage": nothing,
+                             "channelSettings": {}}
 
 
 async def test_create_with_nothing_chosen(db: str, api: httpx.AsyncClient) -> None:

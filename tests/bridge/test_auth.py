@@ -57,7 +57,7 @@ async def test_every_route_but_health_refuses_a_missing_or_wrong_token(
     locked: RunningBridge, anonymous: httpx.AsyncClient
 ) -> None:
     routes = _routes(locked)
-    assert len(routes) == 10  # the whole protocol: a route added later is covered here too
+    assert len(routes) == 11  # the whole protocol: a route added later is covered here too
     for method, path in routes:
         for headers in WRONG:
             # A body that would be invalid proves the guard answers before anything is parsed.

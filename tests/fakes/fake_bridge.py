@@ -96,6 +96,7 @@ class FakeRun:
     sent_high: int = 0
     aborted: bool = False
     answers: dict[str, str] = field(default_factory=dict)
+    steers: list[str] = field(default_factory=list)  # guidance given while it ran (POST steer)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     first_id: int = 1  # a resumed run's ids continue from `resume.first_event_id`
     _numbered: list[tuple[int, int, EventItem]] | None = None
@@ -230,6 +231,7 @@ class FakeBridge:
         app.router.add_get("/runs/{run_id}/events", self._get_events)
         app.router.add_get("/runs/{run_id}", self._get_run)
         app.router.add_post("/runs/{run_id}/abort", self._abort)
+        app.router.add_post("/runs/{run_id}/steer", self._steer)
         app.router.add_post("/clarify/{clarify_id}/answer", self._answer)
         app.router.add_post("/runs/{run_id}/approval", self._approve)
         app.router.add_post("/sessions/{session_id}/reset", self._reset)
@@ -328,6 +330,15 @@ class FakeBridge:
             return _error(409, "run_finished", "the run has already finished")
         run.abort()
         return web.json_response({"run_id": run.run_id, "state": "error"})
+
+    async def _steer(self, request: web.Request) -> web.Response:
+        run = self.runs.get(request.match_info["run_id"])
+        if run is None:
+            return _error(404, "run_not_found", "no such run")
+        if run.state() in ("done", "error") or run.aborted:
+            return _error(409, "run_finished", "the run has already finished")
+        run.steers.append((await request.json())["text"])
+        return web.json_response({"run_id": run.run_id, "accepted": True})
 
     async def _answer(self, request: web.Request) -> web.Response:
         clarify_id = request.match_info["clarify_id"]

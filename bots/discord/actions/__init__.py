@@ -82,7 +82,8 @@ class ActionItem(discord.ui.DynamicItem[discord.ui.Item[Any]], template=NEVER):
         if session_id is not None and not await _bound_here(session_id, interaction.channel_id):
             raise NotFound(ELSEWHERE)
         if self.on_turn:
-            services.intake.policy.check_act(str(interaction.user.id), await self.asker_of())
+            await policy.check_act(services.intake.policy, str(interaction.user.id),
+                                   await self.asker_of(), session_id)
 
     async def callback(self, interaction: discord.Interaction) -> None:
         async with interaction_boundary(interaction, f"interaction {self.custom_id}"):

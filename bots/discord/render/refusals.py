@@ -6,8 +6,9 @@ import discord
 
 from bots.discord.errors import CannotAnswerHere
 from bots.discord.render.live import stop_button
-from bots.discord.render.parts import Part
-from core.conversation.refusals import not_yours
+from bots.discord import ids
+from bots.discord.render.parts import ButtonSpec, Part
+from core.conversation.refusals import BUSY_CHOICES, QUEUE_IT, STEER_WITH_IT, not_yours
 from core.conversation.refusals import refusal_text as core_refusal_text
 from core.errors import Busy, NotYours
 
@@ -22,12 +23,18 @@ def refusal_text(error: BaseException) -> str:
     return core_refusal_text(error)
 
 
-def refusal_part(error: BaseException, run_id: str | None = None) -> Part:
-    """A refusal message for the thread; a busy session gets a Stop button for its run."""
-    embed = discord.Embed(description=refusal_text(error), colour=discord.Colour.orange())
-    if isinstance(error, Busy) and run_id:
-        return Part(embed, (stop_button(run_id),))
-    return Part(embed)
+def refusal_part(error: BaseException, run_id: str | None = None,
+                 parked: int | None = None) -> Part:
+    """A refusal message for the thread; a busy session gets a Stop button for its run, and
+    a message kept for its author (`parked`) the choices: queue it, or steer with it."""
+    text = BUSY_CHOICES if parked is not None else refusal_text(error)
+    embed = discord.Embed(description=text, colour=discord.Colour.orange())
+    if not isinstance(error, Busy) or not run_id:
+        return Part(embed)
+    choices = () if parked is None else (
+        ButtonSpec(QUEUE_IT, ids.encode(ids.Action.BUSY, parked, "queue"), "primary"),
+        ButtonSpec(STEER_WITH_IT, ids.encode(ids.Action.BUSY, parked, "steer")))
+    return Part(embed, (stop_button(run_id), *choices))
 
 
 def notice_part(text: str) -> Part:

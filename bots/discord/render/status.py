@@ -6,7 +6,10 @@ from __future__ import annotations
 import discord
 
 from core.conversation.commands import OwnUsage, Status
+from bots.discord.render.parts import clip
 from core.conversation.presenting import status_line
+
+FIELD_CHARS = 1024  # Discord's limit of an embed field's value
 
 
 def status_embed(status: Status) -> discord.Embed:
@@ -21,6 +24,8 @@ def status_embed(status: Status) -> discord.Embed:
             f"Model: `{session.model_id or 'default'}` · Skill: `{session.skill_folder or 'none'}`",
             status_line(own) if own else "Idle: no run in flight.",
         ]))
+        embed.add_field(name="Channel settings", inline=False,
+                        value=clip(status.settings or "the service's own", FIELD_CHARS))
     embed.add_field(name="All conversations", inline=False,
                     value=f"{status.running} running · {status.queued} queued")
     return embed

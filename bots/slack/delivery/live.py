@@ -177,7 +177,9 @@ class LiveMessage:
         turns = self._services.stream_turns
         await turns.turn(self._ticket)  # the turns begun before it try first
         try:
-            self._stream = await StreamedMessage.open(self._services, slot, self._latest, recipient)
+            if not self._latest.in_line:  # one stream a thread: one in line waits edited
+                self._stream = await StreamedMessage.open(self._services, slot, self._latest,
+                                                          recipient)
         finally:
             turns.done(self._ticket)
         if self._stream is not None:

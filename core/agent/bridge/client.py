@@ -38,6 +38,11 @@ class _Answer(msgspec.Struct):
     run_id: str
 
 
+class _Steered(msgspec.Struct):
+    run_id: str
+    accepted: bool
+
+
 class _Decided(msgspec.Struct):
     approval_id: str
     run_id: str
@@ -176,6 +181,12 @@ class BridgeClient:
     async def abort(self, run_id: str) -> str:
         """Stop a run; returns its state. NotFound if unknown, Conflict if already finished."""
         return (await self._call("POST", f"/runs/{_seg(run_id)}/abort", _Abort)).state
+
+    async def steer(self, run_id: str, text: str) -> bool:
+        """Guidance for a running turn, read at its next step. NotFound if the Bridge does not
+        know the run, Conflict once it has ended."""
+        path = f"/runs/{_seg(run_id)}/steer"
+        return (await self._call("POST", path, _Steered, {"text": text})).accepted
 
     async def answer_clarify(self, clarify_id: str, answer: str) -> str:
         """Send the user's answer; returns the run id. Conflict if already answered."""

@@ -178,6 +178,15 @@ class BridgeFleet:
             self._unless_another_up(name, error)
             raise NotFound(f"the Bridge {name} holding question {clarify_id} is unreachable") from error
 
+    async def steer(self, run_id: str, text: str) -> bool:
+        """Guidance to the Bridge holding the run; NotFound when that Bridge is down."""
+        name = await self._holder(run_id)
+        try:
+            return await self.members[name].steer(run_id, text)
+        except BridgeUnavailable as error:
+            self._unless_another_up(name, error)
+            raise NotFound(f"the Bridge {name} holding run {run_id} is unreachable") from error
+
     async def answer_approval(self, run_id: str, approval_id: str, decision: str) -> str:
         """Decide on the Bridge holding the run; NotFound when that Bridge is down and another
         is up (the decision is kept: the run continues elsewhere with it)."""

@@ -34,6 +34,10 @@ class Bridge(Protocol):
         """Wake the agent blocked on `clarify_id`; returns the run id."""
         ...
 
+    async def steer(self, run_id: str, text: str) -> bool:
+        """Guidance for a running turn, read by its agent at its next step."""
+        ...
+
     async def answer_approval(self, run_id: str, approval_id: str, decision: str) -> str:
         """Wake the tool call waiting on `approval_id` with the decision; returns the run id."""
         ...

@@ -71,6 +71,8 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
     history: tuple[HistoryMessage, ...] | None = None
     resume: Resume | None = None
     approved_patterns: tuple[str, ...] = ()  # remembered approvals that apply to this run
+    toolsets: tuple[str, ...] | None = None  # the channel's toolsets (None: the Bridge's own)
+    approvals: str = "ask"  # "deny": a flagged command is refused without asking anyone
 
     def to_json(self) -> dict[str, Any]:
         """The wire body: `history` is omitted when None, present (even empty) otherwise;
@@ -86,6 +88,10 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
             del body["user_content"]
         if not self.approved_patterns:
             del body["approved_patterns"]
+        if self.toolsets is None:
+            del body["toolsets"]
+        if self.approvals == "ask":
+            del body["approvals"]
         return body
 
     @property

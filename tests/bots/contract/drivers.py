@@ -51,6 +51,7 @@ class Chat(Protocol):
     async def click(self, shown: Shown, control: str, *, as_shown: bool = False) -> None: ...
     async def custom_answer(self, shown: Shown, text: str) -> str: ...
     async def command(self, conv: Conversation, name: str, argument: str | None = None) -> str: ...
+    async def channel(self, conv: Conversation, argument: str) -> str: ...
     def showing(self, shown: Shown) -> str: ...
     def offers(self, shown: Shown, control: str) -> bool: ...
     def labels(self, shown: Shown) -> list[str]: ...
@@ -68,7 +69,8 @@ class Chat(Protocol):
 SLACK_CONTROLS = {"stop": slack_ids.STOP, "regenerate": slack_ids.REGENERATE,
                   "retry": slack_ids.REGENERATE,  # "🔁 Retry" on a failed turn
                   "previous": slack_ids.PREVIOUS, "next": slack_ids.NEXT,
-                  "custom": slack_ids.CLARIFY_CUSTOM, "approve": slack_ids.approval_action("once")}
+                  "custom": slack_ids.CLARIFY_CUSTOM, "approve": slack_ids.approval_action("once"),
+                  "queue": slack_ids.BUSY_QUEUE, "steer": slack_ids.BUSY_STEER}
 
 
 class SlackChat:
@@ -171,6 +173,14 @@ class SlackChat:
         root = self.h.slack.message(CHANNEL_ID, thread)
         return Conversation(thread, thread, root.text)
 
+    async def channel(self, conv: Conversation, argument: str) -> str:
+        """`channel <argument>` as a mention in the thread; what the bot told the person
+        privately (an ephemeral)."""
+        before = len(self.h.ephemerals(self.me))
+        await self.h.event("app_mention", text=f"channel {argument}", thread_ts=conv.thread)
+        said = await until(lambda: self.h.ephemerals(self.me)[before:] or None, WAIT)
+        return said[0]
+
     async def told(self, conv: Conversation, words: str) -> None:
         """Until `words` are said to the user: in the thread or in an ephemeral."""
         await until(lambda: any(words in t for t in self.said(conv)), WAIT)
@@ -199,7 +209,8 @@ class SlackChat:
 
 
 DISCORD_CONTROLS = {"stop": "Stop", "regenerate": "Regenerate", "retry": "Retry", "previous": "◀",
-                    "next": "▶", "custom": "Custom answer…", "approve": "Allow once"}
+                    "next": "▶", "custom": "Custom answer…", "approve": "Allow once",
+                    "queue": "Queue it", "steer": "Steer with it"}
 EPHEMERAL = 64
 
 
@@ -288,6 +299,15 @@ class DiscordChat:
         root = self.fake.message(thread)  # a thread opened on a message has its id
         return Conversation(thread, thread, root["content"])
 
+    async def channel(self, conv: Conversation, argument: str) -> str:
+        """`/hermes channel` in the thread, its options from `argument` ("set key value…");
+        what the bot told the person privately (the interaction's ephemeral response)."""
+        words = argument.split(maxsplit=2)
+        options = dict(zip(("action", "key", "value"), words, strict=False))
+        record = await self.fake.run_command("hermes", "channel", options=options,
+                                             channel_id=conv.thread)
+        return text_of(await reply_of(self.fake, record, WAIT))
+
     async def told(self, conv: Conversation, words: str) -> None:
         """Until `words` are said to the user: in the thread or in a reply to an interaction."""
         await self.fake.wait_until(lambda: any(words in t for t in self.said(conv)), WAIT,
@@ -337,9 +357,10 @@ def _discord_options(name: str, argument: str | None) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def talking(platform: tuple[str, Any], runs: RunPool) -> AsyncIterator[Chat]:
+async def talking(platform: tuple[str, Any], runs: RunPool, **settings: Any) -> AsyncIterator[Chat]:
     """The bot of the platform (the `platform` fixture) on `runs`, and a driver that talks to
-    it as its users do."""
+    it as its users do (`settings`: more of the bot's settings, e.g. `admins`: the person is
+    one of CHAT_ADMINS)."""
     name, fakes = platform
     if name.startswith("slack"):
         slack, clock = fakes
@@ -347,8 +368,10 @@ async def talking(platform: tuple[str, Any], runs: RunPool) -> AsyncIterator[Cha
         # presses it); "slack-edited": a workspace without streams, the edit-based live message
         # with its Stop button.
         slack.streaming = name == "slack"
-        async with running(slack, runs, clock) as harness:
+        admins = (USER_ID,) if settings.pop("admins", False) else ()
+        async with running(slack, runs, clock, chat_admins=admins, **settings) as harness:
             yield SlackChat(harness)
     else:
-        async with running_bot(fakes, runs) as bot:
+        admins = (fakes.user["id"],) if settings.pop("admins", False) else ()
+        async with running_bot(fakes, runs, chat_admins=admins, **settings) as bot:
             yield DiscordChat(fakes, bot)

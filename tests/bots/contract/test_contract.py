@@ -33,9 +33,18 @@ from core.store.models import (
 )
 from core.usage import ledger, limits
 from core.usage.spenders import Spender
-from tests.bots.contract.drivers import Chat, Conversation, Shown
+from tests.bots.contract.drivers import Chat
 from tests.core.runtime.waiting import until
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
+from tests.support.contract import (
+    answers,
+    assistants,
+    holding,
+    run_starts,
+    session,
+    started,
+    working,
+)
 
 Scenario = Callable[[Chat, RunPool, RunPool, FakeBridge], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -44,49 +53,6 @@ SCENARIOS: dict[str, Scenario] = {}
 def scenario(function: Scenario) -> Scenario:
     SCENARIOS[function.__name__] = function
     return function
-
-
-def answers(*texts: str) -> Callable[[str], list]:
-    """A Bridge that answers each run with the next text (the last one repeats)."""
-    queue = list(texts)
-
-    def script(run_id: str) -> list:
-        text = queue.pop(0) if len(queue) > 1 else queue[0]
-        return [ev("text", text="thinking… "), ev("done", final_text=text)]
-    return script
-
-
-async def started(chat: Chat, bridge: FakeBridge, text: str = "hello",
-                  answer: str = "Hi there.") -> Conversation:
-    bridge.default_script = answers(answer)
-    conv = await chat.start(text)
-    await chat.shown(conv, answer, "regenerate")
-    return conv
-
-
-async def session() -> ChatSession:
-    return await ChatSession.get()
-
-
-async def assistants() -> list[ChatMessage]:
-    return await ChatMessage.filter(role=Role.ASSISTANT).order_by("id")
-
-
-def holding(text: str, final: str = "late") -> Callable[[str], list]:
-    """A Bridge whose runs say `text`, then hold until their run id is released."""
-    return lambda run_id: [ev("text", text=text), Stall(run_id), ev("done", final_text=final)]
-
-
-async def working(chat: Chat, bridge: FakeBridge, asked: str, text: str) -> tuple[Conversation, Shown]:
-    """A turn asking `asked` that holds after saying `text`; its live message, with Stop."""
-    bridge.default_script = holding(text)
-    conv = await chat.start(asked)
-    return conv, await chat.shown(conv, text, "stop")
-
-
-def run_starts(bridge: FakeBridge) -> list[dict]:
-    """The bodies of the runs started on the Bridge (`POST /run`), oldest first."""
-    return [r.body for r in bridge.requests_to("POST", "/run") if r.path == "/run"]
 
 
 # -- mention, live, answer ------------------------------------------------------------------

@@ -13,12 +13,15 @@ from core.usage.spenders import Spender
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.support.statements import statements
 
-# Binding the thread (session, binding), then the turn: the spend limits that apply, its lease,
+# The channel's settings the conversation keeps (docs/channels.md: one read of the channel's
+# and its workspace's rows), binding the thread (session, binding), then the turn: the spend
+# limits that apply, its lease,
 # the session's lock and busy check, the active branch, the user message and the answer. It was
 # 13 before issue 33 with no spend limits (the binding looked for first, the session's node
 # looked for and the session read again, the new message's siblings looked for and
-# deactivated), and the spend check read the session's binding back besides.
-NEW_CONVERSATION = 9
+# deactivated), and the spend check read the session's binding back besides; 9 before channel
+# settings (issue 32).
+NEW_CONVERSATION = 10
 
 
 async def nothing_to_say(notices: tuple[str, ...]) -> None:
