@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from core.chat.branch import Node, walk_active
+from core.chat.tree import active_links
 from core.chat.sessions import get_session, list_sessions
 from core.store.models import (
     IN_FLIGHT,
@@ -96,12 +97,7 @@ async def has_active_run(session_id: int) -> bool:
 async def _last_message_previews(session_ids: list[int]) -> dict[int, str]:
     # The last message with text on each active branch: an assistant still running has none
     # yet, so the user message it answers stands in for it.
-    rows = await ChatMessage.filter(session_id__in=session_ids, is_active=True).values_list(
-        "session_id", "id", "parent_id", "role", "is_active", "branch_order"
-    )
-    nodes: dict[int, list[Node]] = defaultdict(list)
-    for session_id, *link in rows:
-        nodes[session_id].append(Node(*link))
+    nodes = await active_links(session_ids)
     tails = {sid: _tail(walk_active(session_nodes)) for sid, session_nodes in nodes.items()}
     wanted = [i for tail in tails.values() for i in tail]
     texts: dict[int, str] = {}

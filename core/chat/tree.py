@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
+from tortoise import connections
 from tortoise.queryset import QuerySet
 
 from core.chat import attachment_store
@@ -20,6 +21,8 @@ from core.store.models import ChatMessage, ChatSession, MessageStatus, Role, utc
 from core.store.outage import transaction
 
 CHUNK = 500  # ids per query: far below every backend's limit of bound parameters
+_ACTIVE_LINKS = ("SELECT session_id, id, parent_id, role, is_active, branch_order FROM chat_message"
+                 " WHERE is_active AND session_id IN ({})")
 
 
 async def active_branch(session_id: int) -> list[ChatMessage]:
@@ -43,10 +46,22 @@ async def tree_order_ids(session_id: int) -> list[int]:
 
 
 async def _active_nodes(session_id: int) -> list[Node]:
-    rows = await ChatMessage.filter(session_id=session_id, is_active=True).values_list(
-        "id", "parent_id", "role", "is_active", "branch_order"
-    )
-    return [Node(*row) for row in rows]
+    return (await active_links([session_id])).get(session_id, [])
+
+
+async def active_links(session_ids: Sequence[int]) -> dict[int, list[Node]]:
+    """The links of the active nodes of these sessions, by session. Read as plain rows (the
+    ORM's conversion of each value cost more than the query: ~100 ms for 10,000 nodes)."""
+    found: dict[int, list[Node]] = {}
+    connection = connections.get("default")
+    postgres = connection.capabilities.dialect == "postgres"
+    for start in range(0, len(session_ids), CHUNK):
+        chunk = list(session_ids[start : start + CHUNK])
+        marks = ", ".join(f"${i}" if postgres else "?" for i in range(1, len(chunk) + 1))
+        _, rows = await connection.execute_query(_ACTIVE_LINKS.format(marks), chunk)
+        for session_id, *link in rows:
+            found.setdefault(session_id, []).append(Node(*link))
+    return found
 
 
 async def leaf(session_id: int) -> ChatMessage | None:
