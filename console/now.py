@@ -1,6 +1,8 @@
-"""The Now page: runs in flight (running, then queued with their place), and the questions and
-tool approvals waiting on a person, oldest first, answerable from the page. It refreshes its
-parts by itself (htmx polling), never while a form in them is being filled in."""
+"""The Now page: the service's health (the database, each Bridge, each chat platform, the
+default model: what `/api/health` reports), runs in flight (running, then queued with their
+place), and the questions and tool approvals waiting on a person, oldest first, answerable from
+the page. It refreshes its parts by itself (htmx polling), never while a form in them is being
+filled in."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from litestar import Controller, Request, get
 from litestar.di import NamedDependency
 from litestar.response import Template
 
+from admin.health import health_report
 from admin.services import AdminServices
 from console.rendering import page
 from core.conversation import waiting
@@ -24,5 +27,7 @@ class NowController(Controller):
     async def now(self, request: Request[Any, Any, Any], services: Services) -> Template:
         runs = await waiting.runs_now(services.runtime)
         questions = await waiting.waiting_now()
-        return page(request, "now.html", runs=runs, questions=questions)
+        health, serving = await health_report(services)
+        return page(request, "now.html", runs=runs, questions=questions, health=health,
+                    serving=serving)
 

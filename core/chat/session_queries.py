@@ -56,10 +56,12 @@ async def list_summaries(
     cursor: str | None = None,
     feedback: FeedbackValue | None = None,
     waiting: bool = False,
+    channel: str | None = None,
+    person: str | None = None,
 ) -> SummaryPage:
     """One page of `core.chat.sessions.list_sessions`, each session summarised (a few queries a page)."""
     page = await list_sessions(status=status, platform=platform, q=q, limit=limit, cursor=cursor,
-                               feedback=feedback, waiting=waiting)
+                               feedback=feedback, waiting=waiting, channel=channel, person=person)
     return SummaryPage(await summarize(page.items), page.next_cursor)
 
 

@@ -205,16 +205,20 @@ async def list_sessions(
     cursor: str | None = None,
     feedback: FeedbackValue | None = None,
     waiting: bool = False,
+    channel: str | None = None,
+    person: str | None = None,
 ) -> SessionPage:
     """Sessions by last activity, newest first, in stable keyset pages (new rows never shift a page).
 
     `platform` keeps sessions bound to a thread of that platform; `q` keeps sessions whose title
     or any message text contains it, ignoring case (ASCII case only on SQLite); `feedback` keeps
     sessions with an answer rated so; `waiting` keeps sessions with a clarify question or a tool
-    approval nobody has answered yet.
+    approval nobody has answered yet; `channel` keeps sessions bound to a thread of that channel
+    (its id, of any workspace); `person` keeps sessions where that user id wrote a message.
     """
     query = session_page_query(status=status, platform=platform, q=q, limit=limit, cursor=cursor,
-                               feedback=feedback, waiting=waiting)
+                               feedback=feedback, waiting=waiting, channel=channel,
+                               person=person)
     rows = await query
     more = len(rows) > limit
     rows = rows[:limit]
@@ -231,6 +235,8 @@ def session_page_query(
     cursor: str | None = None,
     feedback: FeedbackValue | None = None,
     waiting: bool = False,
+    channel: str | None = None,
+    person: str | None = None,
 ) -> QuerySet[ChatSession]:
     """The query of one page of `list_sessions` and one row more (is there a next page?)."""
     if not 1 <= limit <= 200:
@@ -243,6 +249,12 @@ def session_page_query(
         query = query.filter(id__in=Subquery(bound))
     if q:
         query = query.filter(_mentions(check_text("q", q)))
+    if channel:
+        bound_to = ConversationBinding.filter(channel=check_text("channel", channel))
+        query = query.filter(id__in=Subquery(bound_to.values("session_id")))
+    if person:
+        wrote = ChatMessage.filter(author=check_text("person", person)).values("session_id")
+        query = query.filter(id__in=Subquery(wrote))
     if feedback is not None:
         query = with_feedback(query, feedback)
     if waiting:

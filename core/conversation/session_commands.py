@@ -139,3 +139,14 @@ async def session_memory(bridge: Bridge, session_id: int) -> Memory:
     """MEMORY.md and USER.md of the session's current Bridge session."""
     session = await sessions.get_session(session_id)
     return await bridge.get_memory(session.hermes_session)
+
+
+async def set_session_memory(bridge: Bridge, session_id: int, *, memory: str | None = None,
+                             user: str | None = None) -> Memory:
+    """Replace MEMORY.md and/or USER.md (None leaves one as it is) of the session's current
+    Bridge session: what its agent remembers from its next run on."""
+    session = await sessions.get_session(session_id)
+    for name, text in (("memory", memory), ("user", user)):
+        if text is not None:
+            check_text(name, text)
+    return await bridge.set_memory(session.hermes_session, memory=memory, user=user)

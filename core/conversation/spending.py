@@ -13,10 +13,12 @@ from core.store.models import LimitPeriod, LimitScope, LimitUnit, SpendLimit
 from core.text.field_errors import InvalidField
 from core.usage import limits as spend_limits
 from core.usage import reports
-from core.usage.reports import Report
+from core.usage.reports import MAX_ROWS, Report, ReportRow
 
 PLATFORMS = ("slack", "discord", "api")  # where a run was asked from (`api`: an operator)
 BY = tuple(reports.BY)
+__all__ = ["BY", "MAX_ROWS", "PLATFORMS", "LimitView", "LimitsView", "Report", "ReportRow",
+           "limits", "remove_limit", "set_limit", "usage_report"]
 
 
 async def usage_report(by: str, since: date | None = None, until: date | None = None,
