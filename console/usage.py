@@ -23,9 +23,8 @@ from core.text.field_errors import InvalidField
 
 Services = NamedDependency[AdminServices]
 DEFAULT_DAYS = 30
-MAX_DAYS = 366  # a bar a day: a year at most
+MAX_DAYS = 200  # a bar a day, and a report's page of them
 TOP = 12  # people, channels and models a chart shows, the most tokens first
-SCAN_PAGES = 5  # pages of 200 groups read to find them (1,000 people)
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)
 CHARTS = {"day": "Tokens by day", "model": "Tokens by model", "user": "Tokens by person",
           "channel": "Tokens by channel"}
@@ -70,7 +69,7 @@ class UsageController(Controller):
         window = Window(since, until, platform)
         groups = {by: await _groups(window, by) for by in CHARTS}
         charts = [_chart(window, by, title, groups[by]) for by, title in CHARTS.items()]
-        total = _total(groups["model"])
+        total = _total(groups["day"])
         return page(request, "usage.html", window=window, charts=charts, total=total,
                     limits=await spending.limits(services.runtime),
                     platforms=spending.PLATFORMS)
@@ -108,24 +107,21 @@ def _chart(window: Window, by: str, title: str, rows: list[spending.ReportRow]) 
         days = (window.since + timedelta(days=n)
                 for n in range((window.until - window.since).days + 1))
         return bars_up(title, [(d.isoformat(), spent.get(d.isoformat(), 0.0)) for d in days])
-    return bars_across(title, sorted(amounts, key=lambda a: -a[1])[:TOP])
+    return bars_across(title, amounts)
 
 
 async def _groups(window: Window, by: str) -> list[spending.ReportRow]:
-    rows: list[spending.ReportRow] = []
-    cursor = None
-    for _ in range(SCAN_PAGES):
+    """Every day of the window (a page of 366 at most), else the TOP groups by tokens."""
+    if by == "day":
         report = await spending.usage_report(by, window.since, window.until,
-                                             window.platform or None, spending.MAX_ROWS, cursor)
-        rows += report.rows
-        if report.next_cursor is None:
-            break
-        cursor = report.next_cursor
-    return rows
+                                             window.platform or None, spending.MAX_ROWS)
+        return report.rows
+    return await spending.top_spenders(by, window.since, window.until, window.platform or None,
+                                       TOP)
 
 
 def _total(rows: list[spending.ReportRow]) -> UsageTotals:
-    """The window's sums: every call has one model, so the models' rows add up to them."""
+    """The window's sums: the days' rows (every day of it) add up to them."""
     return UsageTotals(
         calls=sum(r.usage.calls for r in rows),
         prompt_tokens=sum(r.usage.prompt_tokens for r in rows),

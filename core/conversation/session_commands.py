@@ -11,11 +11,11 @@ import msgspec
 from core.agent.bridge.port import Bridge
 from core.agent.bridge.types import Memory
 from core.agent.catalogue import Catalogue
-from core.chat import sessions
+from core.chat import sessions, tree
 from core.chat.session_queries import has_active_run
 from core.errors import Busy, HermesChatError, NotFound
 from core.runtime.records import locked_session
-from core.store.models import ChatMessage, ChatSession, SessionStatus, utc_now
+from core.store.models import ChatSession, SessionStatus, utc_now
 from core.store.outage import transaction
 from core.text.field_errors import InvalidField, check_text
 
@@ -111,9 +111,7 @@ async def reset_session(bridge: Bridge, session_id: int, keep_history: bool = Tr
         old_agent = session.hermes_session
         renewed = await sessions.renew_hermes_session(session_id)
         if not keep_history:
-            await ChatMessage.filter(session_id=session_id, parent_id__isnull=True).update(
-                is_active=False
-            )
+            await tree.set_aside(session_id)
     try:
         dropped = await bridge.reset_session(old_agent)
     except HermesChatError as error:

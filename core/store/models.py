@@ -68,6 +68,11 @@ class ChatSession(Model):
     created_at = fields.DatetimeField(default=utc_now)
     last_message_at = fields.DatetimeField(default=utc_now)
     updated_at = fields.DatetimeField(default=utc_now)
+    # Where the active branch ends, as of its last version switch or fresh start (written only
+    # then, never per message): `leaf_id` (None: an empty branch) while no message is newer than
+    # `leaf_mark`; a message made since is the leaf (core/chat/tree.py, `leaf_ids`).
+    leaf_id = fields.BigIntField(null=True)
+    leaf_mark = fields.BigIntField(null=True)
 
     class Meta:
         table = "chat_session"
