@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import random
 import statistics
 import time
@@ -229,7 +230,8 @@ async def main(sessions: int, messages: int, pages: int, calls: int, reports: in
 
 
 async def serve_and_measure(pages: int, big: int, reports: int) -> None:
-    bridge = BridgeClient("http://127.0.0.1:9")  # not called by these routes
+    bridge = BridgeClient("http://127.0.0.1:9")  # not called by these routes but Now's health
+    logging.getLogger("admin.health").setLevel(logging.ERROR)  # its warning, once a request
     pool = RunPool(bridge, Catalogue((), Path(".")))
     app = create_app(Settings(), AdminServices(bridge=bridge, catalogue=pool.catalogue, runtime=pool),
                      plugins=[ConsolePlugin(None)])

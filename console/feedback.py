@@ -4,11 +4,11 @@ side (a Regenerate's new version beside the one rated)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from litestar import Controller, Request, get
 from litestar.di import NamedDependency
-from litestar.params import FromQuery
+from litestar.params import FromQuery, QueryParameter
 from litestar.response import Template
 
 from admin.services import AdminServices
@@ -19,6 +19,8 @@ from core.text.field_errors import check_text
 
 Services = NamedDependency[AdminServices]
 SHOWN = 50
+ModelId = Annotated[str, QueryParameter(max_length=128)]
+ChannelId = Annotated[str, QueryParameter(max_length=64)]
 
 
 class FeedbackController(Controller):
@@ -27,7 +29,7 @@ class FeedbackController(Controller):
     @get("/")
     async def rated(self, request: Request[Any, Any, Any], services: Services,
                     rated: FromQuery[Literal["", "good", "bad"]] = "bad",
-                    model: FromQuery[str] = "", channel: FromQuery[str] = "") -> Template:
+                    model: ModelId = "", channel: ChannelId = "") -> Template:
         answers = await feedback.rated_answers(
             FeedbackValue(rated) if rated else None, check_text("model", model.strip()) or None,
             check_text("channel", channel.strip()) or None, SHOWN)

@@ -6,10 +6,11 @@ filled in."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from litestar import Controller, Request, get
 from litestar.di import NamedDependency
+from litestar.params import FromQuery
 from litestar.response import Template
 
 from admin.health import health_report
@@ -24,10 +25,14 @@ class NowController(Controller):
     path = "/now"
 
     @get("/")
-    async def now(self, request: Request[Any, Any, Any], services: Services) -> Template:
-        runs = await waiting.runs_now(services.runtime)
-        questions = await waiting.waiting_now()
-        health, serving = await health_report(services)
+    async def now(self, request: Request[Any, Any, Any], services: Services,
+                  part: FromQuery[Literal["", "runs", "waiting", "health"]] = "") -> Template:
+        """The page, or the one part a poll refreshes (`part`): the runs' and the questions'
+        polls do not ask the Bridge for its health every 2 s."""
+        runs = await waiting.runs_now(services.runtime) if part in ("", "runs") else []
+        questions = await waiting.waiting_now() if part in ("", "waiting") else []
+        health, serving = await health_report(services) if part in ("", "health") \
+            else (None, True)
         return page(request, "now.html", runs=runs, questions=questions, health=health,
                     serving=serving)
 
