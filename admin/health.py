@@ -97,18 +97,25 @@ class HealthController(Controller):
         )},
     )
     async def health(self, services: NamedDependency[AdminServices]) -> Response[HealthOut]:
-        database, (bridge, bridges) = await asyncio.gather(_database(), _bridges(services.bridge))
-        platforms, down = _platforms(services.platforms)
-        every_part_ok = database == bridge == "ok" and all(
-            p.state is LinkState.OK for p in platforms.values()) and all(
-            b.state == "ok" for b in bridges.values())
-        model = _model(services.model)
-        status: Literal["ok", "degraded"] = "ok" if every_part_ok and model is not None \
-            else "degraded"
-        child = services.bridge_child
-        process = None if child is None else msgspec.convert(child.health(), BridgeProcessOut)
-        return Response(HealthOut(status, database, bridge, model, platforms, bridges, process),
-                        status_code=200 if database == "ok" and not down else 503)
+        report, serving = await health_report(services)
+        return Response(report, status_code=200 if serving else 503)
+
+
+async def health_report(services: AdminServices) -> tuple[HealthOut, bool]:
+    """What `/api/health` says (the console's Now page shows it too), and whether the service
+    can serve (False: the database is unreachable or a platform is down too long: 503)."""
+    database, (bridge, bridges) = await asyncio.gather(_database(), _bridges(services.bridge))
+    platforms, down = _platforms(services.platforms)
+    every_part_ok = database == bridge == "ok" and all(
+        p.state is LinkState.OK for p in platforms.values()) and all(
+        b.state == "ok" for b in bridges.values())
+    model = _model(services.model)
+    status: Literal["ok", "degraded"] = "ok" if every_part_ok and model is not None \
+        else "degraded"
+    child = services.bridge_child
+    process = None if child is None else msgspec.convert(child.health(), BridgeProcessOut)
+    return (HealthOut(status, database, bridge, model, platforms, bridges, process),
+            database == "ok" and not down)
 
 
 def _model(model: DefaultModel | None) -> DefaultModelOut | None | msgspec.UnsetType:

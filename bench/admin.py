@@ -5,7 +5,7 @@ and the console's pages, over real HTTP.
                                     [--calls 1000000] [--reports 30]
 
 Fills a fresh database (dropped afterwards) with `--sessions` sessions of two messages each
-and one session of `--messages` messages, and `--calls` recorded model calls (90 days, 1,000
+(one answer in 100 rated) and one session of `--messages` messages, and `--calls` recorded model calls (90 days, 1,000
 people in 5 workspaces of 10 channels, 4 models, 1 % operators' runs; their day's sums as the
 ledger keeps them), serves the real admin app with uvicorn on loopback, and prints, beside the
 row counts: list-page latency p50/p99 (newest first, then paging deeper by cursor), one text
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import random
 import statistics
 import time
@@ -65,6 +66,10 @@ async def fill(url: str, sessions: int, messages: int) -> None:
         (*p, True, 0, T0) for p in pairs], columns=[
         "id", "session_id", "parent_id", "role", "content", "status", "is_active", "branch_order",
         "created_at"])
+    # One answer in 100 rated, half of them 👎 (what the console's Feedback page lists).
+    await conn.copy_records_to_table("answer_feedback", records=[
+        (2 * i, "slack", f"U{i % 1000}", "bad" if i % 200 == 1 else "good", T0 + timedelta(seconds=i))
+        for i in range(1, sessions + 1, 100)], columns=["message_id", "platform", "user", "value", "at"])
     for table in ("chat_session", "chat_message"):
         await conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                            f"(SELECT max(id) FROM {table}))")
@@ -188,6 +193,9 @@ async def measure_console(base: str, pages: int, big: int) -> None:
         "a conversation of 2 messages": f"/console/conversations/{big // 2}",
         "the big conversation (its last 40 messages)": f"/console/conversations/{big}",
         "now": "/console/now",
+        "feedback (👎)": "/console/feedback",
+        "usage (the last 30 days, 4 charts)": "/console/usage?from=2026-01-01&to=2026-01-30",
+        "usage (every day of the calls, 90)": "/console/usage?from=2026-01-01&to=2026-03-31",
     }
     async with httpx.AsyncClient(base_url=base, timeout=120) as client:
         for name, path in paths.items():
@@ -222,7 +230,8 @@ async def main(sessions: int, messages: int, pages: int, calls: int, reports: in
 
 
 async def serve_and_measure(pages: int, big: int, reports: int) -> None:
-    bridge = BridgeClient("http://127.0.0.1:9")  # not called by these routes
+    bridge = BridgeClient("http://127.0.0.1:9")  # not called by these routes but Now's health
+    logging.getLogger("admin.health").setLevel(logging.ERROR)  # its warning, once a request
     pool = RunPool(bridge, Catalogue((), Path(".")))
     app = create_app(Settings(), AdminServices(bridge=bridge, catalogue=pool.catalogue, runtime=pool),
                      plugins=[ConsolePlugin(None)])

@@ -16,9 +16,12 @@ from admin.services import provide_services
 from console.access import ACCESS_KEY, ConsoleAccess, check_form, require_session
 from console.answers import AnswerController
 from console.conversations import ConversationController
+from console.feedback import FeedbackController
 from console.now import NowController
 from console.rendering import HERE, PREFIX, add_security_headers, handle_error, template_engine
 from console.sign_in import SignInController
+from console.usage import UsageController
+from core.errors import NotFound
 
 STATIC_CACHE_SECONDS = 3600
 
@@ -44,12 +47,18 @@ async def console_home() -> Redirect:
     return Redirect(f"{PREFIX}/conversations", status_code=303)
 
 
+@get("/{rest:path}", include_in_schema=False)
+async def no_such_page(rest: str) -> None:
+    """Any other /console/... path: a page saying so (the app's own 404 is the API's JSON)."""
+    raise NotFound(f"there is no console page {PREFIX}{rest}")
+
+
 def console_router() -> Router:
     """The pages: each needs a session (but the sign-in's), each form its CSRF token."""
     return Router(
         path=PREFIX,
         route_handlers=[console_home, SignInController, ConversationController, AnswerController,
-                        NowController],
+                        NowController, FeedbackController, UsageController, no_such_page],
         guards=[require_session],
         before_request=check_form,
         after_request=add_security_headers,

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.expressions import Subquery
@@ -16,7 +17,9 @@ from core.chat import tree
 from core.errors import InvalidInput
 from core.store.models import (
     AnswerFeedback,
+    ChatMessage,
     ChatSession,
+    ConversationBinding,
     FeedbackValue,
     Platform,
     Role,
@@ -74,3 +77,55 @@ def with_feedback(query: QuerySet[ChatSession], value: FeedbackValue) -> QuerySe
     """Only sessions with an answer rated `value`."""
     rated = AnswerFeedback.filter(value=value).values("message__session_id")
     return query.filter(id__in=Subquery(rated))
+
+
+@dataclass(frozen=True, slots=True)
+class RatedAnswer:
+    """An answer people rated, with what the feedback page shows beside it: the question it
+    answers, its conversation and where that lives, and every version of the answer (itself
+    among them) by branch order, to be read side by side."""
+
+    answer: ChatMessage
+    question: ChatMessage | None
+    session: ChatSession
+    bindings: tuple[ConversationBinding, ...]
+    ratings: tuple[Feedback, ...]
+    versions: tuple[ChatMessage, ...]
+
+
+async def rated_answers(value: FeedbackValue | None = None, model: str | None = None,
+                        channel: str | None = None, limit: int = 50) -> list[RatedAnswer]:
+    """The `limit` answers rated most recently (`value`: only those someone rated so), of one
+    model (the answer's own) and one channel (of a thread its conversation is bound to)."""
+    query = AnswerFeedback.all()
+    if value is not None:
+        query = query.filter(value=value)
+    if model:
+        query = query.filter(message__model_id=model)
+    if channel:
+        bound = ConversationBinding.filter(channel=channel).values("session_id")
+        query = query.filter(message__session_id__in=Subquery(bound))
+    rows = await query.order_by("-at", "-id").limit(limit * 4).values_list("message_id",
+                                                                          flat=True)
+    newest = list(dict.fromkeys(cast(list[int], rows)))  # an answer once, at its newest rating
+    return await _rated(newest[:limit])
+
+
+async def _rated(ids: list[int]) -> list[RatedAnswer]:
+    answers = {m.id: m for m in await ChatMessage.filter(id__in=ids).select_related("session")}
+    shown = [answers[i] for i in ids if i in answers]
+    parents = {m.parent_id for m in shown if m.parent_id is not None}
+    questions = {m.id: m for m in await ChatMessage.filter(id__in=parents)}
+    siblings: dict[int | None, list[ChatMessage]] = defaultdict(list)
+    for sibling in await ChatMessage.filter(parent_id__in=parents, role=Role.ASSISTANT).order_by(
+            "branch_order", "id"):
+        siblings[sibling.parent_id].append(sibling)
+    bindings: dict[int, list[ConversationBinding]] = defaultdict(list)
+    for binding in await ConversationBinding.filter(
+            session_id__in={m.session_id for m in shown}).order_by("id"):
+        bindings[binding.session_id].append(binding)
+    ratings = await of_messages([m.id for m in shown])
+    return [RatedAnswer(m, questions.get(m.parent_id or 0), m.session,
+                        tuple(bindings[m.session_id]), tuple(ratings[m.id]),
+                        tuple(siblings.get(m.parent_id, [m])))
+            for m in shown]

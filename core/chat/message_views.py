@@ -60,6 +60,9 @@ async def message_page(session_id: int, before: int | None = None, limit: int = 
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidField("limit", f"must be between 1 and {MAX_PAGE}")
     await get_session(session_id)
+    if before is None and (tail := await tree.branch_tail(session_id, limit)) is not None:
+        ids, more = tail
+        return MessagePage(await message_views(ids), has_more=more)
     ids = await tree.active_branch_ids(session_id)
     end = len(ids)
     if before is not None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from core.chat.branch import Node, walk_active
+from core.chat.tree import leaf_ids
 from core.chat.sessions import get_session, list_sessions
 from core.store.models import (
     IN_FLIGHT,
@@ -16,7 +16,6 @@ from core.store.models import (
     ConversationBinding,
     FeedbackValue,
     Platform,
-    Role,
     SessionStatus,
 )
 
@@ -55,10 +54,12 @@ async def list_summaries(
     cursor: str | None = None,
     feedback: FeedbackValue | None = None,
     waiting: bool = False,
+    channel: str | None = None,
+    person: str | None = None,
 ) -> SummaryPage:
     """One page of `core.chat.sessions.list_sessions`, each session summarised (a few queries a page)."""
     page = await list_sessions(status=status, platform=platform, q=q, limit=limit, cursor=cursor,
-                               feedback=feedback, waiting=waiting)
+                               feedback=feedback, waiting=waiting, channel=channel, person=person)
     return SummaryPage(await summarize(page.items), page.next_cursor)
 
 
@@ -95,22 +96,19 @@ async def has_active_run(session_id: int) -> bool:
 
 async def _last_message_previews(session_ids: list[int]) -> dict[int, str]:
     # The last message with text on each active branch: an assistant still running has none
-    # yet, so the user message it answers stands in for it.
-    rows = await ChatMessage.filter(session_id__in=session_ids, is_active=True).values_list(
-        "session_id", "id", "parent_id", "role", "is_active", "branch_order"
-    )
-    nodes: dict[int, list[Node]] = defaultdict(list)
-    for session_id, *link in rows:
-        nodes[session_id].append(Node(*link))
-    tails = {sid: _tail(walk_active(session_nodes)) for sid, session_nodes in nodes.items()}
-    wanted = [i for tail in tails.values() for i in tail]
-    texts: dict[int, str] = {}
-    if wanted:
-        texts = dict(await ChatMessage.filter(id__in=wanted).values_list("id", "content"))
-    found = {sid: [texts[i] for i in tail if texts.get(i, "").strip()] for sid, tail in tails.items()}
-    return {sid: preview(said[0]) for sid, said in found.items() if said}
-
-
-def _tail(branch: Iterable[Node]) -> list[int]:
-    said = [n.id for n in branch if n.role != Role.SYSTEM]
-    return list(reversed(said[-2:]))
+    # yet, so the user message it answers stands in for it. Where each branch ends is read,
+    # not the branches (one of 10,000 messages is on the list's first page).
+    leaves = {sid: leaf for sid, leaf in (await leaf_ids(session_ids)).items() if leaf}
+    rows = {m: (parent, text) for m, parent, text in await ChatMessage.filter(
+        id__in=list(leaves.values())).values_list("id", "parent_id", "content")}
+    parents = [parent for parent, _ in rows.values() if parent is not None]
+    texts = {m: text for m, (_, text) in rows.items()}
+    if parents:
+        texts.update(dict(await ChatMessage.filter(id__in=parents).values_list("id", "content")))
+    said: dict[int, str] = {}
+    for sid, leaf in leaves.items():
+        tail = [leaf, rows.get(leaf, (None, ""))[0]]
+        text = next((texts[i] for i in tail if i is not None and (texts.get(i) or "").strip()), None)
+        if text is not None:
+            said[sid] = preview(text)
+    return said

@@ -9,6 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from tortoise.exceptions import IntegrityError
+from pypika_tortoise import SqlContext
+from pypika_tortoise.terms import Term
 from tortoise.expressions import Q, Subquery
 from tortoise.queryset import QuerySet
 
@@ -216,16 +218,20 @@ async def list_sessions(
     cursor: str | None = None,
     feedback: FeedbackValue | None = None,
     waiting: bool = False,
+    channel: str | None = None,
+    person: str | None = None,
 ) -> SessionPage:
     """Sessions by last activity, newest first, in stable keyset pages (new rows never shift a page).
 
     `platform` keeps sessions bound to a thread of that platform; `q` keeps sessions whose title
     or any message text contains it, ignoring case (ASCII case only on SQLite); `feedback` keeps
     sessions with an answer rated so; `waiting` keeps sessions with a clarify question or a tool
-    approval nobody has answered yet.
+    approval nobody has answered yet; `channel` keeps sessions bound to a thread of that channel
+    (its id, of any workspace); `person` keeps sessions where that user id wrote a message.
     """
     query = session_page_query(status=status, platform=platform, q=q, limit=limit, cursor=cursor,
-                               feedback=feedback, waiting=waiting)
+                               feedback=feedback, waiting=waiting, channel=channel,
+                               person=person)
     rows = await query
     more = len(rows) > limit
     rows = rows[:limit]
@@ -242,6 +248,8 @@ def session_page_query(
     cursor: str | None = None,
     feedback: FeedbackValue | None = None,
     waiting: bool = False,
+    channel: str | None = None,
+    person: str | None = None,
 ) -> QuerySet[ChatSession]:
     """The query of one page of `list_sessions` and one row more (is there a next page?)."""
     if not 1 <= limit <= 200:
@@ -254,6 +262,12 @@ def session_page_query(
         query = query.filter(id__in=Subquery(bound))
     if q:
         query = query.filter(_mentions(check_text("q", q)))
+    if channel:
+        bound_to = ConversationBinding.filter(channel=check_text("channel", channel))
+        query = query.filter(id__in=Subquery(bound_to.values("session_id")))
+    if person:
+        wrote = ChatMessage.filter(author=check_text("person", person)).values("session_id")
+        query = query.filter(id__in=Subquery(wrote))
     if feedback is not None:
         query = with_feedback(query, feedback)
     if waiting:
@@ -270,9 +284,28 @@ def session_page_query(
 
 
 def _mentions(text: str) -> Q:
-    # Both sides are bound parameters; tortoise escapes LIKE wildcards in the text.
-    in_messages = ChatMessage.filter(content__icontains=text).values("session_id")
-    return Q(title__icontains=text) | Q(id__in=Subquery(in_messages))
+    # Both sides are bound parameters; tortoise escapes LIKE wildcards in the text. On
+    # PostgreSQL each side reads its trigram index (migration 0020); one UNION of the ids keeps
+    # the planner from testing every session's title on its way down the activity index.
+    titled = ChatSession.filter(title__icontains=text).values("id")
+    said = ChatMessage.filter(content__icontains=text).values("session_id")
+    return Q(id__in=_Union(Subquery(titled), Subquery(said)))
+
+
+class _Union(Term):
+    """`a UNION b` of two subqueries, inside an `IN (...)`."""
+
+    def __init__(self, *parts: Subquery) -> None:
+        super().__init__()
+        self.parts = parts
+
+    def get_sql(self, ctx: SqlContext) -> str:
+        # Each subquery comes in parentheses, which SQLite refuses around a UNION's operands.
+        return "(" + " UNION ".join(_bare(part.get_sql(ctx)) for part in self.parts) + ")"
+
+
+def _bare(sql: str) -> str:
+    return sql[1:-1] if sql.startswith("(") and sql.endswith(")") else sql
 
 
 def _checked_cursor(token: str) -> Cursor:

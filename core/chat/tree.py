@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
+from tortoise import connections
+from tortoise.functions import Max
 from tortoise.queryset import QuerySet
 
 from core.chat import attachment_store
@@ -20,6 +22,18 @@ from core.store.models import ChatMessage, ChatSession, MessageStatus, Role, utc
 from core.store.outage import transaction
 
 CHUNK = 500  # ids per query: far below every backend's limit of bound parameters
+_UP_FROM = (  # a branch read upwards from its end, `steps` parents at most
+    "WITH RECURSIVE up(id, parent_id, role, is_active, branch_order, n) AS ("
+    " SELECT id, parent_id, role, is_active, branch_order, 0 FROM chat_message WHERE id = {leaf}"
+    " UNION ALL SELECT m.id, m.parent_id, m.role, m.is_active, m.branch_order, up.n + 1"
+    " FROM chat_message m JOIN up ON m.id = up.parent_id WHERE up.n < {steps})"
+    " SELECT id, parent_id, role, is_active, branch_order FROM up ORDER BY n")
+_LEAVES = (
+    "SELECT s.id, s.leaf_id, s.leaf_mark, (SELECT max(m.id) FROM chat_message m"
+    " WHERE m.session_id = s.id AND m.is_active AND m.role <> 'SYSTEM')"
+    " FROM chat_session s WHERE s.id IN ({})")
+_ACTIVE_LINKS = ("SELECT session_id, id, parent_id, role, is_active, branch_order FROM chat_message"
+                 " WHERE is_active AND session_id IN ({})")
 
 
 async def active_branch(session_id: int) -> list[ChatMessage]:
@@ -34,6 +48,51 @@ async def active_branch_ids(session_id: int) -> list[int]:
     return [node.id for node in walk_active(await _active_nodes(session_id))]
 
 
+async def branch_tail(session_id: int, limit: int) -> tuple[list[int], bool] | None:
+    """The last `limit` ids of the active branch (summaries included) and whether earlier ones
+    exist, read from where it ends up its parents (`limit` + 1 steps), not the whole branch: a
+    page of a 10,000-message conversation reads ~40 rows. None when a step up finds an inactive
+    node (where it ends was not written down as it is: read the whole branch instead)."""
+    leaf = (await leaf_ids([session_id])).get(session_id)
+    if leaf is None:
+        return [], False
+    connection = connections.get("default")
+    _, rows = await connection.execute_query(_UP_FROM.format(leaf=int(leaf), steps=int(limit)))
+    path = [Node(*tuple(row)) for row in rows]
+    if not path or not all(node.is_active for node in path):
+        return None
+    summaries: dict[int, list[Node]] = {}
+    for row in await ChatMessage.filter(
+            parent_id__in=[n.id for n in path], role=Role.SYSTEM, is_active=True).values_list(
+            "id", "parent_id", "role", "is_active", "branch_order"):
+        summaries.setdefault(row[1], []).append(Node(*row))
+    ids: list[int] = []
+    for node in reversed(path):
+        ids.append(node.id)
+        ids += [n.id for n in sorted(summaries.get(node.id, []),
+                                     key=lambda n: (n.branch_order, n.id))]
+    from_root = path[-1].parent_id is None
+    return ids[-limit:], len(ids) > limit or not from_root
+
+
+async def leaf_ids(session_ids: Sequence[int]) -> dict[int, int | None]:
+    """Where each session's active branch ends (its last message but summaries; None: no
+    message): the newest active message unless a version switch or a fresh start came after
+    it, which wrote down where the branch ended then (`ChatSession.leaf_id`, `leaf_mark`).
+    One query; each newest message is one look into an index (migration 0020)."""
+    rows = await _rows_of_sessions(_LEAVES, session_ids)
+    return {sid: newest if newest and newest > (mark or 0) else leaf
+            for sid, leaf, mark, newest in rows}
+
+
+async def _mark_leaf(session_id: int, leaf: int | None) -> None:
+    """Write down where the branch ends now (a version switch, a fresh start): every message
+    made after this one ends it in turn, with no write of its own."""
+    newest = await ChatMessage.filter(session_id=session_id).annotate(
+        newest=Max("id")).values_list("newest", flat=True)
+    await ChatSession.filter(id=session_id).update(leaf_id=leaf, leaf_mark=newest[0] or 0)
+
+
 async def tree_order_ids(session_id: int) -> list[int]:
     """Every message id of the session, depth first, siblings by branch order."""
     rows = await ChatMessage.filter(session_id=session_id).values_list(
@@ -43,10 +102,29 @@ async def tree_order_ids(session_id: int) -> list[int]:
 
 
 async def _active_nodes(session_id: int) -> list[Node]:
-    rows = await ChatMessage.filter(session_id=session_id, is_active=True).values_list(
-        "id", "parent_id", "role", "is_active", "branch_order"
-    )
-    return [Node(*row) for row in rows]
+    return (await active_links([session_id])).get(session_id, [])
+
+
+async def active_links(session_ids: Sequence[int]) -> dict[int, list[Node]]:
+    """The links of the active nodes of these sessions, by session. Read as plain rows (the
+    ORM's conversion of each value cost more than the query: ~100 ms for 10,000 nodes)."""
+    found: dict[int, list[Node]] = {}
+    for session_id, *link in await _rows_of_sessions(_ACTIVE_LINKS, session_ids):
+        found.setdefault(session_id, []).append(Node(*link))
+    return found
+
+
+async def _rows_of_sessions(sql: str, session_ids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """The rows of `sql`, whose `{}` is the placeholders of the ids, a CHUNK of ids a query."""
+    connection = connections.get("default")
+    postgres = connection.capabilities.dialect == "postgres"
+    found: list[tuple[Any, ...]] = []
+    for start in range(0, len(session_ids), CHUNK):
+        chunk = list(session_ids[start : start + CHUNK])
+        marks = ", ".join(f"${i}" if postgres else "?" for i in range(1, len(chunk) + 1))
+        _, rows = await connection.execute_query(sql.format(marks), chunk)
+        found += [tuple(row) for row in rows]
+    return found
 
 
 async def leaf(session_id: int) -> ChatMessage | None:
@@ -231,8 +309,18 @@ async def activate(message_id: int, session_id: int | None = None) -> ChatMessag
     async with transaction():
         await _lock_session(message.session_id)
         await _activate_path(message.session_id, message.id)
+        await _mark_leaf(message.session_id, _leaf_of(await _active_nodes(message.session_id)))
     message.is_active = True
     return message
+
+
+async def set_aside(session_id: int) -> None:
+    """The conversation starts afresh (a reset's): the root of the active branch becomes an
+    inactive version, so the next message starts a new root beside it and the old conversation
+    stays whole, one version switch away. For a caller holding the session row's lock."""
+    await ChatMessage.filter(session_id=session_id, parent_id__isnull=True).update(
+        is_active=False)
+    await _mark_leaf(session_id, None)
 
 
 async def _activate_path(session_id: int, message_id: int) -> None:

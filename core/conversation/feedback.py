@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 from core.chat import feedback
+from core.chat.feedback import RatedAnswer, rated_answers
+
+__all__ = ["RatedAnswer", "rate", "rated_answers"]
 from core.store.models import Platform
 
 

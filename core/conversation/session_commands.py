@@ -11,11 +11,11 @@ import msgspec
 from core.agent.bridge.port import Bridge
 from core.agent.bridge.types import Memory
 from core.agent.catalogue import Catalogue
-from core.chat import sessions
+from core.chat import sessions, tree
 from core.chat.session_queries import has_active_run
 from core.errors import Busy, HermesChatError, NotFound
 from core.runtime.records import locked_session
-from core.store.models import ChatMessage, ChatSession, SessionStatus, utc_now
+from core.store.models import ChatSession, SessionStatus, utc_now
 from core.store.outage import transaction
 from core.text.field_errors import InvalidField, check_text
 
@@ -111,9 +111,7 @@ async def reset_session(bridge: Bridge, session_id: int, keep_history: bool = Tr
         old_agent = session.hermes_session
         renewed = await sessions.renew_hermes_session(session_id)
         if not keep_history:
-            await ChatMessage.filter(session_id=session_id, parent_id__isnull=True).update(
-                is_active=False
-            )
+            await tree.set_aside(session_id)
     try:
         dropped = await bridge.reset_session(old_agent)
     except HermesChatError as error:
@@ -139,3 +137,14 @@ async def session_memory(bridge: Bridge, session_id: int) -> Memory:
     """MEMORY.md and USER.md of the session's current Bridge session."""
     session = await sessions.get_session(session_id)
     return await bridge.get_memory(session.hermes_session)
+
+
+async def set_session_memory(bridge: Bridge, session_id: int, *, memory: str | None = None,
+                             user: str | None = None) -> Memory:
+    """Replace MEMORY.md and/or USER.md (None leaves one as it is) of the session's current
+    Bridge session: what its agent remembers from its next run on."""
+    session = await sessions.get_session(session_id)
+    for name, text in (("memory", memory), ("user", user)):
+        if text is not None:
+            check_text(name, text)
+    return await bridge.set_memory(session.hermes_session, memory=memory, user=user)

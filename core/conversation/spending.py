@@ -13,10 +13,12 @@ from core.store.models import LimitPeriod, LimitScope, LimitUnit, SpendLimit
 from core.text.field_errors import InvalidField
 from core.usage import limits as spend_limits
 from core.usage import reports
-from core.usage.reports import Report
+from core.usage.reports import MAX_ROWS, Report, ReportRow
 
 PLATFORMS = ("slack", "discord", "api")  # where a run was asked from (`api`: an operator)
 BY = tuple(reports.BY)
+__all__ = ["BY", "MAX_ROWS", "PLATFORMS", "LimitView", "LimitsView", "Report", "ReportRow",
+           "limits", "remove_limit", "set_limit", "top_spenders", "usage_report"]
 
 
 async def usage_report(by: str, since: date | None = None, until: date | None = None,
@@ -24,15 +26,27 @@ async def usage_report(by: str, since: date | None = None, until: date | None = 
                        cursor: str | None = None) -> Report:
     """Model calls from UTC day `since` to `until` (inclusive, either open), of one platform
     or all, summed by `by`, a page at a time (InvalidField naming what is wrong)."""
+    _check(by, since, until, platform)
+    if not 1 <= limit <= reports.MAX_ROWS:
+        raise InvalidField("limit", f"must be between 1 and {reports.MAX_ROWS}")
+    return await reports.report(by, since, until, platform or None, limit, cursor)
+
+
+def _check(by: str, since: date | None, until: date | None, platform: str | None) -> None:
     if by not in reports.BY:
         raise InvalidField("by", f"must be one of {', '.join(BY)}")
     if since is not None and until is not None and since > until:
         raise InvalidField("from", f"{since} is after `to` ({until})")
     if platform and platform not in PLATFORMS:
         raise InvalidField("platform", f"must be one of {', '.join(PLATFORMS)}")
-    if not 1 <= limit <= reports.MAX_ROWS:
-        raise InvalidField("limit", f"must be between 1 and {reports.MAX_ROWS}")
-    return await reports.report(by, since, until, platform or None, limit, cursor)
+
+
+async def top_spenders(by: str, since: date, until: date, platform: str | None = None,
+                       limit: int = 10) -> list[ReportRow]:
+    """The `limit` users, channels, workspaces or models that used the most tokens from UTC
+    day `since` to `until`, most first (the same checks as `usage_report`)."""
+    _check(by, since, until, platform)
+    return await reports.top(by, since, until, platform or None, limit)
 
 
 # --- spend limits (the admin API's /api/limits) ---------------------------------------------

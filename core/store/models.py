@@ -71,6 +71,11 @@ class ChatSession(Model):
     # The channel settings the conversation started with (core/chat/channel_settings.py): the
     # keys its channel and workspace set then, kept until an admin applies new ones.
     channel_settings: Any = fields.JSONField(null=True)
+    # Where the active branch ends, as of its last version switch or fresh start (written only
+    # then, never per message): `leaf_id` (None: an empty branch) while no message is newer than
+    # `leaf_mark`; a message made since is the leaf (core/chat/tree.py, `leaf_ids`).
+    leaf_id = fields.BigIntField(null=True)
+    leaf_mark = fields.BigIntField(null=True)
 
     class Meta:
         table = "chat_session"

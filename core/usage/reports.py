@@ -14,7 +14,8 @@ from datetime import date
 from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
-from tortoise.expressions import Q
+from tortoise.expressions import F, Q
+from tortoise.queryset import QuerySet
 from tortoise.functions import Count, Sum
 
 from core.agent.thinking import UsageTotals
@@ -107,13 +108,7 @@ async def report(by: str, since: date | None = None, until: date | None = None,
     `limit` at a time after `cursor`."""
     dimension, key = BY[by]
     columns = tuple(column for column, _ in key)
-    query = UsageDay.filter(dimension=dimension)
-    if since is not None:
-        query = query.filter(day__gte=since)
-    if until is not None:
-        query = query.filter(day__lte=until)
-    if platform:
-        query = query.filter(platform=platform)
+    query = _days(dimension, since, until, platform)
     if cursor is not None:
         query = query.filter(_after(columns, decode_key(cursor, columns)))
     rows = await query.annotate(**_DAY_TOTALS).group_by(*columns).order_by(*columns).limit(
@@ -122,6 +117,31 @@ async def report(by: str, since: date | None = None, until: date | None = None,
              for row in rows[:limit]]
     more = len(rows) > limit
     return Report(found, encode_key([found[-1].key[name] for _, name in key]) if more else None)
+
+
+async def top(by: str, since: date | None = None, until: date | None = None,
+              platform: str | None = None, limit: int = 10) -> list[ReportRow]:
+    """The `limit` groups of `by` whose calls used the most tokens (prompt and completion)
+    from the UTC day `since` to `until`, most first: one query, however many groups there are."""
+    dimension, key = BY[by]
+    columns = tuple(column for column, _ in key)
+    rows = await _days(dimension, since, until, platform).annotate(
+        **_DAY_TOTALS, tokens=Sum(F("prompt_tokens") + F("completion_tokens"))).group_by(
+        *columns).order_by("-tokens", *columns).limit(limit).values(*columns, *_DAY_TOTALS)
+    return [ReportRow({name: _text(row[column]) for column, name in key}, _day_totals(row))
+            for row in rows]
+
+
+def _days(dimension: str, since: date | None, until: date | None,
+          platform: str | None) -> QuerySet[UsageDay]:
+    query = UsageDay.filter(dimension=dimension)
+    if since is not None:
+        query = query.filter(day__gte=since)
+    if until is not None:
+        query = query.filter(day__lte=until)
+    if platform:
+        query = query.filter(platform=platform)
+    return query
 
 
 def _after(columns: tuple[str, ...], values: list[Any]) -> Q:

@@ -8,6 +8,7 @@ from datetime import timedelta
 import httpx
 import pytest
 from tortoise import connections
+from tortoise.transactions import in_transaction
 
 from core.chat import tree
 from core.chat.sessions import session_page_query, touch_session
@@ -143,3 +144,29 @@ async def test_every_page_reads_an_index_not_every_session(db: str, api: httpx.A
             # The scan starts at the cursor: it does not read its way down to it.
             skipped = [int(n) for n in re.findall(r"Rows Removed by Filter: (\d+)", plan)]
             assert sum(skipped) <= 50, plan
+
+
+@pytest.mark.skipif(BACKEND != "postgres", reason="the plans of PostgreSQL, the production database")
+async def test_a_search_reads_the_trigram_indexes_not_every_message(db: str) -> None:
+    connection = connections.get("default")
+    await connection.execute_script(
+        "INSERT INTO chat_session (uuid, title, hermes_session, status, created_at,"
+        " last_message_at, updated_at) SELECT gen_random_uuid(), 'session ' || i, 'chat-' || i,"
+        " 'ACTIVE', now(), now() - i * interval '1 second', now() FROM generate_series(1, 3000) i;"
+        " INSERT INTO chat_message (session_id, role, content, status, is_active, branch_order,"
+        " created_at, spend_exempt) SELECT id, 'USER', 'question ' || id || ' about invoices',"
+        " 'SENT', true, 0, now(), false FROM chat_session; ANALYZE chat_session; ANALYZE chat_message"
+    )
+    query = session_page_query(q="question 2500 about")
+    query._make_query()  # the text is a bound parameter of the subqueries: explain it so
+    sql, params = query.query.get_parameterized_sql()
+    async with in_transaction("default") as explaining:
+        # At this size a scan costs little: the planner is told to avoid one, which it can
+        # only do when the indexes' expressions are the query's.
+        await explaining.execute_script("SET LOCAL enable_seqscan = off")
+        plan = "\n".join(row["QUERY PLAN"] for row in await explaining.execute_query_dict(
+            "EXPLAIN ANALYZE " + sql, params))
+    assert "idx_chat_message_text" in plan and "idx_chat_session_title_text" in plan, plan
+    assert "Seq Scan on chat_message" not in plan, plan
+    [found] = await query
+    assert (await ChatMessage.get(session_id=found.id)).content == "question 2500 about invoices"

@@ -143,3 +143,18 @@ def test_a_cookie_is_good_until_it_expires_and_only_as_signed() -> None:
         assert access.nonce_of(junk) is None
     assert access.token_matches(" secret ") and not access.token_matches("secre")
     assert not ConsoleAccess(None).token_matches("")
+
+
+async def test_an_unknown_console_page_is_a_404_page_and_needs_a_session(
+    fake_console_url: str
+) -> None:
+    async with httpx.AsyncClient(base_url=fake_console_url, timeout=DEADLINE) as browser:
+        signed_out = await browser.get("/console/settings/secret")
+        assert signed_out.status_code == 303  # to the sign-in, like every page
+    async with signed_in_client(fake_console_url) as browser:
+        missing = await browser.get("/console/settings/secret")
+        assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
+        assert "there is no console page /console/settings/secret" in missing.text
+        assert "default-src 'self'" in missing.headers["content-security-policy"]
+        api = await browser.get("/api/no-such-route")
+        assert api.headers["content-type"].startswith("application/json")  # the API's own

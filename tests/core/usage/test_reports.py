@@ -97,3 +97,17 @@ async def test_a_cursor_this_report_did_not_make_is_refused(spent: None, cursor:
         await reports.report("user", cursor=cursor)
     with pytest.raises(InvalidInput, match="cursor"):
         await reports.report("day", cursor=reports.encode_key(["not a day"]))
+
+
+async def test_the_top_spenders_come_most_tokens_first_within_the_days(db: str) -> None:
+    for seq in range(1, 4):
+        await spend(seq, BOB)  # 3 calls of 110 tokens
+    await spend(1, ALICE, message_id=2)
+    await spend(2, ALICE, message_id=2, day=3)
+    await spend(1, CAROL, message_id=3, day=9)  # after the window
+    top = await reports.top("user", date(2026, 8, 1), date(2026, 8, 3), limit=2)
+    assert [(r.key["user"], r.usage.tokens) for r in top] == [("U2", 330), ("U1", 220)]
+    [only] = await reports.top("user", date(2026, 8, 3), date(2026, 8, 3))
+    assert (only.key, only.usage.calls) == ({"platform": "slack", "user": "U1"}, 1)
+    assert await reports.top("model", date(2026, 8, 1), date(2026, 8, 9), platform="discord") \
+        == [reports.ReportRow({"model": "small"}, UsageTotals(1, 100, 10, 40, 0.25))]
