@@ -19,7 +19,7 @@ from tests.bots.contract.drivers import talking
 from tests.faults.bridge_child import BridgeChild
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 
-WAIT = 40.0  # a Bridge restart takes a few seconds on a busy machine
+WAIT = 40.0  # a Bridge (re)start and its first agent take seconds on a busy machine
 
 
 @pytest.mark.parametrize("platform", ["slack", "discord"], indirect=True)
@@ -33,7 +33,7 @@ async def test_a_run_cut_by_a_bridge_restart_resumes_in_the_same_message(
                text_reply("Next answer."))
     async with talking(platform, child_pool) as chat:
         conv = await chat.start("tell me a story")
-        live = await chat.shown(conv, "Once upon")
+        live = await chat.shown(conv, "Once upon", wait=WAIT)  # a fresh Bridge's first agent
 
         await bridge_child.kill()
         await bridge_child.start()

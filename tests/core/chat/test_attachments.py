@@ -259,7 +259,8 @@ async def test_a_worker_imports_what_it_reads_with_before_its_first_job() -> Non
 
 
 async def test_a_pdf_of_too_many_pages_is_not_read(workers: WorkerPool) -> None:
-    read = await read_one(workers, "pages.pdf", None, many_pages_pdf(20_000))
+    # the page limit, not the time cap (a nice-10 worker waits for a core in a loaded CI run)
+    read = await read_one(workers, "pages.pdf", None, many_pages_pdf(20_000), Limits(parse_seconds=120))
     assert read == Skipped("pages.pdf", "it is a PDF of 20000 pages, more than the 300 read")
     fewer = await read_one(workers, "pages.pdf", None, many_pages_pdf(3), Limits(pdf_pages=3))
     assert isinstance(fewer, StoredFile) and "[page 3]\npage" in (fewer.text or "")
