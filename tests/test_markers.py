@@ -18,18 +18,34 @@ MODULES = (
 )
 
 
-def collected(marker: str) -> set[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-         "-m", marker, *MODULES],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )
+# One collection prints each test's `db` and `backend` marks (a pytest process costs seconds).
+MARKS = """
+import sys, pytest
+class Marks:
+    def pytest_collection_finish(self, session):
+        for item in session.items:
+            print("MARK", item.nodeid, *(m for m in ("db", "backend") if item.get_closest_marker(m)))
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[Marks()]))
+"""
+
+
+def collected() -> dict[str, set[str]]:
+    """The tests of MODULES (their names, parameters left off) that carry each mark."""
+    result = subprocess.run([sys.executable, "-c", MARKS, *MODULES],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return {line.split("[")[0] for line in result.stdout.splitlines() if "::" in line}
+    marks: dict[str, set[str]] = {"db": set(), "backend": set()}
+    for line in result.stdout.splitlines():
+        if line.startswith("MARK "):
+            _, test, *names = line.split()
+            for name in names:
+                marks[name].add(test.split("[")[0])
+    return marks
 
 
 def test_the_postgresql_pass_holds_the_store_and_what_front_ends_mark_as_backend() -> None:
-    every, backend = collected("db"), collected("backend")
+    marks = collected()
+    every, backend = marks["db"], marks["backend"]
     assert backend < every
     modules = {test.split("::")[0] for test in backend}
     assert modules == set(MODULES) - {"tests/admin/test_sessions.py"}, modules

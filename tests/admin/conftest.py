@@ -20,8 +20,9 @@ from core.agent.bridge.client import BridgeClient
 from core.agent.catalogue import Catalogue, load_catalogue
 from core.config import Settings
 from core.runtime.pool import RunPool
-from tests.admin.server import DEADLINE, serving
+from tests.admin.server import serving
 from tests.fakes.fake_bridge import FakeBridge, Item, ev
+from tests.fakes.changes import WAIT
 
 TOKEN = "admin-token-for-tests"
 KEEPALIVE = 0.2  # seconds between SSE keep-alive comments of the run tests' servers
@@ -112,14 +113,14 @@ def base_url(db: str, admin_url: str, fake_bridge: FakeBridge) -> str:
 @pytest.fixture
 async def api(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
     """A client that sends the admin token."""
-    async with httpx.AsyncClient(base_url=base_url, headers=AUTH, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=base_url, headers=AUTH, timeout=WAIT) as client:
         yield client
 
 
 @pytest.fixture
 async def anonymous(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
     """A client without any token."""
-    async with httpx.AsyncClient(base_url=base_url, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=base_url, timeout=WAIT) as client:
         yield client
 
 
@@ -146,12 +147,12 @@ async def fake_pool_url(fake_pool: RunPool) -> AsyncIterator[str]:
 @pytest.fixture
 async def pool_api(pool_url: str) -> AsyncIterator[httpx.AsyncClient]:
     """The admin API on `pool`: runs go to the real Bridge and the scripted LLM `llm`."""
-    async with httpx.AsyncClient(base_url=pool_url, headers=AUTH, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=pool_url, headers=AUTH, timeout=WAIT) as client:
         yield client
 
 
 @pytest.fixture
 async def fake_pool_api(fake_pool_url: str) -> AsyncIterator[httpx.AsyncClient]:
     """The admin API on `fake_pool`: runs play `fake_bridge` scripts, two at a time at most."""
-    async with httpx.AsyncClient(base_url=fake_pool_url, headers=AUTH, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=fake_pool_url, headers=AUTH, timeout=WAIT) as client:
         yield client

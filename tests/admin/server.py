@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 
 import uvicorn
-from tests.serving import KEEP_ALIVE
 from litestar import Litestar
 
-DEADLINE = 20.0  # seconds any single wait in a test may take
+from tests.fakes.changes import WAIT
+from tests.serving import KEEP_ALIVE
 
 
 class _Server(uvicorn.Server):
@@ -42,7 +42,7 @@ async def serving(app: Litestar) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
-        await asyncio.wait_for(task, DEADLINE)
+        await asyncio.wait_for(task, WAIT)
 
 
 async def _started(server: uvicorn.Server, task: asyncio.Task[None]) -> bool:
@@ -51,7 +51,7 @@ async def _started(server: uvicorn.Server, task: asyncio.Task[None]) -> bool:
     return server.started
 
 
-async def poll_until(check: Callable[[], Awaitable[bool]], deadline: float = DEADLINE) -> None:
+async def poll_until(check: Callable[[], Awaitable[bool]], deadline: float = WAIT) -> None:
     """Await `check()` until true; fails after `deadline` seconds."""
     end = time.monotonic() + deadline
     while not await check():

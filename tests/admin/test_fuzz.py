@@ -4,7 +4,9 @@ Each operation gets positive and negative cases, and positive cases again with i
 pinned to seeded rows so the happy paths answer real data (drawn ids almost never exist): runs
 start on the fake Bridge (each ends at once) and the run stream replays a finished run's log, so
 every SSE answer ends. Bounded and derandomized, so a run is reproducible and short; DELETE goes
-last.
+last. The operations are dealt into SHARDS tests, each on its own server and database, so that
+pytest's workers share the fuzzing (one test took the longest of the suite, minutes on one
+worker).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 import requests
 import schemathesis
 from hypothesis import HealthCheck, given, settings
@@ -28,6 +31,7 @@ from tests.admin.conftest import AUTH
 from tests.files import PNG
 
 MAX_EXAMPLES = 30
+SHARDS = 4
 CONFIG = {
     "checks": {
         # The schema states the shape of a valid request, not which models, skills, cursors or
@@ -67,8 +71,9 @@ def _pins(path: str, seeded: dict[str, int | str]) -> dict[str, int | str]:
     return {k: v for k, v in chosen.items() if f"{{{k}}}" in path}
 
 
+@pytest.mark.parametrize("shard", range(SHARDS))
 async def test_schemathesis_finds_no_server_error_and_no_undocumented_answer(
-    fake_pool_url: str, fake_pool: RunPool
+    shard: int, fake_pool_url: str, fake_pool: RunPool
 ) -> None:
     base_url = fake_pool_url
     pinned = await _seed()
@@ -76,17 +81,17 @@ async def test_schemathesis_finds_no_server_error_and_no_undocumented_answer(
         schemathesis.openapi.from_url, f"{base_url}/schema/openapi.json", headers=AUTH,
         config=schemathesis.Config.from_dict(CONFIG),
     )
-    failures = await asyncio.to_thread(_fuzz, schema, base_url, pinned)
+    failures = await asyncio.to_thread(_fuzz, schema, base_url, pinned, shard)
     assert not failures, "\n\n".join(failures)
 
 
 def _fuzz(
-    schema: schemathesis.BaseSchema, base_url: str, pinned: dict[str, int | str]
+    schema: schemathesis.BaseSchema, base_url: str, pinned: dict[str, int | str], shard: int
 ) -> list[str]:
-    operations = sorted(
-        (result.ok() for result in schema.get_all_operations()),
-        key=lambda op: op.method.upper() == "DELETE",
-    )
+    """The failures of this shard's operations: every SHARDS-th of them in the schema's order."""
+    every = [result.ok() for result in schema.get_all_operations()]
+    operations = sorted(every[shard::SHARDS], key=lambda op: op.method.upper() == "DELETE")
+    assert operations, f"shard {shard} of {len(every)} operations is empty"
     failures: list[str] = []
     with requests.Session() as session:
         for operation in operations:

@@ -21,12 +21,13 @@ from core.chat import sessions
 from core.runtime.notify import APPLICATION_NAME, LogNotices, highest_seqs, listening, payloads
 from core.runtime.pool import RunPool
 from tests.admin.conftest import AUTH, admin_on
-from tests.admin.server import DEADLINE, poll_until
+from tests.admin.server import poll_until
 from tests.admin.sse import Frame, events, stream
 from tests.conftest import BACKEND
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.fake_bridge import FakeBridge, Item, Stall, ev
 from tests.support.runtime import FAST, catalogue_for
+from tests.fakes.changes import WAIT
 
 POSTGRES_ONLY = pytest.mark.skipif(
     BACKEND != "postgres",
@@ -76,7 +77,7 @@ async def test_another_replicas_run_streams_every_event_once_woken_by_notify(
         run = await a.start((await sessions.create_session()).id, "go")
         await until(a, run.run_id, lambda u: u.state.last_seq == 3)
         async with admin_on(b) as url, \
-                httpx.AsyncClient(base_url=url, headers=AUTH, timeout=DEADLINE) as api, \
+                httpx.AsyncClient(base_url=url, headers=AUTH, timeout=WAIT) as api, \
                 stream(api, run.run_id) as frames:
             first, _ = await _until_seq(frames, 3)
             fake.release(run.run_id)

@@ -14,7 +14,6 @@ from core.errors import BridgeUnavailable
 from core.runtime.pool import RunPool
 from core.store.models import ClarifyPause, MessageStatus, PauseStatus
 from tests.admin.conftest import AUTH, admin_on
-from tests.admin.server import DEADLINE
 from tests.admin.sse import events, stream
 from tests.bots.discord import harness as discord
 from tests.bots.slack import harness as slack
@@ -28,6 +27,7 @@ from tests.fakes.slack_payloads import CHANNEL_ID
 from tests.faults.bridge_child import BridgeChild
 from tests.support.discord import ask as discord_question
 from tests.support.slack import asked as slack_question
+from tests.fakes.changes import WAIT
 
 COLOUR = {"question": "Which colour?", "choices": ["red", "blue"]}
 
@@ -114,9 +114,9 @@ async def test_an_answer_over_http_resumes_a_run_a_discord_mention_started(
         thread, question = await discord_question(fake_discord)
         await _answer_over_http(pool_api, pool, await _bound_session(pool_api, "discord"))
         await fake_discord.wait_until(
-            lambda: discord.answered(fake_discord, thread, "Blue it is."), DEADLINE, "the answer")
+            lambda: discord.answered(fake_discord, thread, "Blue it is."), WAIT, "the answer")
         await fake_discord.wait_until(
-            lambda: "answered by" in discord.text_of(fake_discord.message(question["id"])), DEADLINE)
+            lambda: "answered by" in discord.text_of(fake_discord.message(question["id"])), WAIT)
     closed = fake_discord.message(question["id"])
     assert "✅ answered by ops: blue" in discord.text_of(closed) and not discord.buttons(closed)
     assert json.loads(llm.requests[-1]["messages"][-1]["content"])["user_response"] == "blue"
@@ -193,7 +193,7 @@ async def test_an_answer_over_http_after_the_bridge_restarted_finishes_the_same_
     await bridge_child.kill()
     await bridge_child.start()  # a Bridge that never heard of the run or its question
     async with admin_on(child_pool) as url, \
-            httpx.AsyncClient(base_url=url, headers=AUTH, timeout=DEADLINE) as api:
+            httpx.AsyncClient(base_url=url, headers=AUTH, timeout=WAIT) as api:
         body = {"clarifyId": asked.pause.clarify_id, "answer": "blue", "answeredBy": "ops"}
         answered = await api.post(f"/api/chat/runs/{run.run_id}/resume", json=body)
         assert answered.status_code == 200, answered.text

@@ -19,8 +19,7 @@ from bridge.app import create_app
 from bridge.settings import BridgeSettings
 from tests.fakes.llm_server import ScriptedLLM
 from tests.serving import KEEP_ALIVE
-
-DEADLINE = 20.0  # seconds any single wait in a test may take
+from tests.fakes.changes import WAIT
 
 
 @dataclass(frozen=True)
@@ -55,16 +54,16 @@ async def running_bridge(settings: BridgeSettings, secrets: Mapping[str, str] | 
     await wait_until(lambda: server.started)
     url = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
-    async with httpx.AsyncClient(base_url=url, timeout=DEADLINE, headers=auth) as client:
+    async with httpx.AsyncClient(base_url=url, timeout=WAIT, headers=auth) as client:
         try:
             yield RunningBridge(url, client, settings, app)
         finally:
             server.should_exit = True
-            await asyncio.wait_for(task, DEADLINE)
+            await asyncio.wait_for(task, WAIT)
             sock.close()
 
 
-async def wait_until(predicate: Callable[[], object], deadline: float = DEADLINE) -> None:
+async def wait_until(predicate: Callable[[], object], deadline: float = WAIT) -> None:
     """Poll `predicate` until true; fails the test after `deadline` seconds."""
     async with asyncio.timeout(deadline):
         while not predicate():
@@ -98,7 +97,7 @@ class SseReader:
         """Events until `stop` accepts one (included), a comment if asked, or the end."""
         events: list[Event] = []
         frame: dict[str, str] = {}
-        async with asyncio.timeout(DEADLINE):
+        async with asyncio.timeout(WAIT):
             async for line in self._lines:
                 if line.startswith(":"):
                     self.comments.append(line)

@@ -18,8 +18,9 @@ import core.edge.access
 from bridge.server import serve
 from bridge.settings import BridgeSettings
 from core.errors import InvalidInput
-from tests.bridge.harness import DEADLINE, RunningBridge, run_body, run_to_end, running_bridge
+from tests.bridge.harness import RunningBridge, run_body, run_to_end, running_bridge
 from tests.fakes.llm_server import ScriptedLLM, text_reply
+from tests.fakes.changes import WAIT
 
 TOKEN = "bridge-token-5c2e9a17"
 OPEN = {("GET", "/health")}
@@ -42,7 +43,7 @@ async def locked(bridge_settings: BridgeSettings) -> AsyncIterator[RunningBridge
 
 @pytest.fixture
 async def anonymous(locked: RunningBridge) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=locked.url, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=locked.url, timeout=WAIT) as client:
         yield client
 
 
@@ -101,7 +102,7 @@ async def test_the_token_is_compared_in_constant_time(
 
 async def test_without_a_token_the_bridge_is_open(bridge: RunningBridge) -> None:
     # The suite's shared Bridge has no token: it is served on loopback only (see below).
-    async with httpx.AsyncClient(base_url=bridge.url, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=bridge.url, timeout=WAIT) as client:
         assert (await client.get("/runs/r1")).status_code == 200
 
 

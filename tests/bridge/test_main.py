@@ -20,13 +20,13 @@ from hermes_chat.bridge_process import wait_ready
 from tests.conftest import TEST_CONFIG_YAML
 from tests.fakes.llm_server import ScriptedLLM, error_reply
 from tests.support.processes import code_path, free_port
+from tests.fakes.changes import WAIT
 
 SECRETS = {
     "BRIDGE_TOKEN": "SECRETbridgetoken7d6c5b",
     "OPENAI_API_KEY": "sk-SECRETdefault4e3f2a",
     "TEAM_KEY": "sk-SECRETteam9a8b7c",
 }
-DEADLINE = 60.0
 
 
 def _echoing(key: str) -> object:
@@ -57,7 +57,7 @@ async def test_the_bridge_on_its_own_never_logs_its_secrets(
     auth = {"Authorization": f"Bearer {SECRETS['BRIDGE_TOKEN']}"}
     try:
         await wait_ready(url, process)
-        async with httpx.AsyncClient(base_url=url, headers=auth, timeout=DEADLINE) as client:
+        async with httpx.AsyncClient(base_url=url, headers=auth, timeout=WAIT) as client:
             # uvicorn logs each request line: a path holding the token is a line to blank.
             assert (await client.get(f"/runs/{SECRETS['BRIDGE_TOKEN']}")).status_code == 200
             team = {"name": llm.model, "base_url": llm.base_url, "api_key_env": "TEAM_KEY"}
@@ -69,7 +69,7 @@ async def test_the_bridge_on_its_own_never_logs_its_secrets(
                 assert any("llm_error" in line for line in events), events
     finally:
         process.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(process.wait(), DEADLINE)
+        await asyncio.wait_for(process.wait(), WAIT)
     text = log.read_text(encoding="utf-8", errors="replace")
     lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
     assert any(entry["level"] == "DEBUG" for entry in lines), text[-3000:]

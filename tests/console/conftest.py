@@ -26,7 +26,8 @@ from admin.services import AdminServices
 from console.plugin import ConsolePlugin
 from core.config import Settings
 from core.runtime.pool import RunPool
-from tests.admin.server import DEADLINE, serving
+from tests.admin.server import serving
+from tests.fakes.changes import WAIT
 
 TOKEN = "console-token-for-tests"
 KEEPALIVE = 0.2
@@ -38,7 +39,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
 ROOT = Path(__file__).parents[2]
 SHOTS = Path(os.environ.get("TEST_OUTPUT_DIR", ROOT / "test-output")) / "console"
 LOCAL_HOSTS = {"127.0.0.1"}
-expect.set_options(timeout=DEADLINE * 1000)  # a loaded machine: the same deadline as every wait
+expect.set_options(timeout=WAIT * 1000)  # a loaded machine: the same deadline as every wait
 
 
 @asynccontextmanager
@@ -67,7 +68,7 @@ async def fake_console_url(fake_pool: RunPool) -> AsyncIterator[str]:
 @asynccontextmanager
 async def signed_in_client(url: str, token: str = TOKEN) -> AsyncIterator[httpx.AsyncClient]:
     """A client holding a console session, as a browser has after signing in."""
-    async with httpx.AsyncClient(base_url=url, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=url, timeout=WAIT) as client:
         response = await client.post("/console/sign-in", data={"token": token})
         assert response.status_code == 303, response.text
         yield client
@@ -118,7 +119,7 @@ async def context(browser: Browser, request: pytest.FixtureRequest) -> AsyncIter
     visits = Visits()
     context = await browser.new_context(viewport={"width": 1280, "height": 900},
                                         accept_downloads=True)
-    context.set_default_timeout(DEADLINE * 1000)
+    context.set_default_timeout(WAIT * 1000)
 
     async def guard(route, req) -> None:  # type: ignore[no-untyped-def]
         visits.urls.append(req.url)

@@ -12,12 +12,12 @@ from console.plugin import ConsolePlugin
 from core.config import Settings
 from core.chat import sessions
 from core.runtime.pool import RunPool
-from tests.admin.server import DEADLINE
 from tests.console.conftest import TOKEN, console_on, csrf_of, signed_in_client
+from tests.fakes.changes import WAIT
 
 
 async def test_a_page_without_a_session_goes_to_the_sign_in_and_back(fake_console_url: str) -> None:
-    async with httpx.AsyncClient(base_url=fake_console_url, timeout=DEADLINE) as browser:
+    async with httpx.AsyncClient(base_url=fake_console_url, timeout=WAIT) as browser:
         first = await browser.get("/console/now")
         assert (first.status_code, first.headers["location"]) == (303, "/console/sign-in?next=/console/now")
         form = await browser.get("/console/sign-in?next=/console/now")
@@ -42,7 +42,7 @@ async def test_a_page_without_a_session_goes_to_the_sign_in_and_back(fake_consol
 
 
 async def test_sign_in_never_sends_anyone_to_another_site(fake_console_url: str) -> None:
-    async with httpx.AsyncClient(base_url=fake_console_url, timeout=DEADLINE) as browser:
+    async with httpx.AsyncClient(base_url=fake_console_url, timeout=WAIT) as browser:
         for target in ("https://evil.example/", "//evil.example/console/", "/api/chat/sessions",
                        "/console\\@evil.example"):
             answer = await browser.post("/console/sign-in", data={"token": TOKEN, "next": target})
@@ -108,7 +108,7 @@ async def test_pages_forbid_everything_but_this_services_own_scripts(fake_consol
 
 async def test_without_a_token_a_loopback_caller_needs_no_sign_in(fake_pool: RunPool) -> None:
     async with console_on(fake_pool, token=None) as url, \
-            httpx.AsyncClient(base_url=url, timeout=DEADLINE) as browser:
+            httpx.AsyncClient(base_url=url, timeout=WAIT) as browser:
         page = await browser.get("/console/conversations")
         assert page.status_code == 200 and "Sign out" not in page.text
         assert "hermes_console=" in page.headers["set-cookie"]  # a session, for the CSRF token
@@ -148,7 +148,7 @@ def test_a_cookie_is_good_until_it_expires_and_only_as_signed() -> None:
 async def test_an_unknown_console_page_is_a_404_page_and_needs_a_session(
     fake_console_url: str
 ) -> None:
-    async with httpx.AsyncClient(base_url=fake_console_url, timeout=DEADLINE) as browser:
+    async with httpx.AsyncClient(base_url=fake_console_url, timeout=WAIT) as browser:
         signed_out = await browser.get("/console/settings/secret")
         assert signed_out.status_code == 303  # to the sign-in, like every page
     async with signed_in_client(fake_console_url) as browser:

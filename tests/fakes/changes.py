@@ -18,6 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 FALLBACK = 0.05  # seconds: how late a change no fake saw may be noticed
+# Seconds any one wait in a test may take before the test fails. It bounds a failure and never
+# paces a pass (a wait ends as soon as what it waits for is there), so it is generous: a loaded
+# CI run on a slow shared machine (ten pytest workers, child Bridges importing hermes-agent, on
+# two cores) has taken several times as long as a quiet one. A test asserting a pace ("stops
+# within seconds") states its own figure instead.
+WAIT = 60.0
 
 
 class Changes:
@@ -39,7 +45,7 @@ class Changes:
             self._waiters.discard(waiter)
             waiter.cancel()
 
-    async def until(self, predicate: Callable[[], Any], timeout: float,
+    async def until(self, predicate: Callable[[], Any], timeout: float = WAIT,
                     fallback: float = FALLBACK) -> Any:
         """`predicate()`'s first truthy value (awaited when it returns an awaitable, such as a
         database query), re-checked on every notice and every `fallback` seconds; TimeoutError

@@ -26,7 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.changes import CHANGES
+from tests.fakes.changes import CHANGES, WAIT
 
 RequestBody = dict[str, Any]
 
@@ -147,7 +147,7 @@ class ScriptedLLM:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RequestBody]:
+    async def wait_for_requests(self, count: int, timeout: float = WAIT) -> list[RequestBody]:
         """Wait until at least `count` chat requests arrived; return them all."""
         assert self._runner is not None, "server not started"
         await CHANGES.until(lambda: len(self.requests) >= count, timeout)

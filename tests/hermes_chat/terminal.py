@@ -11,8 +11,8 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from tests.fakes.changes import WAIT
 
-DEADLINE = 30.0
 # Runs in the child before the program: a session of its own, the terminal as its controller.
 TAKE_TERMINAL = ("import fcntl, os, sys, termios; os.setsid(); "
                  "fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
@@ -50,7 +50,7 @@ class Terminal:
         self.output += chunk.decode("utf-8", errors="replace").replace("\r\n", "\n")
         self._changed.set()
 
-    async def expect(self, text: str, deadline: float = DEADLINE) -> str:
+    async def expect(self, text: str, deadline: float = WAIT) -> str:
         """Wait until `text` shows after what was expected last; what came before it."""
         try:
             async with asyncio.timeout(deadline):
@@ -72,14 +72,14 @@ class Terminal:
     def ctrl_d(self) -> None:
         os.write(self.master, b"\x04")
 
-    async def exit_code(self, deadline: float = DEADLINE) -> int:
+    async def exit_code(self, deadline: float = WAIT) -> int:
         code = await asyncio.wait_for(asyncio.to_thread(self.process.wait), deadline)
         await self.drained()
         return code
 
     async def drained(self) -> None:
         """Everything the program wrote before it exited is in `output`."""
-        await asyncio.wait_for(self._closed.wait(), DEADLINE)
+        await asyncio.wait_for(self._closed.wait(), WAIT)
 
     def __enter__(self) -> Terminal:
         return self

@@ -26,8 +26,7 @@ from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.faults.bridge_child import BridgeChild
 from tests.support.processes import code_path, free_port
 from tests.support.replicas import Replica, replica, resolved, until
-
-DEADLINE = 60.0
+from tests.fakes.changes import WAIT
 
 
 def _home(tmp_path: Path) -> Path:
@@ -65,7 +64,7 @@ async def test_a_crashed_child_is_started_again_and_health_and_metrics_show_it(
     settings = _settings(tmp_path, free_port(), OPENAI_BASE_URL=llm.base_url,
                          HERMES_MODEL=llm.model)
     async with replica("serve", tmp_path, settings) as serve, \
-            httpx.AsyncClient(base_url=serve.url, timeout=DEADLINE) as http:
+            httpx.AsyncClient(base_url=serve.url, timeout=WAIT) as http:
         first = await _child(serve)
         assert (first["state"], first["restarts"]) == ("running", 0)
         os.kill(int(first["pid"]), signal.SIGKILL)  # a crash, the OOM killer...
@@ -143,7 +142,7 @@ async def test_a_bridge_this_serve_did_not_start_is_never_taken_for_its_child(
     serve = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "hermes_chat", "serve", cwd=tmp_path, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-    output, _ = await asyncio.wait_for(serve.communicate(), DEADLINE)
+    output, _ = await asyncio.wait_for(serve.communicate(), WAIT)
     assert serve.returncode == 1, output.decode()
     assert (f"the Bridge's address http://127.0.0.1:{foreign_bridge.port} is in use by another "
             f"Hermes Bridge (instance {foreign_bridge.instance}), which this service did not "
@@ -178,7 +177,7 @@ class Sleeps:
 
 
 async def _eventually(check: Callable[[], bool], what: str) -> None:
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         while not check():
             await asyncio.sleep(0.05)  # polling real processes, with a deadline
     assert check(), what
@@ -215,7 +214,6 @@ async def _fetch_instance(url: str) -> str:
         return str((await client.get(f"{url}/health")).json()["instance"])
 
 
-
 async def test_ctrl_c_reaches_serve_alone_which_then_stops_its_child(tmp_path: Path) -> None:
     """SIGINT to the whole foreground process group, as a terminal's Ctrl-C sends it: the
     child, in a session of its own, is stopped by serve after the runtime has closed, not
@@ -235,7 +233,7 @@ async def test_ctrl_c_reaches_serve_alone_which_then_stops_its_child(tmp_path: P
         child = int(str((await _child(serve))["pid"]))
         assert os.getsid(child) == child != os.getsid(process.pid)  # out of the terminal's reach
         os.killpg(process.pid, signal.SIGINT)
-        assert await asyncio.wait_for(process.wait(), DEADLINE) == 0, _log(serve)
+        assert await asyncio.wait_for(process.wait(), WAIT) == 0, _log(serve)
     finally:
         if process.returncode is None:
             process.kill()

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from hermes_chat.chat import EXIT_NO_SESSION, EXIT_SERVICE_DOWN, command_of
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
-from tests.hermes_chat.terminal import DEADLINE, Terminal
+from tests.hermes_chat.terminal import Terminal
 from tests.support.newcomer import Service, newcomer_env, service
 from tests.support.processes import free_port
+from tests.fakes.changes import WAIT
 
 
 async def _finished(served: Service, session_id: int) -> bool:
@@ -20,7 +21,7 @@ async def _finished(served: Service, session_id: int) -> bool:
 
 
 async def _until(check: Callable[[], Awaitable[bool]], what: str) -> None:
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         while not await check():
             await asyncio.sleep(0.05)  # polling the service's effects, with a deadline
     assert await check(), what

@@ -41,7 +41,7 @@ async def test_both_platforms_start_and_slack_events_are_served(fake_pool: RunPo
                                            headers={"Content-Type": "application/json",
                                                     **sign_request(body, "s3cret")})
             assert answer.status_code == 200 and "c-42" in answer.text
-            await discord.wait_until(lambda: bool(discord.gateway.connections), timeout=10)
+            await discord.wait_until(lambda: bool(discord.gateway.connections))
         finally:
             await stop_platforms(platforms)
 
@@ -81,6 +81,6 @@ async def test_only_platforms_with_a_connection_get_a_link(fake_pool: RunPool) -
         try:
             assert list(links.reports()) == ["discord"]
             await discord.wait_until(lambda: links.reports()["discord"].state is LinkState.OK,
-                                     timeout=10, what="the gateway connected")
+                                     what="the gateway connected")
         finally:
             await stop_platforms(platforms)

@@ -29,7 +29,6 @@ from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID
 from tests.support.replicas import (
-    DEADLINE,
     about,
     all_shown,
     clarify_question,
@@ -46,6 +45,7 @@ from tests.support.replicas import (
     slack_mention,
     until,
 )
+from tests.fakes.changes import WAIT
 
 pytestmark = pytest.mark.skipif(
     BACKEND != "postgres",
@@ -81,7 +81,7 @@ async def test_kill_9_of_a_replica_with_three_runs_one_on_clarify(
             "SLACK_API_URL": slack.api_url, "RUN_LEASE_SECONDS": str(LEASE_SECONDS),
         }
         async with replica("A", tmp_path, settings) as a, replica("B", tmp_path, settings) as b, \
-                httpx.AsyncClient(timeout=DEADLINE) as http:
+                httpx.AsyncClient(timeout=WAIT) as http:
             asked = ["story one", "story two", "paint the shed"]
             threads = [await slack_mention(http, a, text) for text in asked]
             turns: list[ChatMessage] = await until(lambda: all_shown(asked), "live messages", a)

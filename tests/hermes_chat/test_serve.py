@@ -21,7 +21,6 @@ from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import app_mention_event, event_request, make_slack_event
 from tests.files import shared_stream_pdf
 from tests.support.processes import (
-    DEADLINE,
     ROOT,
     free_port,
     health_until,
@@ -29,6 +28,7 @@ from tests.support.processes import (
     serve_into,
     wait_healthy,
 )
+from tests.fakes.changes import WAIT
 
 MIGRATIONS = ROOT / "migrations"
 
@@ -58,7 +58,7 @@ def test_serve_starts_with_nothing_configured_and_stops_on_sigint(tmp_path: Path
         assert "hermes_runs_active 0.0" in metrics and "hermes_events_total 0.0" in metrics
         assert "hermes_bridge_up 1.0" in metrics and "hermes_bridge_restarts_total 0.0" in metrics
         process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=DEADLINE)
+        output, _ = process.communicate(timeout=WAIT)
     finally:
         process.kill()
     assert process.returncode == 0, output
@@ -97,13 +97,13 @@ def test_an_unreachable_external_bridge_leaves_the_service_up_but_degraded(tmp_p
                                              "setBy": "HERMES_BRIDGE_URL"}}
     finally:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=DEADLINE)
+        process.communicate(timeout=WAIT)
 
 
 def _run(tmp_path: Path, command: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "hermes_chat", command], cwd=tmp_path, text=True,
-        env=serve_env(**env), capture_output=True, timeout=DEADLINE,
+        env=serve_env(**env), capture_output=True, timeout=WAIT,
     )
 
 
@@ -131,7 +131,7 @@ async def _migrate(tmp_path: Path, database_url: str) -> str:
         env=serve_env(DATABASE_URL=database_url),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )
-    output, _ = await asyncio.wait_for(process.communicate(), DEADLINE)
+    output, _ = await asyncio.wait_for(process.communicate(), WAIT)
     assert process.returncode == 0, output.decode()
     return output.decode()
 
@@ -162,7 +162,7 @@ async def test_serve_shows_the_discord_gateway_in_health_and_metrics(tmp_path: P
                     assert 'hermes_platform_connected{platform="discord"} 0.0' in metrics
             finally:
                 process.send_signal(signal.SIGINT)
-                await asyncio.to_thread(process.wait, DEADLINE)
+                await asyncio.to_thread(process.wait, WAIT)
     output = (tmp_path / "serve.log").read_text()
     assert process.returncode == 0, output
     assert "not reconnecting: authentication failed (close code 4004)" in output
@@ -194,7 +194,7 @@ async def test_serve_on_both_platforms_starts_with_one_line_each(tmp_path: Path)
                                                                                "discord"))
             finally:
                 process.send_signal(signal.SIGINT)
-                await asyncio.to_thread(process.wait, DEADLINE)
+                await asyncio.to_thread(process.wait, WAIT)
     output = (tmp_path / "serve.log").read_text()
     assert process.returncode == 0, output
     assert "slack: started (Socket Mode)" in output and "discord: started" in output
@@ -235,7 +235,7 @@ async def test_serve_stops_a_file_being_read_when_it_stops(tmp_path: Path) -> No
             finally:
                 process.send_signal(signal.SIGINT)
                 stopping = time.monotonic()
-                await asyncio.to_thread(process.wait, DEADLINE)
+                await asyncio.to_thread(process.wait, WAIT)
     output = (tmp_path / "serve.log").read_text()
     assert process.returncode == 0 and "Traceback" not in output, output
     assert time.monotonic() - stopping < 10, "serve waited for the file"
@@ -244,7 +244,7 @@ async def test_serve_stops_a_file_being_read_when_it_stops(tmp_path: Path) -> No
 
 async def _reading_workers(process: subprocess.Popen[str], slack: FakeSlack) -> list[psutil.Process]:
     """serve's worker processes, once one has been reading the file for half a second."""
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         while True:
             assert process.poll() is None, "serve exited"
             children = psutil.Process(process.pid).children()

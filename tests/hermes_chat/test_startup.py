@@ -26,13 +26,13 @@ from hermes_chat.exits import Exit
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.slack import FakeSlack
 from tests.support.processes import (
-    DEADLINE,
     free_port,
     health_until,
     serve_env,
     serve_into,
     wait_healthy,
 )
+from tests.fakes.changes import WAIT
 
 STOP_SECONDS = 5.0
 
@@ -40,7 +40,7 @@ STOP_SECONDS = 5.0
 def _serve(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path,
                           text=True, env=serve_env(ADMIN_PORT=str(free_port()), **env),
-                          capture_output=True, timeout=DEADLINE)
+                          capture_output=True, timeout=WAIT)
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def test_the_admin_port_in_use_is_found_before_anything_starts(tmp_path: Path) -
         port = taken.getsockname()[1]
         result = subprocess.run([sys.executable, "-m", "hermes_chat", "serve"], cwd=tmp_path,
                                 text=True, env=serve_env(ADMIN_PORT=str(port)),
-                                capture_output=True, timeout=DEADLINE)
+                                capture_output=True, timeout=WAIT)
     _assert_one_line(result, Exit.PORT_IN_USE, f"ADMIN_PORT {port}: 127.0.0.1:{port} is in use")
     assert not (tmp_path / "data" / "hermes-chat.sqlite3").exists(), "no database made"
 
@@ -138,7 +138,7 @@ def test_a_second_serve_on_the_same_sqlite_file_is_one_line(tmp_path: Path) -> N
         second = _serve(tmp_path, HERMES_BRIDGE_URL="http://127.0.0.1:9")
     finally:
         first.send_signal(signal.SIGINT)
-        first.wait(DEADLINE)
+        first.wait(WAIT)
     _assert_one_line(second, Exit.ALREADY_RUNNING, "SQLite runs one replica only")
 
 
@@ -156,7 +156,7 @@ def test_ctrl_c_while_starting_stops_at_once_without_a_traceback(tmp_path: Path)
         children = psutil.Process(process.pid).children(recursive=True)
         started = time.monotonic()
         os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-        process.wait(DEADLINE)
+        process.wait(WAIT)
         took = time.monotonic() - started
     finally:
         process.kill()
@@ -168,7 +168,7 @@ def test_ctrl_c_while_starting_stops_at_once_without_a_traceback(tmp_path: Path)
 
 
 def _until_logged(log: Path, text: str, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + DEADLINE
+    deadline = time.monotonic() + WAIT
     while text not in log.read_text(encoding="utf-8"):
         assert process.poll() is None and time.monotonic() < deadline, log.read_text()
         time.sleep(0.02)  # polling another process's log, with a deadline
@@ -177,7 +177,7 @@ def _until_logged(log: Path, text: str, process: subprocess.Popen[str]) -> None:
 def test_version_and_help_say_what_the_tool_is_with_examples(tmp_path: Path) -> None:
     def run(*args: str) -> str:
         result = subprocess.run([sys.executable, "-m", "hermes_chat", *args], cwd=tmp_path,
-                                text=True, env=serve_env(), capture_output=True, timeout=DEADLINE)
+                                text=True, env=serve_env(), capture_output=True, timeout=WAIT)
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -257,7 +257,7 @@ async def _serving(tmp_path: Path, **env: str) -> AsyncIterator[tuple[httpx.Asyn
                 yield http, process
         finally:
             process.send_signal(signal.SIGINT)
-            await asyncio.to_thread(process.wait, DEADLINE)
+            await asyncio.to_thread(process.wait, WAIT)
 
 
 def _platform(name: str, state: str) -> Callable[[httpx.Response], bool]:
@@ -284,7 +284,7 @@ class HangingUp:
 
     async def until_tried_twice(self, process: subprocess.Popen[str], apart: float) -> None:
         """Until two tries at least `apart` seconds apart (the client's retry, not one try)."""
-        async with asyncio.timeout(DEADLINE):
+        async with asyncio.timeout(WAIT):
             while not self.tries or self.tries[-1] - self.tries[0] < apart:
                 assert process.poll() is None, "serve exited"
                 await asyncio.sleep(0.05)  # polling another process's tries, with a deadline
@@ -358,7 +358,7 @@ async def test_socket_mode_unreachable_at_start_is_one_line_until_it_connects(
 
 
 async def _until_logged_async(log: Path, text: str, process: subprocess.Popen[str]) -> None:
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         while text not in log.read_text(encoding="utf-8"):
             assert process.poll() is None, log.read_text()
             await asyncio.sleep(0.05)  # polling another process's log, with a deadline
@@ -367,5 +367,5 @@ async def _until_logged_async(log: Path, text: str, process: subprocess.Popen[st
 def test_migrate_with_the_database_down_is_one_line(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "hermes_chat", "migrate"], cwd=tmp_path,
                             text=True, env=serve_env(**_closed_postgres(tmp_path)),
-                            capture_output=True, timeout=DEADLINE)
+                            capture_output=True, timeout=WAIT)
     _assert_one_line(result, Exit.DATABASE_UNREACHABLE, "DATABASE_URL: cannot reach postgres")

@@ -10,7 +10,7 @@ import pytest
 
 from core.runtime.pool import RunPool
 from tests.admin.conftest import AUTH, admin_on
-from tests.admin.server import DEADLINE
+from tests.fakes.changes import WAIT
 
 
 @pytest.fixture
@@ -23,11 +23,11 @@ async def admin_url(fake_pool: RunPool) -> AsyncIterator[str]:
 @pytest.fixture
 async def api(admin_url: str) -> AsyncIterator[httpx.AsyncClient]:
     """A client that sends the admin token."""
-    async with httpx.AsyncClient(base_url=admin_url, headers=AUTH, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=admin_url, headers=AUTH, timeout=WAIT) as client:
         yield client
 
 
 @pytest.fixture
 async def anonymous(admin_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=admin_url, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=admin_url, timeout=WAIT) as client:
         yield client

@@ -23,7 +23,8 @@ from admin.services import AdminServices
 from core.config import Settings
 from core.runtime.pool import RunPool
 from tests.admin.conftest import AUTH, TOKEN
-from tests.admin.server import DEADLINE, serving
+from tests.admin.server import serving
+from tests.fakes.changes import WAIT
 
 OPEN = {"/api/health"}
 HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
@@ -48,7 +49,7 @@ def app(fake_pool: RunPool) -> Litestar:
 
 @pytest.fixture
 async def client(app: Litestar) -> AsyncIterator[httpx.AsyncClient]:
-    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=DEADLINE) as http:
+    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=WAIT) as http:
         yield http
 
 

@@ -22,9 +22,9 @@ from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.fakes.slack_payloads import CHANNEL_ID, make_block_action
 from tests.support.slack import QUESTION, asked
+from tests.fakes.changes import WAIT
 
 ELSEWHERE = "belongs to another conversation"
-WAIT = 15.0
 
 
 async def _snapshot() -> list[Any]:

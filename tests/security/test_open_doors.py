@@ -25,9 +25,10 @@ from core.runtime.pool import RunPool
 from hermes_chat.bridge_process import bridge_child
 from hermes_chat.metrics import metrics_route
 from tests.admin.conftest import AUTH, TOKEN
-from tests.admin.server import DEADLINE, serving
+from tests.admin.server import serving
 from tests.fakes.fake_bridge import FakeBridge
 from tests.support.runtime import catalogue_for
+from tests.fakes.changes import WAIT
 
 DOORS = ["/metrics", "/schema", "/schema/openapi.json", "/schema/openapi.yaml",
          "/schema/swagger", "/schema/redoc", "/schema/elements", "/schema/rapidoc",
@@ -52,7 +53,7 @@ async def served(fake_pool: RunPool) -> AsyncIterator[str]:
 
 @pytest.mark.parametrize("path", DOORS)
 async def test_metrics_and_the_schema_need_the_token(db: str, served: str, path: str) -> None:
-    async with httpx.AsyncClient(base_url=served, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=served, timeout=WAIT) as client:
         refused = await client.get(path)
         wrong = await client.get(path, headers={"Authorization": f"Bearer {TOKEN}x"})
         let_in = await client.get(path, headers=AUTH)
@@ -64,7 +65,7 @@ async def test_metrics_and_the_schema_need_the_token(db: str, served: str, path:
 
 
 async def test_the_schema_is_served_as_data_with_the_token(db: str, served: str) -> None:
-    async with httpx.AsyncClient(base_url=served, headers=AUTH, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=served, headers=AUTH, timeout=WAIT) as client:
         root, document, yaml = [await client.get(p) for p in
                                 ("/schema", "/schema/openapi.json", "/schema/openapi.yaml")]
         metrics = await client.get("/metrics")
@@ -77,7 +78,7 @@ async def test_the_schema_is_served_as_data_with_the_token(db: str, served: str)
 async def test_no_page_served_loads_anything_from_the_internet(db: str, served: str) -> None:
     """Every page answered (HTML or not) names no http(s) URL outside the service."""
     url = re.compile(r"""(?:https?:)?//[^\s"'<>)]+""")
-    async with httpx.AsyncClient(base_url=served, headers=AUTH, timeout=DEADLINE) as client:
+    async with httpx.AsyncClient(base_url=served, headers=AUTH, timeout=WAIT) as client:
         for path in PAGES:
             response = await client.get(path)
             if "html" not in response.headers.get("content-type", ""):
@@ -99,7 +100,7 @@ async def test_a_bridge_url_s_password_shows_nowhere(
         async with BridgeFleet.over_http(urls) as fleet:
             pool = RunPool(fleet, catalogue_for(None, skills_dir))
             async with serving(as_served(pool, Settings(admin_token=TOKEN))) as served, \
-                    httpx.AsyncClient(base_url=served, timeout=DEADLINE) as client:
+                    httpx.AsyncClient(base_url=served, timeout=WAIT) as client:
                 health = await client.get("/api/health")
                 metrics = await client.get("/metrics", headers=AUTH)
     assert health.status_code == 200 and health.json()["status"] == "degraded"

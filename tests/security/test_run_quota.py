@@ -28,9 +28,9 @@ from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID
 from tests.support.runtime import FAST, catalogue_for
+from tests.fakes.changes import WAIT
 
 PER_MINUTE = 2
-WAIT = 15.0
 
 
 @pytest.fixture

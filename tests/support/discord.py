@@ -19,9 +19,9 @@ from tests.bots.discord.harness import (
     text_of,
 )
 from tests.fakes.discordfake import FakeDiscord, Limits
+from tests.fakes.changes import WAIT
 
 MODELS = (ModelEntry("fast", "Fast", "small-model"), ModelEntry("smart", "Smart", "big-model"))
-WAIT = 15.0
 COLOUR = {"question": "Which colour?", "choices": ["red", "blue"]}
 
 

@@ -18,9 +18,10 @@ from typing import Any
 import httpx
 
 from tests.fakes.llm_server import ScriptedLLM
-from tests.hermes_chat.terminal import DEADLINE, Terminal
+from tests.hermes_chat.terminal import Terminal
 from tests.support.processes import ROOT, code_path, free_port
 from tests.support.replicas import interrupted
+from tests.fakes.changes import WAIT
 
 FIRST_SCREEN = 60  # lines of the README a newcomer reads before trying
 
@@ -107,7 +108,7 @@ async def service(folder: Path, llm: ScriptedLLM, *more: str,
 
 
 async def _healthy(running: Service, bridge: str) -> None:
-    deadline = time.monotonic() + DEADLINE
+    deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         assert running.process and running.process.returncode is None, running.log.read_text()
         try:

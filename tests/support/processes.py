@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TextIO
 
 import httpx
+from tests.fakes.changes import WAIT
 
-DEADLINE = 60.0  # a serve starting under a loaded CI run (23 migrations, its Bridge) takes tens of seconds
 ROOT = Path(__file__).parents[2]
 
 
@@ -66,7 +66,7 @@ def code_path() -> str:
 
 
 def wait_healthy(url: str, process: subprocess.Popen[str]) -> httpx.Response:
-    deadline = time.monotonic() + DEADLINE
+    deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()[0]
         try:
@@ -96,7 +96,7 @@ def _exited(process: subprocess.Popen[str]) -> str:
 async def health_until(http: httpx.AsyncClient, process: subprocess.Popen[str],
                        wanted: Callable[[httpx.Response], bool]) -> httpx.Response:
     """Poll /api/health (the process starting, then changing) until `wanted`, with a deadline."""
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         while True:
             assert process.poll() is None, _exited(process)
             try:

@@ -32,8 +32,8 @@ from tests.fakes.slack_payloads import (
 )
 from tests.faults.bridge_child import BridgeChild
 from tests.support.processes import code_path, free_port
+from tests.fakes.changes import WAIT
 
-DEADLINE = 60.0  # two service processes and the Bridge share two cores with other tests
 BRIDGE_TOKEN = "e2e-bridge-token"
 
 
@@ -83,7 +83,7 @@ async def interrupted(process: asyncio.subprocess.Process) -> None:
     if process.returncode is None:
         process.send_signal(signal.SIGINT)
         try:
-            await asyncio.wait_for(process.wait(), DEADLINE)
+            await asyncio.wait_for(process.wait(), WAIT)
         except TimeoutError:
             process.kill()
             await process.wait()
@@ -99,7 +99,7 @@ async def _healthy(running: Replica) -> bool:
 
 
 async def until(check: Callable[[], Awaitable[object]], what: str, *replicas: Replica,
-                deadline: float = DEADLINE) -> object:
+                deadline: float = WAIT) -> object:
     """Await `check()` until truthy (returned); on timeout fail with the replicas' logs."""
     end = time.monotonic() + deadline
     while not (value := await check()):

@@ -22,8 +22,8 @@ from tests.bots.slack.harness import buttons as slack_buttons
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.slack import Message
 from tests.fakes.slack_payloads import BOT_USER_ID, CHANNEL_ID, USER_ID, make_slack_event
+from tests.fakes.changes import WAIT
 
-WAIT = 15.0
 Shown = Any  # a bot message as the platform's fake holds it
 
 

@@ -18,8 +18,7 @@ from core.runtime.pool import RunPool
 from tests.bots.contract.drivers import talking
 from tests.faults.bridge_child import BridgeChild
 from tests.fakes.llm_server import ScriptedLLM, text_reply
-
-WAIT = 40.0  # a Bridge (re)start and its first agent take seconds on a busy machine
+from tests.fakes.changes import WAIT
 
 
 @pytest.mark.parametrize("platform", ["slack", "discord"], indirect=True)

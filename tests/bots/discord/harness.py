@@ -16,6 +16,7 @@ from core.edge.backoff import Backoff
 from core.edge.platform_links import PlatformLink
 from core.edge.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
+from tests.fakes.changes import WAIT
 from tests.fakes.discordfake import Call, FakeDiscord, InteractionRecord
 
 Payload = dict[str, Any]
@@ -113,7 +114,7 @@ def reply_to(fake: FakeDiscord, interaction: InteractionRecord) -> str:
     return text_of(fake.message(original)) if original else ""
 
 
-async def reply_of(fake: FakeDiscord, interaction: InteractionRecord, timeout: float = 10.0) -> Payload:
+async def reply_of(fake: FakeDiscord, interaction: InteractionRecord, timeout: float = WAIT) -> Payload:
     """The bot's response message to an interaction, once it says something."""
     def said() -> bool:
         original = fake.interaction(interaction.id).original_message_id

@@ -31,8 +31,8 @@ from tests.bots.discord.harness import (
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, text_reply, tool_reply
 from tests.support.approvals import rm
+from tests.fakes.changes import WAIT
 
-WAIT = 20.0
 TITLE = "⚠️ Tool approval"
 LABELS = ["Allow once", "Allow in this conversation", "Always allow", "Deny"]
 Payload = dict[str, Any]

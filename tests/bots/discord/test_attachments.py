@@ -26,8 +26,8 @@ from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.inside_service import inside_service
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.files import PNG, many_pages_pdf, shared_stream_pdf
+from tests.fakes.changes import WAIT
 
-WAIT = 15.0
 IMAGE_PART = {"type": "image_url",
               "image_url": {"url": "data:image/png;base64," + base64.b64encode(PNG).decode()}}
 

@@ -16,8 +16,7 @@ from tests.bots.discord.harness import (
 )
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, text_reply
-
-WAIT = 15.0
+from tests.fakes.changes import WAIT
 
 
 async def test_an_edit_of_a_message_sent_before_a_restart_branches_too(

@@ -18,7 +18,8 @@ from tests.bots.discord.harness import (
 )
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
-from tests.support.discord import COLOUR, WAIT, ask
+from tests.support.discord import COLOUR, ask
+from tests.fakes.changes import WAIT
 
 POST_MESSAGE = "POST /channels/{channel_id}/messages"
 

@@ -21,8 +21,7 @@ from tests.bots.discord.harness import (
 )
 from tests.fakes.discordfake import FakeDiscord, InteractionRecord, ManualClock
 from tests.fakes.fake_bridge import FakeBridge
-
-WAIT = 10.0
+from tests.fakes.changes import WAIT
 
 
 async def conversation(fake: FakeDiscord, text: str = "hello") -> int:
@@ -147,7 +146,6 @@ async def test_commands_where_they_cannot_work_say_why(fake: FakeDiscord, fake_r
     assert "There is no conversation here yet" in text_of(nothing) and nothing["flags"] & 64
     assert "I don't answer in this channel." in text_of(elsewhere)
     assert "No conversation here" in text_of(status)
-
 
 
 @pytest.mark.parametrize(("command", "method", "said"), [

@@ -16,8 +16,7 @@ from tests.bots.discord.harness import (
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, request_text, text_reply
-
-WAIT = 15.0
+from tests.fakes.changes import WAIT
 
 
 async def test_a_mention_opens_a_thread_and_the_next_messages_continue_it(

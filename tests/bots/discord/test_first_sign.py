@@ -12,8 +12,8 @@ from tests.bots.discord.harness import POST, answered, mention, running_bot
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge, ev
 from tests.support.held_writes import held_writes
+from tests.fakes.changes import WAIT
 
-WAIT = 10.0
 TYPING = "POST /channels/{channel_id}/typing"
 
 

@@ -24,8 +24,8 @@ from tests.bots.discord.harness import bot_messages, mention, reply_of, running_
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord
 from tests.payload_mutations import ANY_VALUE, mutate
+from tests.fakes.changes import WAIT
 
-WAIT = 15.0
 Payload = dict[str, Any]
 STICKER = {"id": "1", "name": "wave", "format_type": 1}
 

@@ -137,7 +137,7 @@ async def settle(fake: FakeDiscord, clock: SteppedClock, outboxes: Outboxes,
     # worker just woken, is on its way to its next wait, which is not visible in one look.
     calm = 0
     while calm < SETTLE_TURNS:
-        await fake.wait_until(settled, 10.0, "the bot to settle")
+        await fake.wait_until(settled, what="the bot to settle")
         await asyncio.sleep(0)
         calm = calm + 1 if settled() else 0
 

@@ -10,8 +10,7 @@ from tests.bots.discord.harness import answered, bot_messages, button, buttons, 
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge, ev
 from tests.fakes.llm_server import ScriptedLLM, text_reply
-
-WAIT = 20.0
+from tests.fakes.changes import WAIT
 
 
 def long_answer() -> str:

@@ -29,11 +29,11 @@ from tests.bots.discord.harness import (
 )
 from tests.fakes.discordfake import FakeDiscord, Limits, Outage
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.fakes.changes import WAIT
 
 SPEED = 20.0
 MINUTE = 60.0  # on the shared clock
 TIMEOUT = 0.5  # real seconds before the bot gives up on a hanging write (10 on the clock)
-WAIT = 30.0
 # Pauses of 1, 2, 4, 8, 16, 30 s (the channel budgets' backoff): the sixth write of one
 # outbox comes 31 s after its first, the seventh 61 s after, past the minute. So at most six
 # writes of each outbox meet it, however late the first met it; a tight loop would make hundreds.

@@ -22,8 +22,8 @@ from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord, InteractionRecord
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.support.discord import COLOUR, ask
+from tests.fakes.changes import WAIT
 
-WAIT = 15.0
 INTERACTION_RESPONSE = 20  # the message type of a slash command's answer
 Payload = dict[str, Any]
 

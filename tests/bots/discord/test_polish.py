@@ -25,8 +25,8 @@ from tests.bots.discord.harness import (
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
+from tests.fakes.changes import WAIT
 
-WAIT = 10.0
 REACT = "PUT /channels/{channel_id}/messages/{message_id}/reactions/{emoji}/@me"
 UNREACT = "DELETE /channels/{channel_id}/messages/{message_id}/reactions/{emoji}/@me"
 RENAME = "PATCH /channels/{channel_id}"

@@ -18,8 +18,8 @@ from tests.bots.discord.harness import (
 from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge, ev
+from tests.fakes.changes import WAIT
 
-WAIT = 10.0
 CREATE_PUBLIC_THREADS, SEND_MESSAGES = 1 << 35, 1 << 11
 
 

@@ -10,8 +10,7 @@ from core.runtime.pool import RunPool
 from core.store.models import Misfire, Platform, Schedule, ScheduleState
 from tests.bots.discord.harness import bot_messages, reply_of, running_bot, text_of
 from tests.fakes.discordfake import FakeDiscord, InteractionRecord
-
-WAIT = 10.0
+from tests.fakes.changes import WAIT
 
 
 def ephemeral(fake: FakeDiscord, record: InteractionRecord) -> bool:

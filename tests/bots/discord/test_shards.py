@@ -38,11 +38,11 @@ from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.fake_bridge import FakeBridge
 from tests.support.discord import MODELS
 from tests.support.runtime import FAST
+from tests.fakes.changes import WAIT
 
 pytestmark = pytest.mark.backend  # the replicas' shard claims: leases in the database
 
 TTL = timedelta(seconds=4)  # claims renewed every second; a shard counts as held for 3
-WAIT = 15.0
 BUSY_WORDS = BUSY[:40]
 GET_CHANNEL = "GET /channels/{channel_id}"
 

@@ -28,8 +28,8 @@ from tests.fakes.clock import ManualClock
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.discordfake.gateway import IDENTIFY, RESUME
 from tests.fakes.llm_server import ScriptedLLM, text_reply
+from tests.fakes.changes import WAIT
 
-WAIT = 15.0
 QUICK = Backoff(base=0.05, cap=0.05)  # the supervisor's pause before it connects again
 Payload = dict[str, Any]
 

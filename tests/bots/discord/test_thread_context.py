@@ -15,11 +15,9 @@ from tests.fakes import discord_payloads as dp
 from tests.fakes.discordfake import FakeDiscord
 from tests.bots.context_reading import context_part, lines_in_order, user_turns
 from tests.fakes.llm_server import ScriptedLLM, text_reply
+from tests.fakes.changes import WAIT
 
-WAIT = 15.0
 GET_MESSAGE = "GET /channels/{channel_id}/messages/{message_id}"
-
-
 
 
 def a_thread(fake: FakeDiscord) -> int:

@@ -8,8 +8,8 @@ from core.runtime.pool import RunPool
 from tests.bots.discord.harness import answered, bot_messages, mention, reply_of, running_bot
 from tests.fakes.discordfake import FakeDiscord
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.fakes.changes import WAIT
 
-WAIT = 15.0
 TODO = {"todos": [{"id": "1", "content": "add up", "status": "in_progress"}]}
 
 

@@ -30,7 +30,7 @@ from core.config import Settings
 from core.edge.platform_links import PlatformLink
 from core.edge.ratelimit import RateLimiter
 from core.runtime.pool import RunPool
-from tests.fakes.changes import CHANGES, FALLBACK
+from tests.fakes.changes import CHANGES, FALLBACK, WAIT
 from tests.fakes.slack import FakeSlack, Message
 from tests.fakes.slack_payloads import (
     CHANNEL_ID,
@@ -46,7 +46,6 @@ from tests.serving import KEEP_ALIVE
 from tests.support.runtime import FAST
 
 SECRET = "test-signing-secret"
-DEADLINE = 20.0
 Clock = Any  # SteppedClock or FastClock
 
 
@@ -81,23 +80,23 @@ async def serving(app: Litestar) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
-        await asyncio.wait_for(task, DEADLINE)
+        await asyncio.wait_for(task, WAIT)
         sock.close()
 
 
 class InProcess(httpx.AsyncBaseTransport):
     """Each request handed to the ASGI app in this process, in a task of its own as a server
     runs it (its context is not the test's); an exception that escapes the app is a 500 as a
-    server answers it, and a request unanswered after DEADLINE seconds a ReadTimeout."""
+    server answers it, and a request unanswered after WAIT seconds a ReadTimeout."""
 
     def __init__(self, app: Litestar) -> None:
         self._asgi = httpx.ASGITransport(app=app, raise_app_exceptions=False)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         task = asyncio.create_task(self._asgi.handle_async_request(request))
-        done, _ = await asyncio.wait({task}, timeout=DEADLINE)
+        done, _ = await asyncio.wait({task}, timeout=WAIT)
         if not done:
-            raise httpx.ReadTimeout(f"no answer within {DEADLINE} s", request=request)
+            raise httpx.ReadTimeout(f"no answer within {WAIT} s", request=request)
         return task.result()
 
 
@@ -108,11 +107,11 @@ async def client_of(app: Litestar, over_http: bool) -> AsyncIterator[httpx.Async
         async with httpx.AsyncClient(transport=InProcess(app), base_url="http://slack-bot.test") as http:
             yield http
         return
-    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=DEADLINE) as http:
+    async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=WAIT) as http:
         yield http
 
 
-async def until(predicate: Callable[[], Any], deadline: float = DEADLINE, fallback: float = FALLBACK) -> Any:
+async def until(predicate: Callable[[], Any], deadline: float = WAIT, fallback: float = FALLBACK) -> Any:
     """`predicate()`'s first truthy value (awaited when it returns an awaitable, such as a
     database query), checked again whenever a fake records something, and every `fallback`
     seconds for what no fake sees (tests/fakes/changes.py)."""

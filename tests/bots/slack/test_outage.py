@@ -18,11 +18,11 @@ from tests.bots.slack.harness import Harness, has_button, running, texts, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.slack import FakeSlack, SlackLimits
 from tests.fakes.slack_payloads import CHANNEL_ID
+from tests.fakes.changes import WAIT
 
 SPEED = 20.0
 MINUTE = 60.0  # on the shared clock
 TIMEOUT = 0.5  # real seconds before the adapter gives up on a hanging call (10 on the clock)
-DEADLINE = 30.0
 # Pauses of 1, 2, 4, 8, 16, 30 s: about seven calls meet a minute of outage; a tight loop
 # would make hundreds.
 MOST_CALLS = 10
@@ -64,7 +64,7 @@ async def live_then_outage(oh: Harness, slack: FakeSlack, fake_bridge: FakeBridg
 async def delivered(oh: Harness, slack: FakeSlack, thread: str, ts: str) -> None:
     outage = oh.outage  # type: ignore[attr-defined]
     final = await until(lambda: (m := slack.message(CHANNEL_ID, ts))
-                        and "The answer, delivered late." in texts(m) and m, DEADLINE)
+                        and "The answer, delivered late." in texts(m) and m, WAIT)
     assert has_button(final, ids.REGENERATE) and has_button(final, ids.SHOW_THINKING)
     assert slack.state.clock() >= outage.until, "delivered only once Slack answered again"
     assert 2 <= outage.met <= MOST_CALLS, f"{outage.met} calls during the outage"

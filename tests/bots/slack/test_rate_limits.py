@@ -21,11 +21,12 @@ from tests.bots.slack.clocks import SteppedClock
 from bots.slack import ids
 from bots.slack.delivery import budgets
 from bots.slack.delivery.sender import PACE
-from tests.bots.slack.harness import DEADLINE, Harness, has_button, running, texts
+from tests.bots.slack.harness import Harness, has_button, running, texts
 from tests.fakes.fake_bridge import FakeBridge, Stall, ev
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID, TEAM_ID
 from tests.support.runtime import FAST, catalogue_for
+from tests.fakes.changes import WAIT
 
 STEP = 0.1  # seconds of clock per event
 
@@ -74,7 +75,7 @@ def paced_script(steps: int, final: str) -> tuple[list[Any], list[int]]:
 
 
 async def poll(predicate: Callable[[], Any]) -> Any:
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         while not (value := predicate()):
             await asyncio.sleep(0.001)
     return value
@@ -82,7 +83,7 @@ async def poll(predicate: Callable[[], Any]) -> Any:
 
 async def advance_until(clock: SteppedClock, predicate: Callable[[], Any]) -> Any:
     """Move the clock a step at a time until `predicate()` holds (what waits on it can go on)."""
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         while not (value := predicate()):
             clock.advance(STEP)
             await asyncio.sleep(0.002)
@@ -479,7 +480,7 @@ async def test_turns_try_to_stream_in_the_order_their_runs_began() -> None:
         await asyncio.sleep(0)
     assert not waiting.done()  # the stuck one is waited for, up to the wait
     clock.advance(0.1)
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         await waiting  # ... and not beyond it: it never tries
     turns.done(stuck)
     turns.done(stuck)  # again: nothing
@@ -515,7 +516,7 @@ async def test_a_ramp_of_a_hundred_turns_leaves_no_live_message_working_after_th
     def all_answered() -> bool:
         return all(answered_in_channel(t.h, c, th, "Answer") for c, th in threads.items())
 
-    async with asyncio.timeout(DEADLINE * 6):
+    async with asyncio.timeout(WAIT * 2):
         while released < turns or len(threads) < turns or not all_answered():
             elapsed = t.clock.now - begin
             while len(threads) < turns and len(threads) / 5 <= elapsed:

@@ -11,10 +11,11 @@ from bots.slack.supervisor import FATAL_ERRORS
 from core.edge.platform_links import LinkState, PlatformLink
 from core.runtime.pool import RunPool
 from tests.bots.slack.clocks import FastClock
-from tests.bots.slack.harness import DEADLINE, Harness, running, texts, until
+from tests.bots.slack.harness import Harness, running, texts, until
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack import FakeSlack
 from tests.fakes.slack_payloads import CHANNEL_ID, make_slack_event, make_slash_command
+from tests.fakes.changes import WAIT
 
 
 async def test_a_mention_and_a_command_over_socket_mode(
@@ -62,7 +63,7 @@ async def test_the_socket_closed_by_slack_is_reconnected_and_events_flow_again(
             await fake_slack.socket.close(code=1001)
         else:
             await fake_slack.socket.disconnect("refresh_requested")
-        await fake_slack.socket.wait_connected(count=2, timeout=DEADLINE)
+        await fake_slack.socket.wait_connected(count=2, timeout=WAIT)
         await until(link_is(link, LinkState.OK, reconnects=1))
         await mention_is_answered(fake_slack, h, llm, "Hello on the new socket.")
     assert len(fake_slack.calls_to("apps.connections.open")) == 2  # a fresh URL for each
@@ -77,7 +78,7 @@ async def test_a_dropped_connection_is_noticed_and_reconnected(
                        slack_app_token="xapp-test") as h:
         await until(link_is(link, LinkState.OK))
         fake_slack.socket.drop()
-        await fake_slack.socket.wait_connected(count=2, timeout=DEADLINE)
+        await fake_slack.socket.wait_connected(count=2, timeout=WAIT)
         await until(link_is(link, LinkState.OK, reconnects=1))
         await mention_is_answered(fake_slack, h, llm, "Hello after the drop.")
 

@@ -9,8 +9,7 @@ import threading
 from types import TracebackType
 
 import asyncpg
-
-DEADLINE = 20.0
+from tests.fakes.changes import WAIT
 
 
 class DatabaseOutage:
@@ -37,7 +36,7 @@ class DatabaseOutage:
     async def begin(self) -> None:
         """Refuse new connections, drop every open one, and wait until they are gone."""
         await self._execute(f'ALTER DATABASE "{self.name}" WITH ALLOW_CONNECTIONS false')
-        async with asyncio.timeout(DEADLINE):
+        async with asyncio.timeout(WAIT):
             while await self._fetchval(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
                 "WHERE datname = $1 AND pid <> pg_backend_pid()", self.name
@@ -50,12 +49,12 @@ class DatabaseOutage:
         as one racing a restart does."""
         done = threading.Thread(target=asyncio.run, args=(self._terminate_all(),))
         done.start()
-        done.join(DEADLINE)
+        done.join(WAIT)
 
     async def _terminate_all(self) -> None:
         admin = await asyncpg.connect(self._admin_url)
         try:
-            async with asyncio.timeout(DEADLINE):
+            async with asyncio.timeout(WAIT):
                 while await admin.fetchval(
                     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
                     "WHERE datname = $1 AND pid <> pg_backend_pid()", self.name

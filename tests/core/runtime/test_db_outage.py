@@ -38,10 +38,11 @@ from tests.admin.server import serving
 from tests.bridge.harness import wait_until
 from tests.conftest import BACKEND, POSTGRES_ADMIN_URL
 from tests.core.runtime.db_outage import DatabaseOutage
-from tests.core.runtime.waiting import DEADLINE, finished, message, stored_seqs, until
+from tests.core.runtime.waiting import finished, message, stored_seqs, until
 from tests.fakes.clock import ManualClock
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
 from tests.support.runtime import FAST, catalogue_for
+from tests.fakes.changes import WAIT
 
 BEAT = 0.2  # the fake Bridge's heartbeat while it holds a stream: well inside FAST's read timeout
 
@@ -75,7 +76,7 @@ def said(first: int, last: int) -> list:
 
 async def stored(message_id: int, count: int) -> list[int]:
     """The stored seqs of a message, once there are `count` of them."""
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         while len(seqs := await stored_seqs(message_id)) < count:
             await asyncio.sleep(0.01)
     return seqs
@@ -155,7 +156,7 @@ async def test_health_and_every_route_say_the_database_is_down_during_an_outage_
 ):
     services = AdminServices(fake_pool.bridge, fake_pool.catalogue, fake_pool)
     async with serving(create_app(Settings(), services)) as url, \
-            httpx.AsyncClient(base_url=url, timeout=DEADLINE) as http:
+            httpx.AsyncClient(base_url=url, timeout=WAIT) as http:
         before = await http.get("/api/health")
         assert (before.status_code, before.json()["database"]) == (200, "ok")
 
@@ -223,7 +224,7 @@ async def test_a_pool_stopping_during_an_outage_exits_and_its_run_resumes_elsewh
                         leases=Leases(ttl=timedelta(seconds=0.6)))
         await after.open()
         try:
-            async with asyncio.timeout(DEADLINE):  # its lease runs out, then it is taken over
+            async with asyncio.timeout(WAIT):  # its lease runs out, then it is taken over
                 while not await recover(after):
                     await asyncio.sleep(0.05)
             done = await finished(after, run.run_id)
@@ -246,7 +247,7 @@ async def test_failed_lease_renewals_during_an_outage_neither_stop_the_keeper_no
     await outage.end()
     back = utc_now()
     ttl = impatient_pool.leases.ttl
-    async with asyncio.timeout(DEADLINE):  # renewed after the outage: the keeper lives on
+    async with asyncio.timeout(WAIT):  # renewed after the outage: the keeper lives on
         while (await RunLease.get(run_id=run.run_id)).expires_at <= back + ttl:
             await asyncio.sleep(0.01)
 
@@ -254,7 +255,7 @@ async def test_failed_lease_renewals_during_an_outage_neither_stop_the_keeper_no
     done = await finished(impatient_pool, run.run_id)
     assert done.status == MessageStatus.SUCCESS
     assert await stored_seqs(done.message_id) == [1, 2]
-    async with asyncio.timeout(DEADLINE):  # released as the run's task ends, just after
+    async with asyncio.timeout(WAIT):  # released as the run's task ends, just after
         while await RunLease.filter(run_id=run.run_id).exists():
             await asyncio.sleep(0.01)
 

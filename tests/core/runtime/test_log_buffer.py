@@ -20,7 +20,7 @@ from core.runtime.checkpoints import StoredCheckpoint, load_checkpoint
 from core.runtime.log_buffer import DROPPED_META, LogBuffer, insert_rows
 from core.runtime.records import insert_turn
 from tests.conftest import BACKEND
-from tests.core.runtime.waiting import DEADLINE
+from tests.fakes.changes import WAIT
 
 AT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 EVENTS: list[Event] = [
@@ -76,7 +76,7 @@ async def test_a_flush_cancelled_mid_write_keeps_its_rows_for_the_next_one(db: s
     for event in EVENTS[:2]:
         buffer.add(message_id, event)
     flushing = asyncio.create_task(buffer.flush())
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         while buffer.pending:  # until the flush has taken the rows
             await asyncio.sleep(0)
     assert not flushing.done()  # it awaits the database with them

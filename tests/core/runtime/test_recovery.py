@@ -16,10 +16,11 @@ from core.runtime.pool import RunPool
 from core.runtime import records
 from core.runtime.recovery import recover
 from tests.bridge.harness import RunningBridge
-from tests.core.runtime.waiting import DEADLINE, finished, message, stored_seqs, until
+from tests.core.runtime.waiting import finished, message, stored_seqs, until
 from tests.fakes.fake_bridge import FakeBridge, Stall, WaitAnswer, ev
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 from tests.support.runtime import FAST, catalogue_for, opened_pool
+from tests.fakes.changes import WAIT
 
 ROOT = Path(__file__).parents[3]
 STORY = ("Once upon a time " + "there was a very long story. " * 40).strip()
@@ -252,7 +253,7 @@ async def test_a_question_whose_bridge_restarted_stays_open_until_the_fallback_e
         await fake_bridge.stop()
         fake_bridge.runs.clear()  # a new Bridge process: it knows neither the run nor the question
         await fake_bridge.start()
-        async with asyncio.timeout(DEADLINE):  # the stream came back to a Bridge without the run
+        async with asyncio.timeout(WAIT):  # the stream came back to a Bridge without the run
             while not [r for r in fake_bridge.requests_to("GET", f"/runs/{run.run_id}")]:
                 await asyncio.sleep(0.02)
         waiting = pool.view(run.run_id)
@@ -287,7 +288,7 @@ async def test_an_answer_taken_by_another_replica_continues_the_run_where_it_wai
         fake_bridge.default_script = lambda run_id: [
             ev("status", category="resumed", message="Resumed"), ev("done", final_text="a it is")]
         await fake_bridge.start()
-        async with asyncio.timeout(DEADLINE):  # it found the run gone, and waits for the answer
+        async with asyncio.timeout(WAIT):  # it found the run gone, and waits for the answer
             while not fake_bridge.requests_to("GET", f"/runs/{run.run_id}"):
                 await asyncio.sleep(0.02)
 

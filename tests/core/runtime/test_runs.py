@@ -16,8 +16,9 @@ from core.errors import Busy, NotFound
 from core.runtime import records
 from core.runtime.pool import RunPool
 from core.store.models import ChatMessageLog, ChatSession, ClarifyPause, MessageStatus, PauseStatus, Role
-from tests.core.runtime.waiting import DEADLINE, finished, message, stored_seqs, until
+from tests.core.runtime.waiting import finished, message, stored_seqs, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
+from tests.fakes.changes import WAIT
 
 TODOS = {"todos": [{"id": "1", "content": "read the brief", "status": "completed"},
                    {"id": "2", "content": "write the answer", "status": "in_progress"}]}
@@ -166,7 +167,7 @@ async def test_a_turn_written_as_the_answer_is_stored_is_not_refused_as_busy(
     monkeypatch.setattr(records, "finish_success", held_after_the_commit)
     s = (await sessions.create_session()).id
     first = await pool.start(s, "one")
-    async with asyncio.timeout(DEADLINE):
+    async with asyncio.timeout(WAIT):
         await stored.wait()
     second = await pool.start(s, "two")
     assert second.status == MessageStatus.QUEUED  # behind the old task, not beside it

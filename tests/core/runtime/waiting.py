@@ -8,15 +8,14 @@ from collections.abc import Callable
 from core.runtime.pool import RunPool
 from core.runtime.updates import RunUpdate
 from core.store.models import ChatMessage, ChatMessageLog
-
-DEADLINE = 20.0
+from tests.fakes.changes import WAIT
 
 
 async def until(pool: RunPool, run_id: str, predicate: Callable[[RunUpdate], bool]) -> RunUpdate:
     """The first update of `run_id` that satisfies `predicate` (the current view counts)."""
     subscription = pool.subscribe(run_id)
     try:
-        async with asyncio.timeout(DEADLINE):
+        async with asyncio.timeout(WAIT):
             while True:
                 for update in await subscription.next():
                     if predicate(update):

@@ -19,6 +19,8 @@ from typing import Any
 import discord
 from aiohttp import web
 
+from tests.fakes.changes import WAIT
+
 from . import rest_app, rest_channels, rest_interactions
 from .clock import Clock, monotonic
 from .core import CORE_KEY, FakeCore
@@ -105,7 +107,7 @@ class FakeDiscord(Driving):
 
     @contextlib.asynccontextmanager
     async def connected(
-        self, client: discord.Client, timeout: float = 5.0
+        self, client: discord.Client, timeout: float = WAIT
     ) -> AsyncIterator[discord.Client]:
         """Log `client` in, run it until ready; close it and await its task on exit.
 
@@ -271,12 +273,12 @@ class FakeDiscord(Driving):
     # -- waiting ----------------------------------------------------------------------
 
     async def wait_until(
-        self, predicate: Callable[[], object], timeout: float = 5.0, what: str = "condition"
+        self, predicate: Callable[[], object], timeout: float = WAIT, what: str = "condition"
     ) -> None:
         """Re-check `predicate()` on every change of the fake (and every 50 ms) until it holds."""
         await self.core.notifier.wait_until(predicate, timeout, what)
 
-    async def wait_for_call(self, route: str, *, count: int = 1, timeout: float = 5.0) -> Call:
+    async def wait_for_call(self, route: str, *, count: int = 1, timeout: float = WAIT) -> Call:
         """The `count`-th answered call of `route`."""
         def answered() -> list[Call]:
             return [c for c in self.calls_to(route) if c.status is not None]
@@ -286,7 +288,7 @@ class FakeDiscord(Driving):
         return answered()[count - 1]
 
     async def wait_for_response(
-        self, interaction: InteractionRecord, timeout: float = 5.0
+        self, interaction: InteractionRecord, timeout: float = WAIT
     ) -> Payload:
         """The first callback the bot posted for `interaction`."""
         what = f"a response to interaction {interaction.id}"

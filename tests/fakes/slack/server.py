@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.changes import CHANGES
+from tests.fakes.changes import CHANGES, WAIT
 
 from . import api_agents, api_chat, api_files, api_misc, api_stream, api_views
 from .calls import Call
@@ -120,7 +120,7 @@ class FakeSlack:
         """How many calls were answered 429 (by a limit or an injected fault)."""
         return sum(1 for call in self.calls if call.status == 429)
 
-    async def wait_for_calls(self, method: str, count: int = 1, timeout: float = 5.0,
+    async def wait_for_calls(self, method: str, count: int = 1, timeout: float = WAIT,
                              answered: bool = True) -> list[Call]:
         """Until `count` calls of `method` arrived (and were answered, by default)."""
         def done() -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from tests.fakes.changes import CHANGES
+from tests.fakes.changes import CHANGES, WAIT
 
 from .state import SlackState
 
@@ -32,13 +32,13 @@ class SocketModeServer:
         live = [ws for ws in self.connections if not ws.closed]
         return live[-1] if live else None
 
-    async def wait_connected(self, count: int = 1, timeout: float = 5.0) -> None:
+    async def wait_connected(self, count: int = 1, timeout: float = WAIT) -> None:
         """Until `count` connections have been accepted and one is open."""
         await self._wait(lambda: len(self.connections) >= count and self.current is not None,
                          timeout)
 
     async def push(self, kind: str, payload: dict[str, Any], *,
-                   accepts_response_payload: bool = False, timeout: float = 5.0) -> str:
+                   accepts_response_payload: bool = False, timeout: float = WAIT) -> str:
         """Send an envelope (events_api / interactive / slash_commands); its envelope_id."""
         await self.wait_connected(timeout=timeout)
         envelope = {"envelope_id": str(uuid.uuid4()), "type": kind, "payload": payload,
@@ -60,7 +60,7 @@ class SocketModeServer:
     async def push_command(self, payload: dict[str, Any]) -> str:
         return await self.push("slash_commands", payload, accepts_response_payload=True)
 
-    async def wait_ack(self, envelope_id: str, timeout: float = 5.0) -> dict[str, Any]:
+    async def wait_ack(self, envelope_id: str, timeout: float = WAIT) -> dict[str, Any]:
         await self._wait(lambda: envelope_id in self.acks, timeout)
         return self.acks[envelope_id]
 
