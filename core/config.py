@@ -104,7 +104,7 @@ class Settings:
     discord_shard_count: int = 0  # 0: Discord's recommendation (GET /gateway/bot)
     discord_cdn_hosts: tuple[str, ...] = DISCORD_CDN_HOSTS
     platform_down_seconds: int = DOWN_SECONDS
-    intake_retry_seconds: int = 60  # a message a replica took but never finished: again after
+    intake_retry_seconds: int = 60  # a message or scheduled time a replica took but never finished: again after
     log_format: str = "text"
     log_level: str = "INFO"
 

@@ -76,7 +76,8 @@ async def running_parts(settings: Settings,
             upkeep = Upkeep(lock, lambda: start_jobs(pool, fallback),
                             every=settings.run_lease_seconds / 2)
             tasks: list[asyncio.Task[None]] = []
-            schedules = ScheduledPrompts(pool, files)
+            schedules = ScheduledPrompts(
+                pool, files, retry=timedelta(seconds=settings.intake_retry_seconds))
             try:
                 log.info("runtime: recovered %d runs in flight; %s", await recover(pool),
                          UPKEEP_HERE if leader else "another replica runs the upkeep jobs")

@@ -4,13 +4,15 @@ each occurrence's claim and outcome (the run history).
 The `schedule` table is the persistent job store: each schedule's crontab, time zone and the
 first occurrence not yet handled (`next_run_at`). Several replicas may look at one occurrence
 at once; the one whose `schedule_run` row goes in first (unique per schedule and occurrence
-time) starts it, and the others see it taken (docs/schedules.md).
+time) starts it, and the others see it taken. A claim whose replica died before settling it is
+taken over, once, by another (`abandoned`, `take_over`) and goes on from its last step (the
+thread it opened is kept on the row as soon as it is open: docs/schedules.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from tortoise.exceptions import IntegrityError
@@ -24,6 +26,7 @@ from core.store.models import (
     Schedule,
     ScheduleRun,
     ScheduleState,
+    utc_now,
 )
 from core.text.field_errors import InvalidField
 from core.text.safe_text import bounded, clean_text
@@ -133,13 +136,37 @@ async def due(now: datetime) -> list[Schedule]:
 
 
 async def claim(schedule: Schedule, occurrence: datetime, outcome: RunOutcome,
-                detail: str = "") -> ScheduleRun | None:
-    """The occurrence taken by this replica (None: another one took it first)."""
+                detail: str = "", now: datetime | None = None) -> ScheduleRun | None:
+    """The occurrence taken by this replica at `now` (None: another one took it first)."""
     try:
         return await ScheduleRun.create(schedule_id=schedule.id, occurrence_at=occurrence,
-                                        outcome=outcome, detail=detail)
+                                        outcome=outcome, detail=detail,
+                                        claimed_at=now or utc_now())
     except IntegrityError:
         return None
+
+
+async def opened(run: ScheduleRun, thread: str) -> None:
+    """The thread the occurrence opened, kept before its turn is taken: a replica that takes
+    the claim over goes on in it instead of posting the prompt again."""
+    await ScheduleRun.filter(id=run.id).update(thread=clean_text(thread))
+    run.thread = thread
+
+
+async def abandoned(now: datetime, after: timedelta) -> list[ScheduleRun]:
+    """Claims still unsettled `after` they were made (their replica died or stopped while
+    starting them), oldest first, with their schedules."""
+    return await ScheduleRun.filter(outcome=RunOutcome.CLAIMED, claimed_at__lt=now - after) \
+        .order_by("claimed_at").select_related("schedule")
+
+
+async def take_over(run: ScheduleRun, now: datetime) -> bool:
+    """Whether this replica took the abandoned claim (its time moved to `now`); another that
+    looked at the same row at once finds it moved and leaves it."""
+    taken = await ScheduleRun.filter(id=run.id, outcome=RunOutcome.CLAIMED,
+                                     claimed_at=run.claimed_at).update(claimed_at=now)
+    run.claimed_at = now
+    return taken == 1
 
 
 async def advance(schedule: Schedule, handled: datetime, now: datetime) -> None:

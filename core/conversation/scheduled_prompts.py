@@ -11,6 +11,12 @@ schedule's platform leaves it to those that do.
 An occurrence found more than `grace` late (no replica ran at its time: a downtime) is run
 once for all the occurrences missed (`misfire` run_once), or recorded as skipped (`skip`).
 
+A replica that dies (or is stopped) between its claim and the claim's outcome leaves the
+occurrence `claimed`; `retry` later (INTAKE_RETRY_SECONDS, as for a message taken but never
+finished) one replica takes the claim over and goes on from its last step: it opens the thread
+if none was kept on the claim, takes the turn in the kept thread if none was written there,
+and otherwise records the run the turn started (which the runtime goes on with).
+
 The run starts through the conversation's ordinary path for a new thread (`turns.take`): the
 author's policy, quota and spend limits apply as to their own message, and replies in the
 thread continue it as any conversation.
@@ -33,11 +39,13 @@ from core.chat.sessions import ThreadKey
 from core.conversation import bindings, turns
 from core.conversation.refusals import NOT_ALLOWED
 from core.errors import HermesChatError
+from core.runtime import records
 from core.runtime.pool import RunPool
 from core.store.models import ChatSession, Misfire, Platform, RunOutcome, Schedule, ScheduleRun, utc_now
 
 log = logging.getLogger(__name__)
 GRACE = timedelta(minutes=5)  # later than this, an occurrence was missed (misfire applies)
+RETRY = timedelta(seconds=60)  # a claim unsettled this long was abandoned by its replica
 SYNC_SECONDS = 30.0
 MISSED = "missed: no replica ran at its time"
 
@@ -76,6 +84,7 @@ class ScheduledPrompts:
     files: FileReader
     clock: Callable[[], datetime] = utc_now
     grace: timedelta = GRACE
+    retry: timedelta = RETRY
     sync_seconds: float = SYNC_SECONDS
     threads: dict[Platform, ScheduledThreads] = field(default_factory=dict)
     syncs: int = field(default=0, init=False)  # syncs done (health, tests)
@@ -135,8 +144,9 @@ class ScheduledPrompts:
                 self._jobs[schedule_id] = (cron, tz)
 
     async def due(self) -> list[ScheduleRun]:
-        """Claim and start each occurrence due now that no replica has taken; what this
-        replica took (started, skipped, refused or failed)."""
+        """Claim and start each occurrence due now that no replica has taken, and take over
+        each claim abandoned by its replica; what this replica took (started, skipped, refused
+        or failed)."""
         now = self.clock()
         taken = []
         for schedule in await schedules.due(now):
@@ -144,11 +154,21 @@ class ScheduledPrompts:
                 continue
             try:
                 run = await self._occurrence(schedule, now)
-            except Exception:  # logged; the other schedules' times go on (a claimed one stays so)
+            except Exception:  # logged; the other schedules' times go on (a claim left is taken over)
                 log.exception("schedule %s: its time %s was not handled", schedule.id, now)
                 continue
             if run is not None:
                 taken.append(run)
+        for run in await schedules.abandoned(now, self.retry):
+            if run.schedule.platform not in self.threads or not await schedules.take_over(run, now):
+                continue
+            try:
+                await self._go_on(run.schedule, run)
+            except Exception:
+                log.exception("schedule %s: its time %s was not handled", run.schedule.id,
+                              run.occurrence_at)
+                continue
+            taken.append(await ScheduleRun.get(id=run.id))
         return taken
 
     async def _occurrence(self, schedule: Schedule, now: datetime) -> ScheduleRun | None:
@@ -159,7 +179,7 @@ class ScheduledPrompts:
             return None
         skipped = now - occurrence > self.grace and schedule.misfire is Misfire.SKIP
         outcome = RunOutcome.SKIPPED if skipped else RunOutcome.CLAIMED
-        run = await schedules.claim(schedule, occurrence, outcome, MISSED if skipped else "")
+        run = await schedules.claim(schedule, occurrence, outcome, MISSED if skipped else "", now)
         await schedules.advance(schedule, occurrence, now)
         if run is None or skipped:
             return run
@@ -177,7 +197,26 @@ class ScheduledPrompts:
             log.exception("schedule %s: could not open its thread", schedule.id)
             await schedules.settle(run, RunOutcome.FAILED, detail=_why(error))
             return
+        await schedules.opened(run, opened.key.thread)
         await self._take(schedule, run, threads, opened)
+
+    async def _go_on(self, schedule: Schedule, run: ScheduleRun) -> None:
+        """An abandoned claim, from where its replica stopped."""
+        log.warning("schedule %s: its time %s was claimed by a replica that stopped before "
+                    "starting it; going on here", schedule.id, run.occurrence_at)
+        if not run.thread:  # stopped before its thread was open (or before it was kept)
+            await self._start(schedule, run)
+            return
+        # Both platforms name a thread opened on a message by that message's id.
+        key = ThreadKey(schedule.platform, schedule.workspace, schedule.channel, run.thread)
+        session = await bindings.bound_session(key)
+        answer = await records.first_answer(session.id) if session is not None else None
+        if session is not None and answer is not None:  # the turn was written: its run goes on
+            await schedules.settle(run, RunOutcome.STARTED, run_id=answer.run_id or "",
+                                   session_id=session.id)
+            return
+        await self._take(schedule, run, self.threads[schedule.platform],
+                         OpenedThread(key, run.thread))
 
     async def _take(self, schedule: Schedule, run: ScheduleRun, threads: ScheduledThreads,
                     opened: OpenedThread) -> None:

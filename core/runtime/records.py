@@ -40,6 +40,11 @@ async def busy_run(session_id: int) -> str | None:
     return message.run_id if message else None
 
 
+async def first_answer(session_id: int) -> ChatMessage | None:
+    """The answer of the session's first turn, once that turn is written."""
+    return await ChatMessage.filter(session_id=session_id, role=Role.ASSISTANT).order_by("id").first()
+
+
 async def last_in_line(session_id: int) -> str | None:
     """The newest run in flight in this session: the one a run queued now waits for."""
     message = await ChatMessage.filter(session_id=session_id, status__in=IN_FLIGHT,

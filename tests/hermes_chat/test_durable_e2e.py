@@ -14,19 +14,18 @@ import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import psutil
-
 from tests.fakes.llm_server import ScriptedLLM
 from tests.support.durable import (
     World,
     both_finish,
     bridge_process,
     check_outcome,
+    kill_9,
     restarted,
     two_runs_in_flight,
     world,
 )
-from tests.support.replicas import Replica, replica, resolved, until
+from tests.support.replicas import Replica, replica, until
 
 
 async def across_a_new_serve(w: World, stop: Callable[[World, Replica], Awaitable[None]]) -> None:
@@ -67,15 +66,6 @@ async def test_kill_9_of_the_bridge_with_serve_alive_loses_no_run(
 async def test_kill_9_of_serve_and_its_bridge_then_a_new_serve_loses_no_run(
     db: str, llm: ScriptedLLM, tmp_path: Path
 ) -> None:
-    async def kill_both(w: World, first: Replica) -> None:
-        child = (await bridge_process(w, first))["pid"]
-        os.kill(child, signal.SIGKILL)
-        first.process.kill()  # SIGKILL: no clean-up of any kind
-        await first.process.wait()
-        await until(lambda: resolved(not psutil.pid_exists(child) or
-                                     psutil.Process(child).status() == psutil.STATUS_ZOMBIE),
-                    "the Bridge gone", first)
-
     async with world(db, llm, tmp_path) as w:
-        await across_a_new_serve(w, kill_both)
+        await across_a_new_serve(w, kill_9)
 

@@ -5,18 +5,14 @@ posted, with the run id that placeholder's Stop named (bots/slack/intake.py)."""
 
 from __future__ import annotations
 
-import os
-import signal
 from pathlib import Path
-
-import psutil
 
 from bots.slack import ids
 from core.store.models import ChatMessage, Role
 from tests.bots.slack.harness import has_button, texts
 from tests.fakes.llm_server import ScriptedLLM, text_reply
 from tests.fakes.slack_payloads import CHANNEL_ID
-from tests.support.durable import bridge_process, world
+from tests.support.durable import kill_9, world
 from tests.support.replicas import about, finished_in_slack, replica, resolved, slack_mention, until
 
 POST = "chat.postMessage"
@@ -30,16 +26,10 @@ async def test_kill_9_after_the_first_sign_before_the_turn_loses_no_message(
         w.slack.refuse("assistant.threads.setStatus")  # the first sign is a placeholder
         settings = {**w.settings, "INTAKE_RETRY_SECONDS": "1"}
         async with replica("first", tmp_path, settings) as first:
-            child = (await bridge_process(w, first))["pid"]
             w.slack.hang(POST)
             thread = await slack_mention(w.http, first, "how bright is the lighthouse?")
             await until(lambda: resolved(w.slack.faults.hanging(POST)), "the sign on its way", first)
-            os.kill(child, signal.SIGKILL)
-            first.process.kill()  # SIGKILL: the turn never written, nothing marked
-            await first.process.wait()
-            await until(lambda: resolved(not psutil.pid_exists(child) or
-                                         psutil.Process(child).status() == psutil.STATUS_ZOMBIE),
-                        "the Bridge gone", first)
+            await kill_9(w, first)  # the turn never written, nothing marked
         w.slack.release(POST)  # Slack applied the post the dead process never heard back from
         [sign] = await until(lambda: resolved([m for m in w.slack.thread(CHANNEL_ID, thread)
                                                if m.bot_id]), "the placeholder posted")

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psutil
 
 from bots.slack import ids
 from core.store.models import ChatMessage, ChatMessageLog, ClarifyPause, MessageStatus, PauseStatus
@@ -138,6 +141,19 @@ async def check_outcome(w: World, flight: InFlight) -> None:
 async def bridge_process(w: World, serve: Replica) -> dict[str, object]:
     health = (await w.http.get(f"{serve.url}/api/health")).json()
     return health["bridgeProcess"]
+
+
+async def kill_9(w: World, serve: Replica) -> None:
+    """SIGKILL to `serve` and its Bridge child (no clean-up of any kind); returns once both
+    are gone."""
+    child = (await bridge_process(w, serve))["pid"]
+    assert isinstance(child, int)
+    os.kill(child, signal.SIGKILL)
+    serve.process.kill()
+    await serve.process.wait()
+    await until(lambda: resolved(not psutil.pid_exists(child) or
+                                 psutil.Process(child).status() == psutil.STATUS_ZOMBIE),
+                "the Bridge gone", serve)
 
 
 async def restarted(w: World, serve: Replica, old_instance: object) -> bool:

@@ -15,7 +15,7 @@ import pytest
 
 from core.chat import schedules
 from core.chat.schedules import NewSchedule, Where
-from core.conversation.scheduled_prompts import ScheduledPrompts
+from core.conversation.scheduled_prompts import RETRY, ScheduledPrompts
 from core.runtime.pool import RunPool
 from core.store.models import (
     ChatMessage,
@@ -257,3 +257,53 @@ async def test_a_channel_the_bot_cannot_post_in_fails_that_time_saying_why(
     assert runs[gone.id].detail == ("Slack refused the post in the channel (channel_not_found): "
                                     "is the bot still in it?")
     assert [r.outcome for i, r in runs.items() if i != gone.id] == [RunOutcome.STARTED]
+
+
+@pytest.mark.parametrize("stopped", ["after its claim", "after opening the thread",
+                                     "after taking the turn"])
+async def test_a_time_whose_replica_died_while_starting_it_is_taken_over_once(
+        db: str, answering: FakeBridge, skills_dir: Path, fake_slack: FakeSlack,
+        fast_clock: object, stopped: str) -> None:
+    """What a replica leaves when it dies at each step of starting a time: the claim (the
+    occurrence advanced), the thread it opened (kept on the claim), the turn it wrote. Another
+    replica goes on from there, once, INTAKE_RETRY_SECONDS after the claim."""
+    schedule = await weekday_schedule()
+    claimed = datetime(2026, 12, 7, 8, 0, 1, tzinfo=UTC)
+    clock = Clock(claimed)
+    args = (answering, skills_dir, fake_slack, fast_clock, clock)
+    if stopped == "after taking the turn":  # it all ran, but the outcome was never written
+        async with replica(*args) as (dead, h):
+            [run] = await dead.due()
+            await h.answered(CHANNEL_ID, run.thread)
+        await ScheduleRun.filter(id=run.id).update(outcome=RunOutcome.CLAIMED, run_id="",
+                                                   session_id=None)
+    else:
+        occurrence = schedule.next_run_at
+        assert occurrence is not None
+        run = await schedules.claim(schedule, occurrence, RunOutcome.CLAIMED, now=claimed)
+        assert run is not None
+        await schedules.advance(schedule, occurrence, claimed)
+        if stopped == "after opening the thread":
+            async with replica(*args) as (_, h):
+                opened = await h.bot.scheduled_threads.open(schedule)
+            await schedules.opened(run, opened.key.thread)
+    started_runs = len(answering.runs)
+
+    async with replicas(2, *args) as two:
+        prompts = [p for p, _ in two]
+        clock.now = claimed + RETRY - timedelta(seconds=1)
+        assert await fire(prompts) == []  # its replica may still be starting it
+        clock.now = claimed + RETRY + timedelta(seconds=1)
+        [taken] = await fire(prompts)  # one of the two goes on with it
+        [root] = roots(fake_slack)  # the prompt posted once
+        await two[0][1].answered(CHANNEL_ID, root.ts)
+        clock.now += timedelta(minutes=1)
+        assert await fire(prompts) == []
+
+    assert (taken.id, taken.outcome, taken.thread) == (run.id, RunOutcome.STARTED, root.ts)
+    answer = await ChatMessage.get(session_id=taken.session_id, role=Role.ASSISTANT)
+    assert taken.run_id == answer.run_id and answer.content == ANSWER
+    assert await ChatMessage.filter(role=Role.USER).count() == 1  # one turn
+    assert len(answering.runs) == (1 if stopped == "after taking the turn" else started_runs + 1)
+    assert (await Schedule.get(id=schedule.id)).next_run_at == datetime(2026, 12, 8, 8, 0,
+                                                                         tzinfo=UTC)
