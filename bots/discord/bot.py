@@ -160,6 +160,7 @@ class DiscordBot:
         if self._updates is not None:
             self._updates.cancel()
             await asyncio.gather(self._updates, return_exceptions=True)
+        await self.services.catch_up.close()
         await self.services.outboxes.close(DRAIN_SECONDS)
         self.supervisor.stop()
         if self.fleet is not None:
@@ -262,6 +263,10 @@ class HermesClient(discord.Client):
         elif event == "disconnect":
             self.link.lost(close_reason(self.ws))  # discord.py is reconnecting by itself
         super().dispatch(event, *args, **kwargs)
+
+    async def on_ready(self) -> None:
+        """A new gateway session: what people sent while none listened is read (catch_up.py)."""
+        self.hermes.catch_up.start(self)
 
     async def on_message(self, message: discord.Message) -> None:
         await self.hermes.conversation.on_message(message)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import discord
 
+from bots.discord.catch_up import CatchUp
 from bots.discord.conversation import DiscordConversation, SessionFinder
 from bots.discord.delivery.first_sign import FirstSign
 from bots.discord.delivery.live import Notices, RunFollower
@@ -33,6 +34,7 @@ class DiscordServices:
     conversation: DiscordConversation
     follower: RunFollower
     outboxes: Outboxes  # messages; reactions and renames on budgets of their own
+    catch_up: CatchUp  # at each READY, the messages sent while no replica listened
     schedule_timezone: str = "UTC"  # SCHEDULE_TIMEZONE: a new schedule's, unless it names one
 
     @property
@@ -61,7 +63,7 @@ class DiscordServices:
         return cls(pool, catalogue, bridge, allow_list, refs, sessions, intake, conversation,
                    RunFollower(pool, refs, writer, outboxes, client, cached or client.get_channel,
                                usage),
-                   outboxes, schedule_timezone)
+                   outboxes, CatchUp(conversation), schedule_timezone)
 
 
 def services_of(interaction: discord.Interaction) -> DiscordServices:

@@ -50,7 +50,7 @@ async def running_bot(fake: FakeDiscord, pool: RunPool, *, limiter: RateLimiter 
                      link=link, reconnect=reconnect)
     await bot.start()
     try:
-        await bot.wait_until_ready(5.0)
+        await bot.wait_until_ready(WAIT)
         yield bot
     finally:
         await bot.stop()

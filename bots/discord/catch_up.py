@@ -1,0 +1,100 @@
+"""Messages people sent while no replica listened: Discord sends a message event once, to the
+gateway session connected then. A RESUME replays what a session missed; a new session (a
+start, a restart, a deploy, a shard taken over from a dead replica, a reconnect Discord could
+not resume) gets nothing of what came before it.
+
+So at each READY a client reads, in the threads and DMs of its guilds whose conversations were
+active in the last CATCH_UP, the messages after the newest one written down there, and handles
+each person's message that came after the bot's last message in that thread and was not
+written down (`bindings.written_down`), as if it had just arrived: the conversation's ordinary
+path (who may talk, busy threads, files, the first sign). A message the bot answered or refused
+is followed by a message of the bot's, so it is not handled twice; a message in a channel that
+opened no thread yet (a first mention) is not looked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime, timedelta
+
+import discord
+
+from bots.discord.conversation import DM_WORKSPACE, DiscordConversation
+from core.conversation import bindings
+from core.conversation.bindings import Recent
+from core.conversation.vocabulary import Platform
+
+log = logging.getLogger(__name__)
+CATCH_UP = timedelta(hours=24)  # conversations active this recently are looked at
+PLACES = 200  # at most this many threads and DMs a READY, the latest first
+PER_PLACE = 50  # messages read after the newest written down in each
+
+
+class CatchUp:
+    """Reads what a client's gateway session missed, once per READY, in a task of its own."""
+
+    def __init__(self, conversation: DiscordConversation) -> None:
+        self._conversation = conversation
+        self._tasks: dict[int, asyncio.Task[int]] = {}  # per client (its shard)
+        self.handled = 0  # messages handled so (tests, the log)
+        self.reads = 0  # catch-ups finished
+
+    def start(self, client: discord.Client) -> None:
+        """Catch `client` up (a READY); one read at a time per client."""
+        running = self._tasks.get(id(client))
+        if running is not None and not running.done():
+            return
+        task = asyncio.create_task(self._run(client), name="discord-catch-up")
+        self._tasks[id(client)] = task
+
+    async def close(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        self._tasks.clear()
+
+    async def _run(self, client: discord.Client) -> int:
+        me = client.user
+        if me is None:
+            return 0
+        workspaces = {str(guild.id) for guild in client.guilds}
+        if client.shard_id in (None, 0):  # DMs come to the first shard
+            workspaces.add(DM_WORKSPACE)
+        handled = 0
+        since = datetime.now(UTC) - CATCH_UP
+        for recent in await bindings.active_since(Platform.DISCORD, since, workspaces, PLACES):
+            try:
+                handled += await self._place(client, me.id, recent)
+            except discord.HTTPException as error:  # deleted, or closed to the bot now
+                log.info("discord: cannot read %s to catch up (%s)", recent.key, error.text)
+            except Exception:  # one place must not keep the others from being read
+                log.exception("discord: catching up %s failed", recent.key)
+        if handled:
+            log.info("discord: %d message(s) sent while no replica listened handled now", handled)
+        self.handled += handled
+        self.reads += 1
+        return handled
+
+    async def _place(self, client: discord.Client, me: int, recent: Recent) -> int:
+        key = recent.key
+        target = int(key.thread or key.channel)
+        after = max(recent.newest, int(key.thread or 0))
+        if not after:
+            return 0
+        channel = client.get_channel(target) or await client.fetch_channel(target)
+        if not isinstance(channel, discord.abc.Messageable):
+            return 0
+        messages = [m async for m in channel.history(limit=PER_PLACE, after=discord.Object(after),
+                                                     oldest_first=True)]
+        ours = [i for i, m in enumerate(messages) if m.author.id == me]
+        handled = 0
+        for message in messages[ours[-1] + 1 if ours else 0:]:
+            if message.author.bot or await bindings.written_down(recent.session_id,
+                                                                 str(message.id)):
+                continue
+            log.info("discord: message %s in %s came while no replica listened: handling it",
+                     message.id, target)
+            await self._conversation.on_message(message)
+            handled += 1
+        return handled
