@@ -8,14 +8,17 @@ active in the last CATCH_UP, the messages after the newest one written down ther
 each person's message that came after the bot's last message in that thread and was not
 written down (`bindings.written_down`), as if it had just arrived: the conversation's ordinary
 path (who may talk, busy threads, files, the first sign). A message the bot answered or refused
-is followed by a message of the bot's, so it is not handled twice; a message in a channel that
-opened no thread yet (a first mention) is not looked for.
+is followed by a message of the bot's, so it is not handled twice. In the channels those
+threads were opened in, it reads the messages after the newest conversation opened there and
+handles each mention of the bot that opened no conversation (no thread bound on it) and came
+after the bot's last message there: a first mention sent while nothing listened.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 
 import discord
@@ -23,7 +26,7 @@ import discord
 from bots.discord.conversation import DM_WORKSPACE, DiscordConversation
 from core.conversation import bindings
 from core.conversation.bindings import Recent
-from core.conversation.vocabulary import Platform
+from core.conversation.vocabulary import Platform, ThreadKey
 
 log = logging.getLogger(__name__)
 CATCH_UP = timedelta(hours=24)  # conversations active this recently are looked at
@@ -63,38 +66,71 @@ class CatchUp:
             workspaces.add(DM_WORKSPACE)
         handled = 0
         since = datetime.now(UTC) - CATCH_UP
-        for recent in await bindings.active_since(Platform.DISCORD, since, workspaces, PLACES):
-            try:
-                handled += await self._place(client, me.id, recent)
-            except discord.HTTPException as error:  # deleted, or closed to the bot now
-                log.info("discord: cannot read %s to catch up (%s)", recent.key, error.text)
-            except Exception:  # one place must not keep the others from being read
-                log.exception("discord: catching up %s failed", recent.key)
+        recent = await bindings.active_since(Platform.DISCORD, since, workspaces, PLACES)
+        opened: dict[ThreadKey, int] = {}  # a guild channel: the newest thread opened in it
+        for place in recent:
+            handled += await self._read(place.key, self._place(client, me.id, place))
+            if place.key.thread and place.key.workspace != DM_WORKSPACE:
+                parent = ThreadKey(Platform.DISCORD, place.key.workspace, place.key.channel)
+                opened[parent] = max(opened.get(parent, 0), int(place.key.thread))
+        for parent, newest in opened.items():
+            handled += await self._read(parent, self._channel(client, me.id, parent, newest))
         if handled:
             log.info("discord: %d message(s) sent while no replica listened handled now", handled)
         self.handled += handled
         self.reads += 1
         return handled
 
+    @staticmethod
+    async def _read(key: ThreadKey, reading: Awaitable[int]) -> int:
+        """How many messages reading one place handled; a place that fails is logged and
+        keeps no other from being read."""
+        try:
+            return await reading
+        except discord.HTTPException as error:  # deleted, or closed to the bot now
+            log.info("discord: cannot read %s to catch up (%s)", key, error.text)
+        except Exception:
+            log.exception("discord: catching up %s failed", key)
+        return 0
+
     async def _place(self, client: discord.Client, me: int, recent: Recent) -> int:
+        """A thread or DM: each person's message not written down."""
         key = recent.key
-        target = int(key.thread or key.channel)
-        after = max(recent.newest, int(key.thread or 0))
-        if not after:
-            return 0
-        channel = client.get_channel(target) or await client.fetch_channel(target)
-        if not isinstance(channel, discord.abc.Messageable):
-            return 0
-        messages = [m async for m in channel.history(limit=PER_PLACE, after=discord.Object(after),
-                                                     oldest_first=True)]
-        ours = [i for i, m in enumerate(messages) if m.author.id == me]
         handled = 0
-        for message in messages[ours[-1] + 1 if ours else 0:]:
-            if message.author.bot or await bindings.written_down(recent.session_id,
-                                                                 str(message.id)):
-                continue
-            log.info("discord: message %s in %s came while no replica listened: handling it",
-                     message.id, target)
-            await self._conversation.on_message(message)
-            handled += 1
+        for message in await _unheard(client, me, int(key.thread or key.channel),
+                                      max(recent.newest, int(key.thread or 0))):
+            if not await bindings.written_down(recent.session_id, str(message.id)):
+                handled += await self._handle(message)
         return handled
+
+    async def _channel(self, client: discord.Client, me: int, parent: ThreadKey,
+                       newest_thread: int) -> int:
+        """A guild channel: each mention of the bot that opened no conversation."""
+        handled = 0
+        for message in await _unheard(client, me, int(parent.channel), newest_thread):
+            opened_on = ThreadKey(Platform.DISCORD, parent.workspace, parent.channel,
+                                  str(message.id))  # a thread opened on a message has its id
+            if me in message.raw_mentions and await bindings.bound_session(opened_on) is None:
+                handled += await self._handle(message)
+        return handled
+
+    async def _handle(self, message: discord.Message) -> int:
+        log.info("discord: message %s in %s came while no replica listened: handling it",
+                 message.id, message.channel.id)
+        await self._conversation.on_message(message)
+        return 1
+
+
+async def _unheard(client: discord.Client, me: int, target: int,
+                   after: int) -> list[discord.Message]:
+    """People's messages in channel `target` after message `after` and after the bot's last
+    message there, oldest first (at most PER_PLACE read)."""
+    if not after:
+        return []
+    channel = client.get_channel(target) or await client.fetch_channel(target)
+    if not isinstance(channel, discord.abc.Messageable):
+        return []
+    messages = [m async for m in channel.history(limit=PER_PLACE, after=discord.Object(after),
+                                                 oldest_first=True)]
+    ours = [i for i, m in enumerate(messages) if m.author.id == me]
+    return [m for m in messages[ours[-1] + 1 if ours else 0:] if not m.author.bot]
