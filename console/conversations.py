@@ -1,6 +1,7 @@
 """The Conversations page (search, filters, newest activity first, paged) and a conversation's
-own page with what is done to it as a whole: send a message (the composer), export, reset,
-archive, delete, and its agent's long-term memory (read and edit)."""
+own page with what is done to it as a whole: send a message (the composer), rename (its title
+double-clicked, or Rename), export, reset, archive, delete, and its agent's long-term memory
+(read and edit)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,11 @@ class MessageForm:
 @dataclass(frozen=True, slots=True)
 class StatusForm:
     status: str
+
+
+@dataclass(frozen=True, slots=True)
+class TitleForm:
+    title: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +141,18 @@ class ConversationController(Controller):
         await session_commands.update_session(services.catalogue, session_id, changes)
         said = "archived" if data.status == "ARCHIVED" else "back among the active ones"
         return back(request, f"The conversation is {said}.",
+                    to=f"{PREFIX}/conversations/{session_id}")
+
+    @post("/{session_id:int}/title")
+    async def rename(self, request: Request[Any, Any, Any], services: Services,
+                     session_id: SessionId, data: Annotated[TitleForm, Form]) -> Redirect:
+        """A new title (the API's PATCH: the same checks of the text)."""
+        title = data.title.strip()
+        if not title:
+            raise InvalidField("title", "write the new title first")
+        await session_commands.update_session(services.catalogue, session_id,
+                                              SessionChanges(title=title))
+        return back(request, "The conversation is renamed.",
                     to=f"{PREFIX}/conversations/{session_id}")
 
     @get("/{session_id:int}/memory")

@@ -102,5 +102,15 @@
     htmx.onLoad(function (content) {
       followAll(content); // a re-rendered answer keeps its stream (followed by its id)
     });
+    // A title double-clicked opens its Rename form, its text selected (as the seeds' sidebar).
+    document.body.addEventListener("dblclick", function (event) {
+      var title = event.target.closest && event.target.closest("[data-rename]");
+      var form = title && document.getElementById(title.dataset.rename);
+      if (!form) { return; }
+      form.open = true;
+      var input = form.querySelector("input[name=title]");
+      input.focus();
+      input.select();
+    });
   });
 }());

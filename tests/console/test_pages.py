@@ -1,5 +1,5 @@
 """The console's Feedback and Usage pages, what is done to a conversation as a whole (a message
-sent from the composer, archive, the agent's long-term memory), the list's channel and person
+sent from the composer, a rename, archive, the agent's long-term memory), the list's channel and person
 filters, the service's health on Now, and an unknown page, in a real headless Chromium against
 the real agent loop. Each page is kept as a screenshot."""
 
@@ -120,7 +120,7 @@ async def test_usage_draws_its_charts_and_sets_a_limit_from_the_keyboard(
         "3 model calls · 630 tokens (600 prompt, 30 completion) · cost 0.7500")
 
 
-async def test_a_message_from_the_composer_archive_and_the_agents_memory(
+async def test_a_message_from_the_composer_a_rename_archive_and_the_agents_memory(
     page: Page, console_url: str, pool: RunPool, llm: ScriptedLLM, shots: Path
 ) -> None:
     llm.script(text_reply("Hello from the composer."))
@@ -144,6 +144,19 @@ async def test_a_message_from_the_composer_archive_and_the_agents_memory(
     await page.get_by_role("button", name="Send").click()
     await expect(page.get_by_role("alert")).to_contain_text("write a message first")
 
+    await page.get_by_role("heading", name="Composer").dblclick()  # as in the seeds' sidebar
+    await expect(page.get_by_label("New title")).to_be_focused()
+    await page.get_by_label("New title").fill("Hello, composer")
+    await page.get_by_label("New title").press("Enter")
+    await expect(page.get_by_role("status").first).to_have_text("The conversation is renamed.")
+    await expect(page.get_by_role("heading", name="Hello, composer")).to_be_visible()
+    assert (await sessions.get_session(session.id)).title == "Hello, composer"
+    await page.get_by_text("Rename", exact=True).click()  # without a double-click, as it was
+    await page.get_by_label("New title").fill("\u0000")
+    await page.get_by_role("button", name="Save the title").click()
+    await expect(page.get_by_role("alert")).to_contain_text("must not contain NUL characters")
+    assert (await sessions.get_session(session.id)).title == "Hello, composer"
+
     await page.get_by_role("button", name="Archive").click()
     await expect(page.get_by_role("status").first).to_have_text("The conversation is archived.")
     assert (await sessions.get_session(session.id)).status == SessionStatus.ARCHIVED
@@ -153,7 +166,7 @@ async def test_a_message_from_the_composer_archive_and_the_agents_memory(
     assert (await sessions.get_session(session.id)).status == SessionStatus.ACTIVE
 
     await page.get_by_role("link", name="Long-term memory").click()
-    await expect(page.get_by_role("heading", name="Long-term memory of “Composer”")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Long-term memory of “Hello, composer”")).to_be_visible()
     await page.get_by_label("MEMORY.md").fill("The team deploys on Tuesdays.")
     await page.get_by_label("USER.md").fill("Ana prefers short answers.")
     await page.get_by_role("button", name="Save the memory").click()
