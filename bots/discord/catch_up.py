@@ -48,7 +48,7 @@ class CatchUp:
         running = self._tasks.get(id(client))
         if running is not None and not running.done():
             return
-        task = asyncio.create_task(self._run(client), name="discord-catch-up")
+        task = asyncio.create_task(self._safely(client), name="discord-catch-up")
         self._tasks[id(client)] = task
 
     async def close(self) -> None:
@@ -56,6 +56,13 @@ class CatchUp:
             task.cancel()
         await asyncio.gather(*self._tasks.values(), return_exceptions=True)
         self._tasks.clear()
+
+    async def _safely(self, client: discord.Client) -> int:
+        try:
+            return await self._run(client)
+        except Exception:  # the database away, say: the next READY reads again
+            log.exception("discord: catching up after READY failed")
+            return 0
 
     async def _run(self, client: discord.Client) -> int:
         me = client.user
