@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, delete, get, post
+from litestar import Controller, delete, get, patch, post
 from litestar.di import NamedDependency
 from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
 
 from admin.schedules.schemas import (
     ScheduleDetailOut,
+    ScheduleEditIn,
     ScheduleIn,
     ScheduleOut,
     SchedulePageOut,
@@ -20,7 +21,13 @@ from admin.openapi import errors
 from admin.services import AdminServices
 from admin.text import NO_NUL
 from core.conversation import schedules
-from core.conversation.vocabulary import NewSchedule, Platform, ScheduleState, ScheduleWhere
+from core.conversation.vocabulary import (
+    NewSchedule,
+    Platform,
+    ScheduleEdit,
+    ScheduleState,
+    ScheduleWhere,
+)
 from core.text.field_errors import MAX_ID
 
 ScheduleId = Annotated[int, PathParameter(ge=1, le=MAX_ID, description="id of a schedule")]
@@ -57,6 +64,14 @@ class ScheduleController(Controller):
          responses=errors(404, meanings=NOT_FOUND))
     async def get_schedule(self, schedule_id: ScheduleId) -> ScheduleDetailOut:
         return detail_out(await schedules.detail(schedule_id))
+
+    @patch("/{schedule_id:int}", summary="Change a schedule's prompt, time, time zone or misfire rule",
+           responses=errors(404, 413, meanings=NOT_FOUND))
+    async def edit_schedule(self, services: Services, schedule_id: ScheduleId,
+                            data: JSONBody[ScheduleEditIn]) -> ScheduleOut:
+        changes = ScheduleEdit(data.prompt, data.when, data.timezone, data.misfire)
+        return schedule_out(await schedules.edit(schedule_id, changes,
+                                                 services.runtime.limits.clock()))
 
     @post("/{schedule_id:int}/pause", summary="Pause a schedule: no occurrence runs",
           status_code=200, responses=errors(404, meanings=NOT_FOUND))

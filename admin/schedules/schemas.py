@@ -35,6 +35,16 @@ class ScheduleIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename
     misfire: Literal["run_once", "skip"] = "run_once"
 
 
+class ScheduleEditIn(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename="camel"):
+    """What changes (a field left out stays as it is). A new `when` or `timezone` moves an
+    active schedule's next time to the first of the new times from now."""
+
+    prompt: Prompt | None = None
+    when: When | None = None
+    timezone: Zone | None = None
+    misfire: Literal["run_once", "skip"] | None = None
+
+
 class ScheduleOut(msgspec.Struct, frozen=True, rename="camel"):
     """A schedule: `when` as written, `cron` as it runs (weekday 0 = Sunday) in `timezone`,
     `description` in words; `nextRunAt` null while paused."""

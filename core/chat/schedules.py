@@ -72,18 +72,59 @@ def misfire_of(value: str) -> Misfire:
 async def create(new: NewSchedule, now: datetime) -> Schedule:
     """A schedule from `new` (InvalidField naming the input: when, tz, prompt, misfire),
     active, its first occurrence the next one after `now`."""
-    prompt = bounded(new.prompt.strip(), MAX_PROMPT)  # NUL and lone surrogates replaced
-    if not prompt:
-        raise InvalidField("prompt", "The prompt is empty: write it after when it runs")
-    phrase = bounded(new.when.strip(), MAX_PHRASE)
-    cron = parse_when(phrase)
+    prompt = _prompt(new.prompt, "write it after when it runs")
+    phrase, cron = _when(new.when)
     tz = zone(new.timezone).key
     misfire = misfire_of(new.misfire)
     return await Schedule.create(
         platform=new.where.platform, workspace=clean_text(new.where.workspace),
         channel=clean_text(new.where.channel), author=clean_text(new.author), prompt=prompt,
-        phrase=phrase, cron=check_cron(cron), timezone=tz, misfire=misfire,
+        phrase=phrase, cron=cron, timezone=tz, misfire=misfire,
         next_run_at=Recurrence(cron, tz).next_after(now), created_at=now, updated_at=now)
+
+
+def _prompt(text: str, hint: str) -> str:
+    prompt = bounded(text.strip(), MAX_PROMPT)  # NUL and lone surrogates replaced
+    if not prompt:
+        raise InvalidField("prompt", f"The prompt is empty: {hint}")
+    return prompt
+
+
+def _when(text: str) -> tuple[str, str]:
+    """The phrase as written, and the crontab it makes (checked)."""
+    phrase = bounded(text.strip(), MAX_PHRASE)
+    return phrase, check_cron(parse_when(phrase))
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleEdit:
+    """What an edit changes (None: as it is), checked as `create` checks them."""
+
+    prompt: str | None = None
+    when: str | None = None
+    timezone: str | None = None
+    misfire: str | None = None
+
+
+async def edit(schedule_id: int, changes: ScheduleEdit, now: datetime) -> Schedule:
+    """The schedule with `changes` (InvalidField naming the input). A new time or time zone
+    moves an active schedule's next occurrence to the first of the new times after `now`;
+    the occurrences already handled stay in its history."""
+    schedule = await get(schedule_id)
+    fields: dict[str, Any] = {"updated_at": now}
+    if changes.prompt is not None:
+        fields["prompt"] = _prompt(changes.prompt, "write what the agent is asked")
+    if changes.when is not None:
+        fields["phrase"], fields["cron"] = _when(changes.when)
+    if changes.timezone is not None:
+        fields["timezone"] = zone(changes.timezone).key
+    if changes.misfire is not None:
+        fields["misfire"] = misfire_of(changes.misfire)
+    cron, tz = fields.get("cron", schedule.cron), fields.get("timezone", schedule.timezone)
+    if (cron, tz) != (schedule.cron, schedule.timezone) and schedule.state is ScheduleState.ACTIVE:
+        fields["next_run_at"] = Recurrence(cron, tz).next_after(now)
+    await Schedule.filter(id=schedule_id).update(**fields)
+    return await get(schedule_id)
 
 
 async def get(schedule_id: int) -> Schedule:

@@ -17,7 +17,7 @@ from datetime import datetime
 from core.chat import schedules
 from core.chat.policy import Policy
 from core.chat.recurrence import describe, zone
-from core.chat.schedules import NewSchedule, Where
+from core.chat.schedules import NewSchedule, ScheduleEdit, Where
 from core.store.models import Schedule, ScheduleRun, ScheduleState
 from core.errors import NotFound
 from core.text.field_errors import InvalidField
@@ -94,6 +94,11 @@ def _options(rest: str) -> tuple[dict[str, str], str]:
 async def add(new: NewSchedule, now: datetime) -> Schedule:
     """A new schedule (InvalidField naming what is wrong: when, tz, misfire, prompt)."""
     return await schedules.create(new, now)
+
+
+async def edit(schedule_id: int, changes: ScheduleEdit, now: datetime) -> Schedule:
+    """An operator's edit of a schedule's prompt, time, time zone or misfire rule."""
+    return await schedules.edit(schedule_id, changes, now)
 
 
 async def in_channel(where: Where) -> list[Schedule]:

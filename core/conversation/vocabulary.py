@@ -27,7 +27,7 @@ from core.agent.thinking import (
 from core.chat.attachment_store import AttachmentInfo
 from core.chat.attachments import FileOffer, FileReader, Refused
 from core.chat.policy import Policy
-from core.chat.schedules import NewSchedule
+from core.chat.schedules import NewSchedule, ScheduleEdit
 from core.chat.schedules import Where as ScheduleWhere
 from core.chat.sessions import ThreadKey
 from core.chat.thread_context import DEFAULT_MESSAGES, TEXT_CHARS, EarlierMessage, from_stored
@@ -64,7 +64,7 @@ __all__ = [
     "FileOffer", "FileReader", "Memory", "MessageStatus", "Misfire", "NewSchedule", "PauseKind",
     "PauseStatus", "PauseView",
     "PendingApproval", "PendingClarify", "Platform", "Policy", "Refused", "Role", "RunFailure",
-    "RunOutcome", "RunPool", "RunUpdate", "Schedule", "ScheduleRun", "ScheduleState",
+    "RunOutcome", "RunPool", "RunUpdate", "Schedule", "ScheduleEdit", "ScheduleRun", "ScheduleState",
     "ScheduleWhere", "SessionStatus", "Shards", "Subscription", "ThinkingState",
     "ThreadKey", "ToolCall", "UsageTotals", "from_stored", "is_outage", "is_terminal", "kind_of", "ping",
     "reduce",

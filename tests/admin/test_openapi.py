@@ -43,6 +43,7 @@ ROUTES = {
     ("get", "/api/schedules"),
     ("post", "/api/schedules"),
     ("get", "/api/schedules/{schedule_id}"),
+    ("patch", "/api/schedules/{schedule_id}"),
     ("post", "/api/schedules/{schedule_id}/pause"),
     ("post", "/api/schedules/{schedule_id}/resume"),
     ("delete", "/api/schedules/{schedule_id}"),
@@ -63,6 +64,7 @@ BODIES = {  # the routes that take a JSON body: its schema, and whether it may b
     ("post", "/api/chat/approvals/{approval_id}/decision"): ("DecisionIn", True),
     ("put", "/api/limits"): ("LimitIn", True),
     ("post", "/api/schedules"): ("ScheduleIn", True),
+    ("patch", "/api/schedules/{schedule_id}"): ("ScheduleEditIn", True),
     ("put", "/api/channels/{platform}/{workspace}/{channel}"): ("ChannelIn", True),
 }
 NO_DATABASE = {("get", "/api/models"), ("get", "/api/skills"), ("get", "/api/chat/runs")}

@@ -1,10 +1,11 @@
 """`/api/schedules`: an operator schedules a prompt in a channel as one of its people, lists,
-reads with its run history, pauses, resumes and deletes; every mistake a JSON error with a
+reads with its run history, edits, pauses, resumes and deletes; every mistake a JSON error with a
 stable code."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import httpx
 
@@ -73,3 +74,43 @@ async def test_mistakes_are_400_with_the_field_and_a_stable_code(api: httpx.Asyn
         assert refused.status_code == 400 and refused.json()["code"] == "invalid_input", change
     assert (await api.post("/api/schedules/1/stop")).status_code in (400, 404)
     assert (await api.get("/api/schedules")).json()["items"] == []
+
+
+async def test_an_edit_changes_what_it_names_and_moves_the_next_time(
+    api: httpx.AsyncClient
+) -> None:
+    made = (await api.post("/api/schedules", json=NEW)).json()
+    before = await Schedule.get(id=made["id"])
+    edited = await api.patch(f"/api/schedules/{made['id']}",
+                             json={"when": "every day at 7:30", "timezone": "Asia/Tokyo"})
+    assert edited.status_code == 200, edited.text
+    body = edited.json()
+    assert (body["when"], body["cron"], body["timezone"], body["prompt"], body["misfire"]) == (
+        "every day at 7:30", "30 7 * * *", "Asia/Tokyo", NEW["prompt"], "run_once")
+    assert body["description"] == "At 07:30 (Asia/Tokyo)"
+    after = datetime.fromisoformat(body["nextRunAt"])
+    assert after > datetime.now(UTC) and after != before.next_run_at
+    assert (after.astimezone(ZoneInfo("Asia/Tokyo")).hour,
+            after.astimezone(ZoneInfo("Asia/Tokyo")).minute) == (7, 30)
+
+    worded = (await api.patch(f"/api/schedules/{made['id']}",
+                              json={"prompt": "List the failing builds", "misfire": "skip"})).json()
+    assert (worded["prompt"], worded["misfire"], worded["nextRunAt"]) == (
+        "List the failing builds", "skip", body["nextRunAt"])  # the time stays
+
+    await api.post(f"/api/schedules/{made['id']}/pause")
+    paused = (await api.patch(f"/api/schedules/{made['id']}", json={"when": "every hour"})).json()
+    assert (paused["state"], paused["nextRunAt"], paused["cron"]) == ("paused", None, "0 * * * *")
+    resumed = (await api.post(f"/api/schedules/{made['id']}/resume")).json()
+    assert datetime.fromisoformat(resumed["nextRunAt"]).minute == 0
+
+    for change, field in [({"when": "every funday at 9"}, "when"), ({"timezone": "Mars/Base"}, "tz")]:
+        refused = await api.patch(f"/api/schedules/{made['id']}", json=change)
+        assert refused.status_code == 400, refused.text
+        assert (refused.json()["code"], refused.json().get("field")) == ("invalid_input", field)
+    for change in ({"prompt": "  "}, {"misfire": "twice"}, {"author": "U2"}, {"when": ""}):
+        refused = await api.patch(f"/api/schedules/{made['id']}", json=change)
+        assert refused.status_code == 400 and refused.json()["code"] == "invalid_input", change
+    assert (await Schedule.get(id=made["id"])).cron == "0 * * * *"  # nothing of those kept
+    missing = await api.patch("/api/schedules/999", json={"prompt": "hi"})
+    assert (missing.status_code, missing.json()["code"]) == (404, "not_found")
