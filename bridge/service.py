@@ -68,6 +68,8 @@ class BridgeService:
         if request.resume is not None:
             emitter.emit_now("status", _resumed_status(request))
         turn = Turn(plan, emitter, self.pool, self.board, self._histories)
+        for text in request.resume.steers if request.resume else ():
+            turn.steer(text)  # given to the turn on the Bridge it left, after its checkpoint
         self._turns[request.run_id] = turn
         task = asyncio.create_task(self._guarded(turn, emitter), name=f"run-{request.run_id}")
         self._tasks.add(task)

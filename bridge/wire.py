@@ -50,6 +50,7 @@ class ClarifyResume(msgspec.Struct, frozen=True):
 
 
 Decision = Literal["once", "session", "always", "deny"]
+SteerText = Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
 PatternKey = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 
 
@@ -64,12 +65,14 @@ class ApprovalResume(msgspec.Struct, frozen=True):
 
 class Resume(msgspec.Struct, frozen=True):
     """A turn another Bridge process began: its messages so far (its last `checkpoint`), and
-    the id its first event here takes (one past every event the caller already has)."""
+    the id its first event here takes (one past every event the caller already has);
+    `steers`: guidance given to the turn after that checkpoint, read again at its next step."""
 
     first_event_id: Annotated[int, msgspec.Meta(ge=1)]
     messages: list[dict[str, Any]]
     clarify: ClarifyResume | None = None
     approval: ApprovalResume | None = None
+    steers: list[SteerText] = msgspec.field(default_factory=list)
 
 
 class RunRequest(msgspec.Struct, frozen=True):
@@ -104,7 +107,7 @@ class ApprovalAnswer(msgspec.Struct, frozen=True):
 class SteerRequest(msgspec.Struct, frozen=True):
     """Guidance for a running turn: the agent reads it at its next step."""
 
-    text: Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
+    text: SteerText
 
 
 class MemoryUpdate(msgspec.Struct, frozen=True):

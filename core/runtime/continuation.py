@@ -10,6 +10,8 @@ on from its last checkpoint on whichever Bridge answers now.
   ends before the model call that asked for the tool, so that step runs again and the Bridge
   applies the decision to the same command when the model asks for it (a different command is
   asked about anew).
+- Guidance people gave the turn (BUSY_MODE steer) that the checkpoint does not hold is given
+  to the continued turn again: the step that reads it is the one run again.
 
 The Bridge goes on from the checkpoint's messages alone, so the request's `history` is empty
 and it has no `user_content`: the earlier files and the turn's own travel once, in `messages`.
@@ -31,7 +33,8 @@ import msgspec
 from core.agent.bridge.types import ApprovalResume, ClarifyResume, Decision, Resume, RunRequest
 from core.errors import HermesChatError
 from core.agent.events import Event
-from core.store.models import ClarifyPause, PauseStatus
+from core.chat.tree import STEER
+from core.store.models import ChatMessage, ClarifyPause, PauseStatus
 from core.runtime.checkpoints import StoredCheckpoint, load_checkpoint
 from core.runtime.clarify import view
 from core.runtime.context import RunContext
@@ -58,7 +61,7 @@ async def continue_run(pool: RunContext, live: LiveRun,
     seen = (pool.buffer.persisted_seq(live.message_id), live.state.last_seq,
             live.checkpoint_seq, point.seq if point else 0)
     resume = Resume(first_event_id=max(seen) + 1, messages=tuple(messages), clarify=clarify,
-                    approval=approval)
+                    approval=approval, steers=await pool.durably(_guidance, live, point))
     # `messages` hold the history and the user message, files and all: sent once, not twice.
     resumed = msgspec.structs.replace(request, resume=resume, history=(), user_content=None)
     return pool.bridge.stream(resumed, lambda: pool.buffer.persisted_seq(live.message_id))
@@ -101,6 +104,17 @@ async def _decision(pool: RunContext, live: LiveRun, approval_id: str) -> Approv
         return None
     pause = await pool.durably(ClarifyPause.get, clarify_id=approval_id)
     return ApprovalResume(pause.pattern_key or "", pause.question, cast(Decision, decision))
+
+
+async def _guidance(live: LiveRun, point: StoredCheckpoint | None) -> tuple[str, ...]:
+    """The guidance people gave the turn (its steer messages) that its checkpoint does not
+    hold: the agent appends guidance to a tool result, so guidance found in none of the
+    checkpoint's tool results was read in the step that is run again, or not read yet."""
+    given: list[str] = await ChatMessage.filter(  # type: ignore[assignment]
+        parent_id=live.message_id, kind=STEER).order_by("id").values_list("content", flat=True)
+    held = "\n".join(str(m.get("content") or "") for m in (point.messages if point else ())
+                     if m.get("role") == "tool")
+    return tuple(text for text in given if text.strip() and text.strip() not in held)
 
 
 def _turn_start(request: RunRequest) -> list[Message]:

@@ -13,6 +13,8 @@ import pytest
 from core.agent.bridge.client import BridgeClient
 from core.agent.bridge.stream import StreamPolicy
 from core.chat import sessions
+from core.chat.attachments import FileReader
+from core.conversation import turns
 from core.errors import BridgeUnavailable
 from core.runtime.pool import RunPool
 from core.store.models import ChatMessageLog, MessageStatus, PauseStatus, UsageCall, UsageDay
@@ -54,6 +56,52 @@ async def test_a_run_cut_mid_step_by_a_bridge_kill_goes_on_from_its_last_step(
     again = await finished(child_pool, (await child_pool.start(session, "try again")).run_id)
     assert (again.status, again.state.final_text) == (MessageStatus.SUCCESS, "Back again.")
     gate.set()
+
+
+@pytest.mark.parametrize("read", [False, True], ids=["unread-at-the-kill", "read-and-kept"])
+async def test_guidance_is_read_once_across_a_bridge_kill(
+    child_pool: RunPool, bridge_child: BridgeChild, llm: ScriptedLLM, read: bool
+) -> None:
+    """A person steers the turn (BUSY_MODE steer) while a step streams, then the Bridge dies
+    while the second step streams. Unread at the kill (given during the second step), the
+    guidance is given to the agent on the new Bridge again, which puts it in the checkpoint's
+    last tool result; read before (given during the first step, its tool result carries it and
+    the checkpoint keeps it), it is not given again. Either way the model sees it once."""
+    first, second = asyncio.Event(), asyncio.Event()
+    again = {"todos": [{"id": "1", "content": "tell it", "status": "completed"}]}
+    llm.script(tool_reply(ToolCall("todo", TODO, call_id="call-1"), gate=first),
+               tool_reply(ToolCall("todo", again, call_id="call-2"), text="Writing it down",
+                          gate=second, chunk_size=7),
+               tool_reply(ToolCall("todo", again, call_id="call-2")),
+               text_reply("A story about a cat."))
+    session = await sessions.create_session()
+    run = await child_pool.start(session.id, "tell me a story")
+    steer = turns.Arrival(session, False, "make it about a cat", "U1", "m-2", busy_mode="steer")
+    if read:  # given while the first step streams, held
+        await llm.wait_for_requests(1)
+        assert (await turns.take(child_pool, steer, FileReader(), _nothing_said, 0)).steered
+    first.set()
+    # the second step streams (held): every event before it, the first step's checkpoint
+    # among them, has reached the runtime
+    await until(child_pool, run.run_id, lambda u: "Writing" in str(u.state.thinking))
+    if not read:
+        assert (await turns.take(child_pool, steer, FileReader(), _nothing_said, 0)).steered
+
+    await bridge_child.kill()
+    await bridge_child.start()
+    done = await finished(child_pool, run.run_id)
+    assert (done.status, done.state.final_text) == (MessageStatus.SUCCESS, "A story about a cat.")
+
+    def times(request: dict) -> int:
+        return sum(str(m["content"]).count("make it about a cat") for m in request["messages"]
+                   if m["role"] == "tool")
+
+    assert [times(r) for r in llm.requests] == ([0, 1, 1, 1] if read else [0, 0, 1, 1])
+    second.set()
+
+
+async def _nothing_said(notices: tuple[str, ...]) -> None:
+    raise AssertionError(f"nothing is said of a steer: {notices}")
 
 
 async def test_each_call_is_counted_once_across_a_bridge_kill_mid_turn(

@@ -48,12 +48,15 @@ class ApprovalResume(msgspec.Struct, frozen=True):
 
 class Resume(msgspec.Struct, frozen=True, kw_only=True):
     """A turn continued on another Bridge process: its messages so far (its last checkpoint)
-    and the id its first event takes there, one past every event the runtime has seen."""
+    and the id its first event takes there, one past every event the runtime has seen;
+    `steers`: the guidance people gave the turn that its checkpoint does not hold yet, given to
+    its agent again (read at its next step)."""
 
     first_event_id: int
     messages: tuple[dict[str, Any], ...]
     clarify: ClarifyResume | None = None
     approval: ApprovalResume | None = None
+    steers: tuple[str, ...] = ()
 
 
 class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,14 +79,16 @@ class RunRequest(msgspec.Struct, frozen=True, kw_only=True):
 
     def to_json(self) -> dict[str, Any]:
         """The wire body: `history` is omitted when None, present (even empty) otherwise;
-        `resume` only when set."""
+        `resume` only when set (its `approval` and `steers` only when given)."""
         body: dict[str, Any] = msgspec.to_builtins(self)
         if self.history is None:
             del body["history"]
         if self.resume is None:
             del body["resume"]
-        elif self.resume.approval is None:
-            del body["resume"]["approval"]
+        else:
+            for field in ("approval", "steers"):
+                if not getattr(self.resume, field):
+                    del body["resume"][field]
         if self.user_content is None:
             del body["user_content"]
         if not self.approved_patterns:
