@@ -1,7 +1,7 @@
 """Discord across replicas: real DiscordBots on one database share the gateway's shards
 (claimed in discord_shard_claim), so each guild's message and each click is handled once; a
 stopped replica's shards, and a dead one's (its leases lapse), are taken over and answered
-again. Without claims (SQLite's one replica) one bot connects every shard."""
+again, the messages sent to the dead one's shards meanwhile too. Without claims (SQLite's one replica) one bot connects every shard."""
 
 from __future__ import annotations
 
@@ -160,12 +160,19 @@ async def test_a_stopped_and_a_dead_replicas_shards_are_taken_over(
         await ask_each(fake, [channels[c_shard]], "after a stop")
 
         b_shards = b.shards
+        earlier = await ask_each(fake, [channels[s] for s in sorted(b_shards)], "before a death")
         await b.kill()
         assert connected_shards(fake) == sorted(a.shards)  # the dead one's sessions are gone
         assert not a.shards & b_shards  # B's claims are live: A waits for them to lapse
+        for thread in earlier:  # nobody holds the shard: Discord never sends these again
+            await fake.send_user_message(f"and then? {thread}", channel_id=thread)
         clock.offset = TTL + timedelta(seconds=1)  # B's leases lapse on A's clock
         await fake.wait_until(lambda: a.shards == {0, 1, 2} and connected_shards(fake) == [0, 1, 2],
                               WAIT, "the dead replica's shards taken over")
+        for thread in earlier:  # read at the taken-over shard's READY (catch_up.py)
+            await fake.wait_until(lambda t=thread: len([m for m in bot_messages(fake, t)
+                                                        if "done " in text_of(m)]) == 2,
+                                  WAIT, f"the message sent meanwhile answered in {thread}")
         await ask_each(fake, [channels[s] for s in sorted(b_shards)], "after a death")
 
     assert no_busy_reply(fake, channels)
