@@ -1,7 +1,8 @@
 """Discord across replicas: real DiscordBots on one database share the gateway's shards
 (claimed in discord_shard_claim), so each guild's message and each click is handled once; a
 stopped replica's shards, and a dead one's (its leases lapse), are taken over and answered
-again, the messages sent to the dead one's shards meanwhile too. Without claims (SQLite's one replica) one bot connects every shard."""
+again, the messages sent to the dead one's shards meanwhile too. Without claims (SQLite's one
+replica) one bot connects every shard."""
 
 from __future__ import annotations
 
