@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 
 from bridge.errors import InvalidRequest
+from core.agent.bridge.types import STEER_CHARS
 
 Identifier = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$")
@@ -50,7 +51,7 @@ class ClarifyResume(msgspec.Struct, frozen=True):
 
 
 Decision = Literal["once", "session", "always", "deny"]
-SteerText = Annotated[str, msgspec.Meta(min_length=1, max_length=20000)]
+SteerText = Annotated[str, msgspec.Meta(min_length=1, max_length=STEER_CHARS)]
 PatternKey = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 
 

@@ -33,6 +33,7 @@ from core.conversation.session_commands import check_choices
 from core.conversation.views import run_message, stored_update
 from core.errors import Busy, Conflict, NotFound, NotYours
 from core.text.field_errors import InvalidField
+from core.agent.bridge.types import STEER_CHARS
 from core.runtime import records
 from core.runtime.pool import RunPool
 from core.runtime.pool import new_run_id as new_run_id  # an adapter shows a run before it starts
@@ -201,6 +202,9 @@ async def _steer(pool: RunPool, session_id: int, text: str, arrival: Arrival,
     """The message as guidance for the run in flight, stored under its answer as a user
     message of kind `steer`; refused as busy when that run has not started on the Bridge yet
     or has ended meanwhile (the person then sends it again, or queues it)."""
+    if len(text) > STEER_CHARS:
+        raise InvalidField("text", f"is {len(text):,} characters: guidance to a running answer "
+                                   f"is at most {STEER_CHARS:,}; send it once the answer is done")
     running = await run_in_flight(session_id)
     answer = await ChatMessage.get_or_none(run_id=running, role=Role.ASSISTANT) if running else None
     if answer is None or answer.status != MessageStatus.RUNNING:
@@ -212,6 +216,9 @@ async def _steer(pool: RunPool, session_id: int, text: str, arrival: Arrival,
     except (NotFound, Conflict):
         await ChatMessage.filter(id=node.id).delete()
         return await _refused(busy, session_id)
+    except Exception:  # not given (the Bridge away): a row left would be given by a continuation
+        await ChatMessage.filter(id=node.id).delete()
+        raise
     return Taken(steered=True, running=running)
 
 

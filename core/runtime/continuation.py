@@ -30,7 +30,14 @@ from typing import Any, cast
 
 import msgspec
 
-from core.agent.bridge.types import ApprovalResume, ClarifyResume, Decision, Resume, RunRequest
+from core.agent.bridge.types import (
+    STEER_CHARS,
+    ApprovalResume,
+    ClarifyResume,
+    Decision,
+    Resume,
+    RunRequest,
+)
 from core.errors import HermesChatError
 from core.agent.events import Event
 from core.chat.tree import STEER
@@ -114,7 +121,8 @@ async def _guidance(live: LiveRun, point: StoredCheckpoint | None) -> tuple[str,
         parent_id=live.message_id, kind=STEER).order_by("id").values_list("content", flat=True)
     held = "\n".join(str(m.get("content") or "") for m in (point.messages if point else ())
                      if m.get("role") == "tool")
-    return tuple(text for text in given if text.strip() and text.strip() not in held)
+    return tuple(text for text in given
+                 if text.strip() and len(text) <= STEER_CHARS and text.strip() not in held)
 
 
 def _turn_start(request: RunRequest) -> list[Message]:

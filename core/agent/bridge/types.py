@@ -46,6 +46,9 @@ class ApprovalResume(msgspec.Struct, frozen=True):
     decision: Decision
 
 
+STEER_CHARS = 20000  # the most guidance the Bridge takes at once (bridge/wire.py's `SteerText`)
+
+
 class Resume(msgspec.Struct, frozen=True, kw_only=True):
     """A turn continued on another Bridge process: its messages so far (its last checkpoint)
     and the id its first event takes there, one past every event the runtime has seen;

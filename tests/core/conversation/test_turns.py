@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 
 from core.agent.bridge.client import BridgeClient
+from core.agent.bridge.types import STEER_CHARS
+from core.chat.attachments import FileReader
 from core.chat import sessions, tree
 from core.conversation import turns, views
-from core.errors import Busy, Conflict, NotFound
+from core.errors import BridgeUnavailable, Busy, Conflict, NotFound
+from core.text.field_errors import InvalidField
 from core.runtime import records
 from core.runtime.pool import RunPool
 from core.store.models import IN_FLIGHT, ChatMessage, ChatMessageLog, ChatSession, MessageStatus, Role
@@ -241,3 +244,35 @@ async def test_a_run_queued_behind_another_replicas_run_is_refused_when_it_would
     assert [m.run_id for m in await _in_flight(session.id)] == [first.run_id]
     fake_bridge.release(first.run_id)
     assert (await finished(a, first.run_id)).status == MessageStatus.SUCCESS
+
+
+async def test_guidance_the_bridge_did_not_take_is_not_kept_and_too_long_is_refused_first(
+    replicas: tuple[RunPool, RunPool], fake_bridge: FakeBridge
+) -> None:
+    """A steer is kept only once the Bridge took it: a kept one is given again to a turn
+    continued after a Bridge restart (core/runtime/continuation.py), so one the person was told
+    failed must not be. Guidance longer than the Bridge takes is refused before anything."""
+    a, _ = replicas
+    session, _, _ = await one_turn()
+    stall(fake_bridge)
+    run = await a.start(session.id, "second")
+    await until(a, run.run_id, lambda u: u.status == MessageStatus.RUNNING)
+
+    def steer(text: str) -> turns.Arrival:
+        return turns.Arrival(session, False, text, "U1", f"m-{len(text)}", busy_mode="steer")
+
+    async def said(notices: tuple[str, ...]) -> None:
+        raise AssertionError(notices)
+
+    with pytest.raises(InvalidField, match="at most 20,000"):
+        await turns.take(a, steer("x" * (STEER_CHARS + 1)), FileReader(), said, 0)
+    fake_bridge.fail("steer", 503)
+    with pytest.raises(BridgeUnavailable):
+        await turns.take(a, steer("make it short"), FileReader(), said, 0)
+    assert await ChatMessage.filter(kind=tree.STEER).count() == 0
+    assert (await turns.take(a, steer("make it shorter"), FileReader(), said, 0)).steered
+    assert await ChatMessage.filter(kind=tree.STEER).values_list("content", flat=True) == [
+        "make it shorter"]
+    assert fake_bridge.runs[run.run_id].steers == ["make it shorter"]
+    fake_bridge.release(run.run_id)
+    assert (await finished(a, run.run_id)).status == MessageStatus.SUCCESS
