@@ -273,4 +273,6 @@ async def test_a_spend_limit_stops_the_operators_run_and_refuses_the_next_saying
     held.set()
     assert "The operators have used 220 tokens of the 150 tokens they may use a day" in chat.output
     assert "the bot's operators can raise it" in chat.output and "Stopped" not in chat.output
-    assert len(llm.requests) == 3
+    # The limit is checked as the third step begins (core/runtime/spending.py) and the abort
+    # races the Bridge's third model request: that call is begun or not, never answered.
+    assert len(llm.requests) in (2, 3)
