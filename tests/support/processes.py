@@ -32,13 +32,25 @@ def _ephemeral_low() -> int:
 # Ports for a child process that binds them later come from below the kernel's ephemeral range:
 # a port taken there (bind to port 0, then closed) can be taken meanwhile by any outgoing
 # connection on the machine, another test worker's database or HTTP client, and the child then
-# fails to bind and exits 1. Each test process walks that range from a random start.
-_LOW_PORTS = range(10_000, min(_ephemeral_low(), 32_768))
+# fails to bind and exits 1. Each test process walks its own share of that range (one of
+# SHARES, by its xdist worker and pass) from a random start: two processes walking the same
+# ports at the same pace each find a port free that the other's child is about to bind.
+SHARES = 32
+
+
+def _share() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    index = int(worker) if worker.isdigit() else 0
+    return (index + (SHARES // 2 if os.environ.get("HERMES_TEST_DB") == "postgres" else 0)) % SHARES
+
+
+_LOW_PORTS = range(10_000 + _share(), min(_ephemeral_low(), 32_768), SHARES)
 _next_port = itertools.count(random.randrange(len(_LOW_PORTS)))
 
 
 def free_port() -> int:
-    """A loopback port nobody listens on now, from outside the ephemeral range."""
+    """A loopback port nobody listens on now, from outside the ephemeral range and from this
+    process's share of it."""
     for _ in range(len(_LOW_PORTS)):
         port = _LOW_PORTS[next(_next_port) % len(_LOW_PORTS)]
         with socket.socket() as sock:
