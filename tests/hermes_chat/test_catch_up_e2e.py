@@ -23,7 +23,7 @@ async def test_a_discord_message_sent_while_serve_was_down_is_answered_by_the_ne
         settings = {**w.settings, "DISCORD_TOKEN": discord.token,
                     "DISCORD_API_URL": discord.api_base, "DISCORD_GATEWAY_URL": discord.gateway_url}
         async with replica("first", tmp_path, settings) as first:
-            await until(lambda: resolved(discord.gateway.connections), "the gateway connected", first)
+            await until(lambda: resolved(discord.gateway.live_sessions()), "the gateway session", first)
             asked = await discord.send_user_message(mention(discord, "What is the capital of France?"))
             thread = int(asked["id"])
             await until(lambda: resolved(answered(discord, thread, "Paris is the capital.")),

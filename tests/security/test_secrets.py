@@ -86,7 +86,7 @@ async def _drive(http: httpx.AsyncClient, admin: dict[str, str], slack: FakeSlac
     for wrong in ("Bearer " + SECRETS["ADMIN_TOKEN"][:-1], "Basic " + SECRETS["ADMIN_TOKEN"]):
         assert (await http.get("/api/chat/sessions",
                                headers={"Authorization": wrong})).status_code == 401
-    await discord.wait_until(lambda: bool(discord.gateway.connections), 30.0, "the gateway")
+    await discord.wait_until(lambda: bool(discord.gateway.live_sessions()), what="the gateway session")
     await discord.send_user_message(mention(discord, "hello from discord"))
     sessions = await _ended_sessions(http, admin, count=2)
     await slack.wait_for_calls("chat.startStream")  # the answer streams
