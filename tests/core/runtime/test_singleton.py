@@ -79,11 +79,15 @@ async def test_the_leaders_death_hands_the_jobs_to_another_replica_within_a_leas
             assert not upkeeps[1].leading
 
             # The leader's lock connection drops while it lives (the server restarted it, the
-            # network broke): it stops its jobs, and one replica leads again, never two at once.
+            # network broke): it stops its jobs at its next check, and one replica leads again.
+            # The other may take the freed lock before that check: two lead at once for less
+            # than one check of the lock (singleton.py's promise), never longer.
             await _ancient_pause("second")  # the leader's next run of that job is an hour away
             assert await _drop_lock_connection(db)
-            dropped = await _until(lambda: _one_leader(upkeeps), "one leader again after the drop",
-                                   LEASE)
+            overlap = Overlap()
+            dropped = await _until(lambda: _one_leader(upkeeps, overlap),
+                                   "one leader again after the drop", LEASE)
+            assert overlap.longest < upkeeps[0].every + LEASE / 4, overlap.longest
             await _until(lambda: _expired("second"), "the jobs ran again", LEASE)
 
             # The leader dies (its process gone: its loop ends, its connection closes); the
@@ -103,7 +107,8 @@ async def test_the_leaders_death_hands_the_jobs_to_another_replica_within_a_leas
             await asyncio.gather(*tasks, return_exceptions=True)
             for upkeep in upkeeps:
                 await upkeep.lock.release()
-    print(f"one leader again {dropped:.2f} s after the lock connection dropped; the jobs handed "
+    print(f"one leader again {dropped:.2f} s after the lock connection dropped (two at once "
+          f"for {overlap.longest:.2f} s); the jobs handed "
           f"over {handover:.2f} s after the leader died, run {ran:.2f} s later")
     assert handover < LEASE
     assert not any(upkeep.leading for upkeep in upkeeps)  # cancelled: jobs stopped
@@ -113,10 +118,26 @@ _OUR_LOCK = ("locktype = 'advisory' AND granted AND database = "
              "(SELECT oid FROM pg_database WHERE datname = current_database())")
 
 
-async def _one_leader(upkeeps: list[Upkeep]) -> bool:
-    """Exactly one leads; fails at once if two ever do."""
+class Overlap:
+    """The longest time two replicas were seen leading at once (by the polls of `_one_leader`)."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+        self.longest = 0.0
+
+    def seen(self, leading: int) -> None:
+        now = time.monotonic()
+        if leading > 1:
+            self.since = now if self.since is None else self.since
+            self.longest = max(self.longest, now - self.since)
+        else:
+            self.since = None
+
+
+async def _one_leader(upkeeps: list[Upkeep], overlap: Overlap) -> bool:
+    """Exactly one leads, and the lock is held once (two leading at once is timed)."""
     leading = sum(upkeep.leading for upkeep in upkeeps)
-    assert leading <= 1, "two replicas ran the upkeep jobs at once"
+    overlap.seen(leading)
     return leading == 1 and len(await connections.get("default").execute_query_dict(
         f"SELECT pid FROM pg_locks WHERE {_OUR_LOCK}")) == 1
 
