@@ -37,6 +37,14 @@ async def shot(page: Page, shots: Path, name: str) -> None:
     await page.screenshot(path=str(shots / f"{name}.png"), full_page=True, caret="initial")
 
 
+async def painted(page: Page) -> None:
+    """Wait until the page has loaded and drawn two frames. A key pressed on a page whose DOM
+    is read but not yet drawn (just after a form's navigation, on a busy machine) may be lost:
+    Chromium can drop input sent to a new document before its first paint."""
+    await page.wait_for_load_state("load")
+    await page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
 async def sign_in(page: Page, url: str, then: str = "/console/conversations") -> None:
     """Sign in from the keyboard: the token field has the focus, Enter submits."""
     await page.goto(f"{url}{then}")

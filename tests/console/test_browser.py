@@ -15,7 +15,7 @@ from core.conversation import feedback, turns
 from core.runtime.pool import RunPool
 from core.store.models import MessageStatus, Platform
 from tests.admin.builders import conversation, store_logs, thinking_events
-from tests.console.pages import shot, sign_in
+from tests.console.pages import painted, shot, sign_in
 from tests.core.runtime.waiting import finished, until
 from tests.fakes.llm_server import ScriptedLLM, ToolCall, text_reply, tool_reply
 
@@ -166,6 +166,7 @@ async def test_regenerate_switch_versions_export_reset_and_delete(
     await answers.get_by_role("button", name="Previous version").click()
     await expect(page.locator("article.answer .final")).to_have_text("First draft.")
     await expect(page.locator("article.answer .versions .position")).to_have_text("1/2")
+    await painted(page)  # the page of the previous version, drawn before a key is pressed on it
     async with page.expect_navigation():  # a button works from the keyboard
         await page.locator("article.answer").get_by_role("button", name="Next version").press("Enter")
     await expect(page.locator("article.answer .final")).to_have_text("Second draft.")
