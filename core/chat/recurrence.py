@@ -124,8 +124,8 @@ def _days(words: str) -> str:
     return ",".join(str(d) for d in sorted(days))
 
 
-def zone(name: str) -> ZoneInfo:
-    """The time zone of an IANA name ("Europe/Paris", "UTC"); InvalidField `tz` otherwise
+def zone(name: str, field: str = "tz") -> ZoneInfo:
+    """The time zone of an IANA name ("Europe/Paris", "UTC"); InvalidField `field` otherwise
     (a folder of the zone database such as "America" too)."""
     key = name.strip()
     if key in _zone_names():
@@ -133,7 +133,7 @@ def zone(name: str) -> ZoneInfo:
             return ZoneInfo(key)
         except (ZoneInfoNotFoundError, ValueError, OSError):
             pass
-    raise InvalidField("tz", f"{bounded(name, 64)!r} is no time zone: use an IANA name such "
+    raise InvalidField(field, f"{bounded(name, 64)!r} is no time zone: use an IANA name such "
                              "as Europe/Paris, America/New_York or UTC")
 
 

@@ -70,11 +70,11 @@ def misfire_of(value: str) -> Misfire:
 
 
 async def create(new: NewSchedule, now: datetime) -> Schedule:
-    """A schedule from `new` (InvalidField naming the input: when, tz, prompt, misfire),
+    """A schedule from `new` (InvalidField naming the input: when, timezone, prompt, misfire),
     active, its first occurrence the next one after `now`."""
     prompt = _prompt(new.prompt, "write it after when it runs")
     phrase, cron = _when(new.when)
-    tz = zone(new.timezone).key
+    tz = zone(new.timezone, "timezone").key
     misfire = misfire_of(new.misfire)
     return await Schedule.create(
         platform=new.where.platform, workspace=clean_text(new.where.workspace),
@@ -117,7 +117,7 @@ async def edit(schedule_id: int, changes: ScheduleEdit, now: datetime) -> Schedu
     if changes.when is not None:
         fields["phrase"], fields["cron"] = _when(changes.when)
     if changes.timezone is not None:
-        fields["timezone"] = zone(changes.timezone).key
+        fields["timezone"] = zone(changes.timezone, "timezone").key
     if changes.misfire is not None:
         fields["misfire"] = misfire_of(changes.misfire)
     cron, tz = fields.get("cron", schedule.cron), fields.get("timezone", schedule.timezone)

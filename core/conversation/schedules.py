@@ -92,7 +92,7 @@ def _options(rest: str) -> tuple[dict[str, str], str]:
 
 
 async def add(new: NewSchedule, now: datetime) -> Schedule:
-    """A new schedule (InvalidField naming what is wrong: when, tz, misfire, prompt)."""
+    """A new schedule (InvalidField naming what is wrong: when, timezone, misfire, prompt)."""
     return await schedules.create(new, now)
 
 

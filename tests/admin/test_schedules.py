@@ -61,7 +61,7 @@ async def test_mistakes_are_400_with_the_field_and_a_stable_code(api: httpx.Asyn
     for change, field, says in [
         ({"when": "every funday at 9"}, "when", "'funday' as days"),
         ({"when": "* * * * *"}, "when", "more often than every 5 minutes"),
-        ({"timezone": "Mars/Base"}, "tz", "is no time zone"),
+        ({"timezone": "Mars/Base"}, "timezone", "is no time zone"),
     ]:
         refused = await api.post("/api/schedules", json={**NEW, **change})
         assert refused.status_code == 400, refused.text
@@ -104,7 +104,7 @@ async def test_an_edit_changes_what_it_names_and_moves_the_next_time(
     resumed = (await api.post(f"/api/schedules/{made['id']}/resume")).json()
     assert datetime.fromisoformat(resumed["nextRunAt"]).minute == 0
 
-    for change, field in [({"when": "every funday at 9"}, "when"), ({"timezone": "Mars/Base"}, "tz")]:
+    for change, field in [({"when": "every funday at 9"}, "when"), ({"timezone": "Mars/Base"}, "timezone")]:
         refused = await api.patch(f"/api/schedules/{made['id']}", json=change)
         assert refused.status_code == 400, refused.text
         assert (refused.json()["code"], refused.json().get("field")) == ("invalid_input", field)

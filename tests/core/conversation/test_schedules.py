@@ -74,7 +74,7 @@ async def test_a_new_schedule_is_checked_and_shown(db: str) -> None:
     with pytest.raises(InvalidField) as refused:
         await schedules.add(NewSchedule(HERE, "U1", "Hi", "every day at 9:00", "Nowhere/City"),
                             NOW)
-    assert refused.value.field == "tz"
+    assert refused.value.field == "timezone"
     with pytest.raises(InvalidField) as refused:
         await schedules.add(NewSchedule(HERE, "U1", "Hi", "every day at 9:00", "UTC", "twice"),
                             NOW)
